@@ -1,0 +1,214 @@
+"""Where each key of a TOML document is written: key path → (line, column).
+
+``tomllib`` returns values without positions. This scanner reads a document
+that ``tomllib`` has already accepted and records the position of every table
+header and key, so a schema problem at ``task-classes.foo.module`` can be
+reported as ``bench.toml:7:1``. It relies on the input being valid TOML and
+does no error reporting of its own; it is only run when a position is needed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import Final
+
+__all__ = ("KeyPath", "Position", "TomlPositions")
+
+KeyPath = tuple[str | int, ...]
+Position = tuple[int, int]
+
+_BARE_KEY: Final = re.compile(r"[A-Za-z0-9_-]+")
+_INLINE_WS: Final = re.compile(r"[ \t]*")
+_SCALAR_END: Final = re.compile(r"[,\]\}#\r\n]")
+_ESCAPE: Final = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.S)
+_SIMPLE_ESCAPES: Final = {
+    "b": "\b",
+    "t": "\t",
+    "n": "\n",
+    "f": "\f",
+    "r": "\r",
+    '"': '"',
+    "\\": "\\",
+}
+
+
+def _unescape(body: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        token = match.group(1)
+        if token[0] in "uU":
+            return chr(int(token[1:], 16))
+        return _SIMPLE_ESCAPES.get(token, token)
+
+    return _ESCAPE.sub(replace, body)
+
+
+class TomlPositions:
+    """Positions of the keys and table headers of one valid TOML document.
+
+    ``find(path)`` returns the 1-based ``(line, column)`` of the key or table
+    at ``path``, or of its nearest written ancestor, or ``(1, 1)``.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._line_starts = [0, *(m.end() for m in re.finditer(r"\n", text))]
+        self._positions: dict[KeyPath, Position] = {}
+        self._aot_counts: dict[KeyPath, int] = {}
+        self._scan()
+
+    def find(self, path: KeyPath) -> Position:
+        """Return where ``path`` (or its longest written prefix) is written."""
+        for end in range(len(path), 0, -1):
+            position = self._positions.get(path[:end])
+            if position is not None:
+                return position
+        return (1, 1)
+
+    def exact(self, path: KeyPath) -> Position | None:
+        """Return where ``path`` itself is written, or ``None``."""
+        return self._positions.get(path)
+
+    # -- scanning ---------------------------------------------------------
+
+    def _position(self, offset: int) -> Position:
+        line = bisect.bisect_right(self._line_starts, offset)
+        return (line, offset - self._line_starts[line - 1] + 1)
+
+    def _record(self, path: KeyPath, offset: int) -> None:
+        if path not in self._positions:
+            self._positions[path] = self._position(offset)
+
+    def _skip_ws(self, i: int) -> int:
+        match = _INLINE_WS.match(self._text, i)
+        return match.end() if match else i
+
+    def _skip_trivia(self, i: int) -> int:
+        """Skip white space, newlines and comments (inside arrays)."""
+        text = self._text
+        while i < len(text):
+            char = text[i]
+            if char in " \t\r\n":
+                i += 1
+            elif char == "#":
+                end = text.find("\n", i)
+                i = len(text) if end < 0 else end
+            else:
+                break
+        return i
+
+    def _scan(self) -> None:
+        text = self._text
+        table: KeyPath = ()
+        i = 0
+        while i < len(text):
+            i = self._skip_trivia(i)
+            if i >= len(text):
+                break
+            if text.startswith("[[", i):
+                start = i
+                key, i = self._key(i + 2)
+                i = self._skip_ws(i) + 2
+                index = self._aot_counts.get(key, 0)
+                self._aot_counts[key] = index + 1
+                self._record(key, start)
+                table = (*key, index)
+                self._record(table, start)
+            elif text[i] == "[":
+                start = i
+                key, i = self._key(i + 1)
+                i = self._skip_ws(i) + 1
+                table = key
+                self._record(table, start)
+            else:
+                i = self._key_value(i, table)
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end + 1
+
+    def _key(self, i: int) -> tuple[KeyPath, int]:
+        text = self._text
+        parts: list[str | int] = []
+        while True:
+            i = self._skip_ws(i)
+            char = text[i]
+            if char == '"':
+                end = i + 1
+                while text[end] != '"':
+                    end += 2 if text[end] == "\\" else 1
+                parts.append(_unescape(text[i + 1 : end]))
+                i = end + 1
+            elif char == "'":
+                end = text.index("'", i + 1)
+                parts.append(text[i + 1 : end])
+                i = end + 1
+            else:
+                match = _BARE_KEY.match(text, i)
+                assert match is not None, "the document was validated by tomllib"
+                parts.append(match.group())
+                i = match.end()
+            i = self._skip_ws(i)
+            if i < len(text) and text[i] == ".":
+                i += 1
+                continue
+            return tuple(parts), i
+
+    def _key_value(self, i: int, table: KeyPath) -> int:
+        start = i
+        key, i = self._key(i)
+        for end in range(1, len(key) + 1):
+            self._record((*table, *key[:end]), start)
+        i = self._skip_ws(i) + 1  # the '='
+        i = self._skip_ws(i)
+        return self._value(i, (*table, *key))
+
+    def _value(self, i: int, path: KeyPath) -> int:
+        text = self._text
+        char = text[i]
+        if char in "\"'":
+            return self._string(i)
+        if char == "[":
+            index = 0
+            i += 1
+            while True:
+                i = self._skip_trivia(i)
+                if text[i] == "]":
+                    return i + 1
+                self._record((*path, index), i)
+                i = self._value(i, (*path, index))
+                index += 1
+                i = self._skip_trivia(i)
+                if text[i] == ",":
+                    i += 1
+        if char == "{":
+            i = self._skip_ws(i + 1)
+            while text[i] != "}":
+                i = self._key_value(i, path)
+                i = self._skip_ws(i)
+                if text[i] == ",":
+                    i = self._skip_ws(i + 1)
+            return i + 1
+        match = _SCALAR_END.search(text, i)
+        return match.start() if match else len(text)
+
+    def _string(self, i: int) -> int:
+        text = self._text
+        quote = text[i]
+        if text.startswith(quote * 3, i):
+            j = i + 3
+            while True:
+                if quote == '"' and text[j] == "\\":
+                    j += 2
+                    continue
+                if text.startswith(quote * 3, j):
+                    j += 3
+                    # Up to two more quotes belong to the content.
+                    extra = 0
+                    while extra < 2 and j < len(text) and text[j] == quote:
+                        j += 1
+                        extra += 1
+                    return j
+                j += 1
+        j = i + 1
+        while text[j] != quote:
+            j += 2 if quote == '"' and text[j] == "\\" else 1
+        return j + 1

@@ -1,0 +1,415 @@
+"""Every error the bench loader raises, with the data a caller needs to act on it.
+
+This module imports nothing from the rest of the package, so any module can
+import it without an import cycle.
+
+Each class carries:
+
+- ``code``: a stable kebab-case identifier (``task-class-not-found``), used in
+  diagnostics and JSON output;
+- ``exit_code``: the command-line exit status for this failure (the CLI maps
+  exceptions to exit codes through this attribute, never through message text);
+- its diagnostic fields as named attributes (``exc.name``, ``exc.suggestions``);
+- ``hint``: one sentence telling a curator what to do next, or ``None``.
+
+All errors survive pickling, so they can cross process boundaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar, final
+
+__all__ = (
+    "BenchCaseLoadError",
+    "BenchManifestInvalid",
+    "BenchManifestNotFound",
+    "BenchRootNotFound",
+    "EvalError",
+    "InvalidTaskClassName",
+    "ManifestProblem",
+    "RunPlanError",
+    "TaskClassAlreadyRegistered",
+    "TaskClassModuleMismatch",
+    "TaskClassNotFound",
+    "TaskClassRegistrationFailed",
+    "TaskClassRootConflict",
+)
+
+#: How much of an exception's message a ``TaskClassRegistrationFailed`` keeps.
+CAUSE_MESSAGE_LIMIT = 200
+
+
+class EvalError(Exception):
+    """Base class of every error raised by ``codegenie.eval``.
+
+    Subclasses list their diagnostic attributes in ``fields`` (in constructor
+    order); ``attributes()`` returns them as a dict, and pickling rebuilds the
+    error from them.
+    """
+
+    code: ClassVar[str] = "eval-error"
+    exit_code: ClassVar[int] = 1
+    fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+    @property
+    def message(self) -> str:
+        """The human-readable message (the same text as ``str(error)``)."""
+        return str(self)
+
+    @property
+    def hint(self) -> str | None:
+        """What a curator should do next, when there is something to suggest."""
+        return None
+
+    def attributes(self) -> dict[str, object]:
+        """Return the error's diagnostic fields by name, in declaration order."""
+        return {name: getattr(self, name) for name in self.fields}
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Rebuild from the named fields, not from ``args`` (which holds only the
+        # rendered message), so that a pickled error keeps its data.
+        return (_rebuild, (type(self), self.attributes()))
+
+
+def _rebuild(cls: type[EvalError], attributes: dict[str, object]) -> EvalError:
+    factory: Callable[..., EvalError] = cls
+    return factory(**attributes)
+
+
+def _quote_list(names: tuple[str, ...], limit: int = 5) -> str:
+    shown = ", ".join(repr(n) for n in names[:limit])
+    if len(names) > limit:
+        shown += f", … ({len(names) - limit} more)"
+    return shown
+
+
+@final
+class InvalidTaskClassName(EvalError):
+    """A requested slug breaks the slug rules; nothing was touched."""
+
+    code = "invalid-task-class-name"
+    exit_code = 1
+    fields = ("name", "reason")
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+        super().__init__(f"invalid task-class name {name!r}: {reason}")
+
+    @property
+    def hint(self) -> str:
+        return (
+            "a slug is 2 to 64 characters of lowercase ASCII letters, digits and "
+            "hyphens, starts with a letter and does not end with a hyphen "
+            "(e.g. 'vuln-remediation')"
+        )
+
+
+@final
+class TaskClassRegistrationFailed(EvalError):
+    """Importing a task class's ``registration.py`` raised.
+
+    The original exception is chained as ``__cause__``; ``cause_type`` and
+    ``cause_message`` (at most 200 characters) survive pickling. ``source`` and
+    ``line`` point at the registration file and the line that raised, when known.
+    """
+
+    code = "registration-failed"
+    exit_code = 1
+    fields = ("name", "cause_type", "cause_message", "source", "line")
+
+    def __init__(
+        self,
+        name: str,
+        cause_type: str,
+        cause_message: str,
+        source: Path | None = None,
+        line: int | None = None,
+    ) -> None:
+        self.name = name
+        self.cause_type = cause_type
+        self.cause_message = cause_message[:CAUSE_MESSAGE_LIMIT]
+        self.source = source
+        self.line = line
+        where = ""
+        if source is not None:
+            where = f" ({source}:{line})" if line is not None else f" ({source})"
+        detail = f"{cause_type}: {self.cause_message}" if self.cause_message else cause_type
+        super().__init__(f"registration of task class {name!r} failed{where}: {detail}")
+
+    @property
+    def hint(self) -> str:
+        return "fix the error in the registration module, then load the task class again"
+
+
+@final
+class TaskClassRootConflict(EvalError):
+    """One slug was asked for from two different bench roots.
+
+    ``first_root`` is the root the manifest declares (when ``declared_in`` names
+    the manifest) or the root an earlier load in this process used;
+    ``second_root`` is the root of the request that was refused.
+    """
+
+    code = "task-class-root-conflict"
+    exit_code = 1
+    fields = ("name", "first_root", "second_root", "declared_in")
+
+    def __init__(
+        self,
+        name: str,
+        first_root: Path,
+        second_root: Path,
+        declared_in: Path | None = None,
+    ) -> None:
+        self.name = name
+        self.first_root = first_root
+        self.second_root = second_root
+        self.declared_in = declared_in
+        if declared_in is not None:
+            text = (
+                f"task class {name!r} is declared in {declared_in} with root "
+                f"{first_root}, but was requested from {second_root}"
+            )
+        else:
+            text = (
+                f"task class {name!r} was already loaded from {first_root} in this "
+                f"process; it cannot also be loaded from {second_root}"
+            )
+        super().__init__(text)
+
+    @property
+    def hint(self) -> str:
+        if self.declared_in is not None:
+            return f"load it from {self.first_root}, or change its root in {self.declared_in}"
+        return "use one bench root per process, or start a new process for the other root"
+
+
+@final
+class TaskClassAlreadyRegistered(EvalError):
+    """A second registration of a name that a registry already holds."""
+
+    code = "task-class-already-registered"
+    exit_code = 1
+    fields = ("name", "first_module", "second_module")
+
+    def __init__(self, name: str, first_module: str, second_module: str) -> None:
+        self.name = name
+        self.first_module = first_module
+        self.second_module = second_module
+        super().__init__(
+            f"task class {name!r} is already registered by {first_module}; "
+            f"{second_module} tried to register it again"
+        )
+
+    @property
+    def hint(self) -> str:
+        return "give each task class its own slug, registered by exactly one module"
+
+
+@final
+class TaskClassModuleMismatch(EvalError):
+    """The import system answered with a file other than the manifest's.
+
+    Typically another ``bench`` package (installed, or from an earlier root)
+    shadows the bench root. ``actual_file`` is the file of the module that
+    answered, or of the shadowing package when nothing answered.
+    """
+
+    code = "task-class-module-mismatch"
+    exit_code = 1
+    fields = ("name", "module", "expected_file", "actual_file")
+
+    def __init__(
+        self, name: str, module: str, expected_file: Path, actual_file: Path | None
+    ) -> None:
+        self.name = name
+        self.module = module
+        self.expected_file = expected_file
+        self.actual_file = actual_file
+        found = actual_file if actual_file is not None else "a module with no file"
+        super().__init__(
+            f"importing {module} for task class {name!r} found {found} instead of {expected_file}"
+        )
+
+    @property
+    def hint(self) -> str:
+        return (
+            "another package named like the bench root shadows it; uninstall or "
+            "rename it, or load this bench in a fresh process"
+        )
+
+
+@final
+class TaskClassNotFound(EvalError):
+    """No task class of that name: not in the manifest, or not registered.
+
+    ``looked_up_in`` is the manifest path (slug not declared) or the module that
+    was imported (module did not register the slug). ``available_names`` lists
+    what was there instead; ``suggestions`` the closest of those names.
+    """
+
+    code = "task-class-not-found"
+    exit_code = 3
+    fields = ("name", "looked_up_in", "available_names", "suggestions")
+
+    def __init__(
+        self,
+        name: str,
+        looked_up_in: str,
+        available_names: tuple[str, ...] = (),
+        suggestions: tuple[str, ...] = (),
+    ) -> None:
+        self.name = name
+        self.looked_up_in = looked_up_in
+        self.available_names = tuple(available_names)
+        self.suggestions = tuple(suggestions)
+        text = f"task class {name!r} not found in {looked_up_in}"
+        if self.suggestions:
+            text += f"; did you mean {_quote_list(self.suggestions)}?"
+        elif self.available_names:
+            text += f"; it has {_quote_list(self.available_names)}"
+        else:
+            text += "; it has no task classes"
+        super().__init__(text)
+
+    @property
+    def hint(self) -> str:
+        if self.suggestions:
+            return f"did you mean {self.suggestions[0]!r}?"
+        if self.looked_up_in.endswith(".toml"):
+            return (
+                "add the task class with `codegenie-bench new SLUG`, "
+                "or list the declared ones with `codegenie-bench list`"
+            )
+        return (
+            f"decorate the task class in {self.looked_up_in} "
+            f"with @register_task_class({self.name!r})"
+        )
+
+
+@final
+class BenchRootNotFound(EvalError):
+    """The bench root is not an existing directory."""
+
+    code = "bench-root-not-found"
+    exit_code = 4
+    fields = ("bench_root",)
+
+    def __init__(self, bench_root: Path) -> None:
+        self.bench_root = bench_root
+        super().__init__(f"bench root {bench_root} is not a directory")
+
+    @property
+    def hint(self) -> str:
+        return "pass the directory that holds the task-class packages (e.g. 'bench')"
+
+
+@final
+class BenchCaseLoadError(EvalError):
+    """A file a task class needs is missing or unreadable.
+
+    ``case_dir`` is the task-class directory, ``field`` the file (or item) that
+    failed, ``reason`` why (``"file not found"``).
+    """
+
+    code = "bench-case-load-error"
+    exit_code = 4
+    fields = ("case_dir", "field", "reason")
+
+    def __init__(self, case_dir: Path, field: str, reason: str) -> None:
+        self.case_dir = case_dir
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{case_dir / field}: {reason}")
+
+    @property
+    def hint(self) -> str:
+        return f"create {self.case_dir / self.field}, or fix the entry's module in the manifest"
+
+
+@final
+class BenchManifestNotFound(EvalError):
+    """No manifest file; ``path`` is the first place looked."""
+
+    code = "manifest-not-found"
+    exit_code = 4
+    fields = ("path",)
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(f"no bench manifest found (looked for {path} and in its parents)")
+
+    @property
+    def hint(self) -> str:
+        return "create a bench.toml at the repository root, or pass --manifest PATH"
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestProblem:
+    """One problem found in a manifest: where it is, and what is wrong."""
+
+    line: int
+    column: int
+    key: str
+    message: str
+
+    def render(self, path: Path | str) -> str:
+        """Return ``FILE:LINE:COL: KEY: MESSAGE``, the compiler convention."""
+        key = f"{self.key}: " if self.key else ""
+        return f"{path}:{self.line}:{self.column}: {key}{self.message}"
+
+
+@final
+class BenchManifestInvalid(EvalError):
+    """A manifest that cannot be read or does not satisfy the schema.
+
+    ``problems`` holds every problem found in the file, sorted by position, not
+    just the first one.
+    """
+
+    code = "manifest-invalid"
+    exit_code = 4
+    fields = ("path", "problems")
+
+    def __init__(self, path: Path, problems: tuple[ManifestProblem, ...]) -> None:
+        self.path = path
+        self.problems = tuple(problems)
+        count = len(self.problems)
+        header = f"{path}: {count} problem{'s' if count != 1 else ''} in the bench manifest"
+        lines = [header, *(f"  {p.render(path)}" for p in self.problems)]
+        super().__init__("\n".join(lines))
+
+    @property
+    def hint(self) -> str:
+        return "fix the listed lines; `codegenie-bench schema` prints the expected format"
+
+
+@final
+class RunPlanError(EvalError):
+    """Some slugs of a run plan failed to resolve.
+
+    ``errors`` maps each failing slug to its own typed error; ``resolved`` holds
+    the task classes that did resolve. ``exit_code`` is the failures' common
+    exit code, else 1.
+    """
+
+    code = "run-plan-error"
+    fields = ("errors", "resolved")
+
+    def __init__(self, errors: dict[str, EvalError], resolved: tuple[object, ...] = ()) -> None:
+        self.errors = dict(errors)
+        self.resolved = tuple(resolved)
+        codes = {e.exit_code for e in self.errors.values()}
+        # Shadow the class default on the instance: the plan fails the way its
+        # failures fail when they agree.
+        self.exit_code = codes.pop() if len(codes) == 1 else 1  # type: ignore[misc]
+        lines = [f"{len(self.errors)} of the requested task classes failed to resolve"]
+        lines += [f"  {slug}: {err}" for slug, err in self.errors.items()]
+        super().__init__("\n".join(lines))

@@ -1,0 +1,600 @@
+"""``bench.toml``: the manifest model, and reading it with precise errors.
+
+The manifest is the one declarative list of task classes (design section 3)::
+
+    #:schema ./docs/bench.schema.json
+    schema-version = 1
+
+    [task-classes.vuln-remediation]
+    module = "bench.vuln_remediation.registration"
+    root = "bench"
+
+Reading turns every bad input (missing file, bad bytes, TOML syntax, schema
+violations) into ``BenchManifestNotFound`` or ``BenchManifestInvalid``; the
+latter lists *every* schema problem of the file with its line and column.
+"""
+
+from __future__ import annotations
+
+import difflib
+import keyword
+import os
+import re
+import tomllib
+from collections.abc import Iterator, Mapping
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Final, Self
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from codegenie.eval._toml_positions import KeyPath, TomlPositions
+from codegenie.eval.errors import (
+    BenchManifestInvalid,
+    BenchManifestNotFound,
+    ManifestProblem,
+    TaskClassNotFound,
+)
+from codegenie.eval.naming import MAX_SLUG_LENGTH, RESERVED_SLUGS, closest, slug_problem
+
+__all__ = (
+    "MANIFEST_NAME",
+    "SUPPORTED_SCHEMA_VERSIONS",
+    "BenchManifest",
+    "ManifestEntry",
+    "clear_manifest_cache",
+    "json_schema",
+    "load_manifest_cached",
+)
+
+MANIFEST_NAME: Final = "bench.toml"
+SUPPORTED_SCHEMA_VERSIONS: Final = (1,)
+
+_IDENT_PART: Final = r"[A-Za-z_][A-Za-z0-9_]*"
+# JSON Schema patterns for editors. They mirror the validators below, minus
+# the keyword checks, which a regular expression without look-ahead cannot
+# express; the validators are authoritative.
+_MODULE_PATTERN: Final = rf"^{_IDENT_PART}(\.{_IDENT_PART})+\.registration$"
+_ROOT_COMPONENT: Final = r"([^./\\][^/\\]*|\.[^./\\][^/\\]*|\.\.[^/\\]+)"
+_ROOT_PATTERN: Final = rf"^({_ROOT_COMPONENT}/)*{_IDENT_PART}$"
+_ASCII_IDENT: Final = re.compile(_IDENT_PART)
+
+
+def _fail(kind: str, message: str) -> PydanticCustomError:
+    # No context: the message is already rendered, and braces in user input
+    # must not be taken for placeholders.
+    return PydanticCustomError(kind, message)
+
+
+def _identifier_problem(part: str) -> str | None:
+    if not _ASCII_IDENT.fullmatch(part):
+        return "is not an ASCII Python identifier"
+    if keyword.iskeyword(part):
+        return "is a Python keyword"
+    return None
+
+
+def _check_module(value: str) -> str:
+    parts = value.split(".")
+    for part in parts:
+        problem = _identifier_problem(part)
+        if problem is not None:
+            raise _fail("module_syntax", f"module {value!r}: part {part!r} {problem}")
+    if len(parts) < 3:
+        raise _fail(
+            "module_syntax",
+            f"module {value!r} must have at least three parts: '<root>.<package>.registration'",
+        )
+    if parts[-1] != "registration":
+        raise _fail("module_syntax", f"module {value!r} must end in '.registration'")
+    return value
+
+
+def _check_root(value: str) -> str:
+    def fail(reason: str) -> PydanticCustomError:
+        return _fail("root_syntax", f"root {value!r} {reason}")
+
+    if not value:
+        raise fail("is empty")
+    if "\\" in value:
+        raise fail("must use '/' as separator, not '\\'")
+    if value.startswith("/") or re.match(r"^[A-Za-z]:", value):
+        raise fail("must be relative to the manifest's directory, not absolute")
+    parts = value.split("/")
+    if ".." in parts:
+        raise fail("must stay inside the manifest's directory (no '..')")
+    if any(part in {"", "."} for part in parts):
+        raise fail("must be a normalized path (no empty or '.' components)")
+    problem = _identifier_problem(parts[-1])
+    if problem is not None:
+        raise fail(f"must end in a directory named like a Python package; {parts[-1]!r} {problem}")
+    return value
+
+
+def _check_slug(value: str) -> str:
+    reason = slug_problem(value)
+    if reason is not None:
+        raise _fail("slug_syntax", f"invalid task-class slug {value!r}: {reason}")
+    return value
+
+
+def _check_schema_version(value: int) -> int:
+    if value not in SUPPORTED_SCHEMA_VERSIONS:
+        supported = ", ".join(str(v) for v in SUPPORTED_SCHEMA_VERSIONS)
+        raise _fail(
+            "schema_version",
+            f"unsupported schema-version {value}; this version of codegenie-eval "
+            f"reads schema-version {supported}",
+        )
+    return value
+
+
+Slug = Annotated[
+    str,
+    AfterValidator(_check_slug),
+    Field(
+        json_schema_extra={
+            "pattern": r"^[a-z][a-z0-9-]*[a-z0-9]$",
+            "minLength": 2,
+            "maxLength": MAX_SLUG_LENGTH,
+            "not": {"enum": sorted(RESERVED_SLUGS)},
+        }
+    ),
+]
+
+
+class ManifestEntry(BaseModel):
+    """One task class of the manifest: the module that registers it and its root.
+
+    ``module`` is ``<root package>.<package…>.registration`` and its first part
+    is the last component of ``root``; ``root`` is a relative POSIX path from
+    the manifest's directory that stays inside it.
+    """
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        strict=True,
+        json_schema_extra={
+            "description": "One task class: the module that registers it and the root "
+            "directory it must be loaded from."
+        },
+    )
+
+    module: Annotated[
+        str,
+        AfterValidator(_check_module),
+        Field(
+            description="Dotted path of the module that registers the task class.",
+            json_schema_extra={"pattern": _MODULE_PATTERN},
+        ),
+    ]
+    root: Annotated[
+        str,
+        AfterValidator(_check_root),
+        Field(
+            description="Directory of the root package, relative to the manifest.",
+            json_schema_extra={"pattern": _ROOT_PATTERN},
+        ),
+    ]
+
+    @model_validator(mode="after")
+    def _module_under_root(self) -> Self:
+        package = PurePosixPath(self.root).name
+        first = self.module.split(".", 1)[0]
+        if first != package:
+            raise _fail(
+                "module_outside_root",
+                f"module {self.module!r} is not under root {self.root!r}: "
+                f"its first part must be {package!r}",
+            )
+        return self
+
+    @property
+    def package_parts(self) -> tuple[str, ...]:
+        """The module's parts between the root package and ``registration``."""
+        return tuple(self.module.split(".")[1:-1])
+
+    def case_dir(self, root_dir: Path) -> Path:
+        """Return the task-class directory under the resolved ``root_dir``."""
+        return root_dir.joinpath(*self.package_parts)
+
+    def registration_file(self, root_dir: Path) -> Path:
+        """Return the registration file under the resolved ``root_dir``."""
+        return self.case_dir(root_dir) / "registration.py"
+
+
+class BenchManifest(BaseModel):
+    """A validated ``bench.toml`` (schema version 1).
+
+    Build one with :meth:`load` (one file) or :meth:`discover` (the nearest
+    ``bench.toml``); both raise ``BenchManifestNotFound`` or
+    ``BenchManifestInvalid``. ``path`` is the file it was read from, and
+    relative roots are resolved against its directory.
+    """
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        strict=True,
+        validate_by_name=True,
+        validate_by_alias=True,
+        title="bench.toml",
+        json_schema_extra={
+            "description": "The codegenie-eval bench manifest: every task class, "
+            "the module that registers it and the root it must come from."
+        },
+    )
+
+    schema_version: Annotated[
+        int,
+        AfterValidator(_check_schema_version),
+        Field(
+            alias="schema-version",
+            description="Version of this file format; must be 1.",
+            json_schema_extra={"const": 1},
+        ),
+    ]
+    task_classes: Annotated[
+        dict[Slug, ManifestEntry],
+        Field(
+            alias="task-classes",
+            default_factory=dict,
+            description="Task classes by slug.",
+        ),
+    ]
+
+    _path: Path | None = PrivateAttr(default=None)
+    _text: str | None = PrivateAttr(default=None)
+    _positions: TomlPositions | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _unique_modules(self) -> Self:
+        duplicates = _duplicate_modules(self.task_classes)
+        if duplicates:
+            slug, module, first = duplicates[0]
+            raise _fail(
+                "duplicate_module",
+                f"task classes {first!r} and {slug!r} both name module {module!r}",
+            )
+        return self
+
+    # -- reading ------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: Path | str) -> BenchManifest:
+        """Read and validate the manifest at ``path``.
+
+        Raises ``BenchManifestNotFound`` when there is no such file and
+        ``BenchManifestInvalid`` (with every problem, line and column) when its
+        bytes, TOML syntax or schema are wrong.
+        """
+        file = Path(path).absolute()
+        try:
+            data = file.read_bytes()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            raise BenchManifestNotFound(file) from None
+        except OSError as exc:
+            raise BenchManifestInvalid(
+                file, (ManifestProblem(1, 1, "", f"cannot read the file: {exc.strerror}"),)
+            ) from exc
+        return cls.from_bytes(data, file)
+
+    @classmethod
+    def discover(cls, start: Path | str = ".") -> BenchManifest:
+        """Read the nearest ``bench.toml`` in ``start`` or one of its parents.
+
+        Raises ``BenchManifestNotFound`` naming ``start/bench.toml`` when there
+        is none, and ``BenchManifestInvalid`` as :meth:`load` does.
+        """
+        return cls.load(find_manifest(Path(start)))
+
+    @classmethod
+    def from_bytes(cls, data: bytes, path: Path) -> BenchManifest:
+        """Validate manifest ``data`` as if read from ``path``."""
+        return _parse(data, path)
+
+    # -- what it says -------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        """The file this manifest was read from (``./bench.toml`` if built in memory)."""
+        return self._path if self._path is not None else Path(MANIFEST_NAME).absolute()
+
+    @property
+    def directory(self) -> Path:
+        """The directory relative roots are resolved against."""
+        return self.path.parent
+
+    def slugs(self) -> tuple[str, ...]:
+        """Return the declared slugs, in file order."""
+        return tuple(self.task_classes)
+
+    def __iter__(self) -> Iterator[tuple[str, ManifestEntry]]:  # type: ignore[override]
+        """Iterate over ``(slug, entry)`` pairs, in file order."""
+        return iter(self.task_classes.items())
+
+    def __contains__(self, slug: object) -> bool:
+        return slug in self.task_classes
+
+    def entry(self, slug: str) -> ManifestEntry:
+        """Return the entry of ``slug``.
+
+        Raises ``TaskClassNotFound`` with the closest declared slugs as
+        suggestions when the manifest does not declare it.
+        """
+        try:
+            return self.task_classes[slug]
+        except KeyError:
+            names = self.slugs()
+            raise TaskClassNotFound(
+                slug,
+                looked_up_in=str(self.path),
+                available_names=names,
+                suggestions=closest(slug, names),
+            ) from None
+
+    def root_dir(self, slug: str) -> Path:
+        """Return the root directory of ``slug``, absolute but not resolved."""
+        return self.directory / self.entry(slug).root
+
+    def position(self, *key: str | int) -> tuple[int, int]:
+        """Return the (line, column) where ``key`` (or its nearest parent) is written.
+
+        ``manifest.position("task-classes", "foo")`` is the line of
+        ``[task-classes.foo]``. Returns ``(1, 1)`` for a manifest built in memory.
+        """
+        if self._positions is None:
+            if self._text is None:
+                return (1, 1)
+            self._positions = TomlPositions(self._text)
+        return self._positions.find(key)
+
+    def to_toml(self) -> str:
+        """Return the manifest as TOML text (without comments)."""
+        import tomli_w  # noqa: PLC0415 - only writers need it
+
+        return tomli_w.dumps(self.model_dump(by_alias=True))
+
+
+# -- reading, with every problem located ------------------------------------
+
+_TYPE_NAMES: Final = {
+    str: "a string",
+    int: "an integer",
+    float: "a float",
+    bool: "a boolean",
+    dict: "a table",
+    list: "an array",
+}
+_EXPECTED: Final = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "dict_type": "a table",
+    "model_type": "a table",
+    "model_attributes_type": "a table",
+}
+
+
+def _toml_type(value: object) -> str:
+    for kind, name in _TYPE_NAMES.items():
+        if type(value) is kind:
+            return name
+    return "a date or time" if value is not None else "nothing"
+
+
+def render_key(path: KeyPath) -> str:
+    """Render a key path the way TOML writes it: ``task-classes."foo.bar".module``."""
+    rendered = []
+    for part in path:
+        text = str(part)
+        if isinstance(part, int):
+            rendered.append(f"[{text}]")
+        elif re.fullmatch(r"[A-Za-z0-9_-]+", text):
+            rendered.append(text)
+        else:
+            rendered.append('"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"')
+    return ".".join(rendered).replace(".[", "[")
+
+
+def _known_keys(path: KeyPath) -> tuple[str, ...]:
+    if len(path) == 1:
+        return ("schema-version", "task-classes")
+    if len(path) == 3 and path[0] == "task-classes":
+        return ("module", "root")
+    return ()
+
+
+def _problem_from_pydantic(error: Any, positions: TomlPositions) -> ManifestProblem | None:
+    kind: str = error["type"]
+    loc: KeyPath = tuple(error["loc"])
+    if kind == "duplicate_module":
+        return None  # reported by _duplicate_problems, with positions
+    message: str = error["msg"]
+    if loc and loc[-1] == "[key]":
+        loc = loc[:-1]
+    if kind == "module_outside_root":
+        loc = (*loc, "module")
+    if kind == "missing":
+        where = positions.find(loc[:-1]) if len(loc) > 1 else (1, 1)
+        key = render_key(loc[:-1]) if len(loc) > 1 else ""
+        return ManifestProblem(*where, key, f"missing required key {loc[-1]!r}")
+    if kind == "extra_forbidden":
+        name = str(loc[-1])
+        message = f"unknown key {name!r}"
+        close = difflib.get_close_matches(name, _known_keys(loc), n=1, cutoff=0.6)
+        message += f"; did you mean {close[0]!r}?" if close else ""
+        known = _known_keys(loc)
+        if known and not close:
+            message += f" (expected {', '.join(repr(k) for k in known)})"
+    elif kind in _EXPECTED:
+        message = f"expected {_EXPECTED[kind]}, got {_toml_type(error.get('input'))}"
+    return ManifestProblem(*positions.find(loc), render_key(loc), message)
+
+
+def _duplicate_modules(entries: Mapping[str, object]) -> list[tuple[str, str, str]]:
+    """Return ``(slug, module, first_slug)`` for every entry reusing a module."""
+    first_by_module: dict[str, str] = {}
+    duplicates = []
+    for slug, entry in entries.items():
+        module = entry.module if isinstance(entry, ManifestEntry) else None
+        if isinstance(entry, Mapping):
+            module = entry.get("module")
+        if not isinstance(module, str):
+            continue
+        first = first_by_module.setdefault(module, slug)
+        if first != slug:
+            duplicates.append((slug, module, first))
+    return duplicates
+
+
+def _duplicate_problems(
+    raw: Mapping[str, object], positions: TomlPositions
+) -> list[ManifestProblem]:
+    entries = raw.get("task-classes")
+    if not isinstance(entries, Mapping):
+        return []
+    problems = []
+    for slug, module, first in _duplicate_modules(entries):
+        key: KeyPath = ("task-classes", slug, "module")
+        problems.append(
+            ManifestProblem(
+                *positions.find(key),
+                render_key(key),
+                f"module {module!r} is already the module of {first!r}; "
+                "each task class needs its own module",
+            )
+        )
+    return problems
+
+
+_TOML_POSITION: Final = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+_TOML_AT_END: Final = re.compile(r"\s*\(at end of document\)$")
+
+
+def _syntax_problem(exc: tomllib.TOMLDecodeError, text: str) -> ManifestProblem:
+    message = str(exc)
+    match = _TOML_POSITION.search(message)
+    if match:
+        line, column = int(match.group(1)), int(match.group(2))
+        message = message[: match.start()]
+    else:
+        lines = text.split("\n")
+        line, column = len(lines), len(lines[-1]) + 1
+        message = _TOML_AT_END.sub("", message) + " at end of file"
+    return ManifestProblem(line, column, "", f"TOML syntax error: {message}")
+
+
+def _parse(data: bytes, path: Path) -> BenchManifest:
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise BenchManifestInvalid(
+            path,
+            (
+                ManifestProblem(
+                    1, 1, "", "the file starts with a byte-order mark; save it as UTF-8 without BOM"
+                ),
+            ),
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start]
+        line = before.count(b"\n") + 1
+        column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+        bad = data[exc.start : exc.end].hex(" ")
+        raise BenchManifestInvalid(
+            path,
+            (
+                ManifestProblem(
+                    line, column, "", f"not valid UTF-8 (byte {bad}); save the file as UTF-8"
+                ),
+            ),
+        ) from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise BenchManifestInvalid(path, (_syntax_problem(exc, text),)) from None
+    try:
+        manifest = BenchManifest.model_validate(raw, by_alias=True, by_name=False)
+    except ValidationError as exc:
+        positions = TomlPositions(text)
+        problems = [
+            problem
+            for error in exc.errors(include_url=False)
+            if (problem := _problem_from_pydantic(error, positions)) is not None
+        ]
+        problems += _duplicate_problems(raw, positions)
+        problems.sort(key=lambda p: (p.line, p.column, p.key))
+        raise BenchManifestInvalid(path, tuple(problems)) from None
+    manifest._path = path
+    manifest._text = text
+    return manifest
+
+
+def find_manifest(start: Path) -> Path:
+    """Return the nearest ``bench.toml`` in ``start`` or its parents.
+
+    Raises ``BenchManifestNotFound`` naming ``start/bench.toml`` when there is none.
+    """
+    directory = start.absolute()
+    first = directory / MANIFEST_NAME
+    for candidate_dir in (directory, *directory.parents):
+        candidate = candidate_dir / MANIFEST_NAME
+        if candidate.is_file():
+            return candidate
+    raise BenchManifestNotFound(first)
+
+
+# -- the in-process cache ---------------------------------------------------
+
+_StatKey = tuple[int, int, int, int, int]
+_cache: dict[Path, tuple[_StatKey, BenchManifest]] = {}
+
+
+def load_manifest_cached(path: Path) -> BenchManifest:
+    """Like :meth:`BenchManifest.load`, reusing the result while the file is unchanged.
+
+    The file counts as unchanged while its inode, size, modification and change
+    times are the same; a changed file is read again.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        _cache.pop(path, None)
+        return BenchManifest.load(path)
+    key = (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    hit = _cache.get(path)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    manifest = BenchManifest.load(path)
+    _cache[path] = (key, manifest)
+    return manifest
+
+
+def clear_manifest_cache() -> None:
+    """Forget every manifest :func:`load_manifest_cached` remembers."""
+    _cache.clear()
+
+
+def json_schema() -> dict[str, Any]:
+    """Return the JSON Schema of ``bench.toml``, generated from the model."""
+    schema = BenchManifest.model_json_schema(by_alias=True, mode="validation")
+    # pydantic states the key pattern as patternProperties, which lets any key
+    # that does not match through; editors should flag such keys as errors.
+    task_classes = schema["properties"]["task-classes"]
+    pattern, entry = task_classes.pop("patternProperties").popitem()
+    task_classes["propertyNames"] = {"pattern": pattern, **task_classes["propertyNames"]}
+    task_classes["additionalProperties"] = entry
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://codegenie.dev/schemas/bench.schema.json",
+        **schema,
+    }

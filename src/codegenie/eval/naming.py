@@ -1,0 +1,99 @@
+"""Slug rules, and the one place a slug becomes a Python identifier.
+
+A *slug* (``vuln-remediation``) names a task class everywhere a person types it:
+``bench.toml`` keys, ``load_task_class``, the command line. Its package is the
+slug with hyphens turned into underscores (``vuln_remediation``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import keyword
+import re
+from collections.abc import Iterable
+from typing import Final
+
+from codegenie.eval.errors import InvalidTaskClassName
+
+__all__ = (
+    "MAX_SLUG_LENGTH",
+    "RESERVED_SLUGS",
+    "SLUG_PATTERN",
+    "check_slug",
+    "closest",
+    "slug_problem",
+    "slug_to_identifier",
+)
+
+#: The slug grammar, for JSON Schema and documentation (reserved names aside).
+SLUG_PATTERN: Final = r"^[a-z][a-z0-9-]*[a-z0-9]$"
+MAX_SLUG_LENGTH: Final = 64
+
+#: Slugs that pass the grammar but cannot name a task class: ``registration``
+#: would shadow the registration submodule, and a keyword (``class``) has a
+#: module form that no import statement can name.
+RESERVED_SLUGS: Final = frozenset({"registration", *keyword.kwlist})
+
+_ASCII_UPPER: Final = re.compile(r"[A-Z]")
+_NON_SLUG: Final = re.compile(r"[^a-z0-9-]")
+_VALID: Final = re.compile(r"[a-z][a-z0-9-]*[a-z0-9]")
+
+
+def slug_problem(name: str) -> str | None:
+    """Return why ``name`` is not a valid slug, or ``None`` when it is.
+
+    The reasons, checked in this order (the first broken rule wins): ``empty``,
+    ``too short``, ``too long``, ``wrong case``, ``leading hyphen``, ``trailing
+    hyphen``, ``non-slug character``, ``reserved name``. Pure: no I/O.
+    """
+    if _VALID.fullmatch(name) and len(name) <= MAX_SLUG_LENGTH:
+        return "reserved name" if name in RESERVED_SLUGS else None
+    if not name:
+        return "empty"
+    if len(name) < 2:
+        return "too short"
+    if len(name) > MAX_SLUG_LENGTH:
+        return "too long"
+    if _ASCII_UPPER.search(name):
+        return "wrong case"
+    if name.startswith("-"):
+        return "leading hyphen"
+    if name.endswith("-"):
+        return "trailing hyphen"
+    # Anything left is a character outside [a-z0-9-] (a newline, a dot, a
+    # slash, non-ASCII) or a first character that is a digit.
+    return "non-slug character"
+
+
+def check_slug(name: object) -> str:
+    """Return ``name`` if it is a valid slug.
+
+    Raises ``TypeError`` when ``name`` is not a ``str`` and
+    ``InvalidTaskClassName`` (with the reason) when it breaks a slug rule.
+    """
+    if not isinstance(name, str):
+        msg = f"task-class name must be a str, not {type(name).__name__}"
+        raise TypeError(msg)
+    reason = slug_problem(name)
+    if reason is not None:
+        raise InvalidTaskClassName(name, reason)
+    return name
+
+
+def slug_to_identifier(slug: str) -> str:
+    """Return the package name of a valid slug: hyphens become underscores."""
+    return slug.replace("-", "_")
+
+
+def closest(name: str, candidates: Iterable[str], *, limit: int = 3) -> tuple[str, ...]:
+    """Return up to ``limit`` of ``candidates`` close to ``name``, best first.
+
+    Also matches across the hyphen/underscore confusion (``vuln_remediation``
+    suggests ``vuln-remediation``).
+    """
+    pool = list(candidates)
+    if not pool:
+        return ()
+    normalized = name.lower().replace("_", "-")
+    matches = difflib.get_close_matches(normalized, pool, n=limit, cutoff=0.6)
+    return tuple(matches)

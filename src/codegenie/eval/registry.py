@@ -1,0 +1,226 @@
+"""The task-class registry and the ``@register_task_class`` decorator.
+
+A registry is a plain object; ``default_registry`` exists for convenience and
+tests inject their own. While the loader imports a registration module it
+directs undirected registrations (``@register_task_class`` without
+``registry=``) to its own registry through a context variable
+(:func:`registering_into`), so unmodified registration files work with any
+registry and no global is ever swapped.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path, PurePosixPath
+from typing import Final, TypeVar, final
+
+from codegenie.eval.errors import (
+    TaskClassAlreadyRegistered,
+    TaskClassNotFound,
+)
+from codegenie.eval.models import TaskClass
+from codegenie.eval.naming import check_slug, closest
+
+__all__ = (
+    "RegistrationSession",
+    "TaskClassRegistry",
+    "default_registry",
+    "register_task_class",
+    "registering_into",
+)
+
+_T = TypeVar("_T", bound=type[object])
+
+
+@final
+class TaskClassRegistry:
+    """Task classes by slug, in registration order.
+
+    Holds at most one ``TaskClass`` per name: registering a *different* object
+    under a taken name raises ``TaskClassAlreadyRegistered``; registering the
+    very same object again is a no-op.
+    """
+
+    def __init__(self) -> None:
+        self._by_name: Final[dict[str, TaskClass]] = {}
+
+    def register(self, task_class: TaskClass) -> None:
+        """Add ``task_class``; raise ``TaskClassAlreadyRegistered`` on a clash."""
+        existing = self._by_name.get(task_class.name)
+        if existing is task_class:
+            return
+        if existing is not None:
+            raise TaskClassAlreadyRegistered(task_class.name, existing.module, task_class.module)
+        self._by_name[task_class.name] = task_class
+
+    def holds(self, task_class: TaskClass) -> bool:
+        """Return whether this very ``task_class`` object is registered here."""
+        return self._by_name.get(task_class.name) is task_class
+
+    def unregister(self, name: str) -> TaskClass | None:
+        """Remove and return the task class called ``name``, if there is one."""
+        return self._by_name.pop(name, None)
+
+    def get(self, name: str) -> TaskClass:
+        """Return the task class called ``name``.
+
+        Raises ``TaskClassNotFound`` (with suggestions) when there is none.
+        """
+        try:
+            return self._by_name[name]
+        except KeyError:
+            names = tuple(self._by_name)
+            raise TaskClassNotFound(
+                name,
+                looked_up_in=repr(self),
+                available_names=names,
+                suggestions=closest(name, names),
+            ) from None
+
+    def names(self) -> tuple[str, ...]:
+        """Return the registered names, in registration order."""
+        return tuple(self._by_name)
+
+    def all_task_classes(self) -> tuple[TaskClass, ...]:
+        """Return the registered task classes, in registration order."""
+        return tuple(self._by_name.values())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __iter__(self) -> Iterator[TaskClass]:
+        return iter(tuple(self._by_name.values()))
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def __repr__(self) -> str:
+        return f"<TaskClassRegistry({len(self._by_name)} task classes)>"
+
+
+default_registry: Final = TaskClassRegistry()
+
+
+@final
+class RegistrationSession:
+    """What was registered while a :func:`registering_into` block ran.
+
+    ``added`` lists ``(registry, task_class)`` pairs in registration order,
+    whichever registry each went to, so a failed load can take them back.
+    """
+
+    def __init__(self, registry: TaskClassRegistry) -> None:
+        self.registry: Final = registry
+        self.added: Final[list[tuple[TaskClassRegistry, TaskClass]]] = []
+
+    def names(self) -> tuple[str, ...]:
+        """Return the names registered in this session, in order."""
+        return tuple(task_class.name for _, task_class in self.added)
+
+    def rollback(self) -> None:
+        """Unregister everything this session registered."""
+        for registry, task_class in reversed(self.added):
+            if registry.holds(task_class):
+                registry.unregister(task_class.name)
+        self.added.clear()
+
+
+_session: ContextVar[RegistrationSession | None] = ContextVar(
+    "codegenie_eval_registration_session", default=None
+)
+
+
+@contextmanager
+def registering_into(registry: TaskClassRegistry) -> Iterator[RegistrationSession]:
+    """Direct undirected registrations in this context to ``registry``.
+
+    ``@register_task_class(...)`` calls without ``registry=`` made while the
+    block runs (in this thread or task) land in ``registry``. The yielded
+    session records every registration made in the block.
+    """
+    session = RegistrationSession(registry)
+    token = _session.set(session)
+    try:
+        yield session
+    finally:
+        _session.reset(token)
+
+
+def _register(task_class: TaskClass, explicit: TaskClassRegistry | None) -> None:
+    session = _session.get()
+    if explicit is not None:
+        registry = explicit
+    elif session is not None:
+        registry = session.registry
+    else:
+        # Looked up at call time so that a test may replace the module attribute.
+        registry = sys.modules[__name__].default_registry
+    registry.register(task_class)
+    if session is not None:
+        session.added.append((registry, task_class))
+
+
+def _relative_part(value: str, what: str) -> PurePosixPath:
+    path = PurePosixPath(value)
+    if not value or path.is_absolute() or ".." in path.parts or "\\" in value:
+        msg = f"{what} must be a relative path inside the task-class directory, got {value!r}"
+        raise ValueError(msg)
+    return path
+
+
+def _first_doc_line(cls: type[object]) -> str | None:
+    doc = cls.__doc__
+    if not doc:
+        return None
+    for line in doc.strip().splitlines():
+        if line.strip():
+            return line.strip()
+    return None
+
+
+def register_task_class(
+    name: str,
+    *,
+    description: str | None = None,
+    rubric: str = "rubric.py",
+    cases: str = "cases",
+    registry: TaskClassRegistry | None = None,
+) -> Callable[[_T], _T]:
+    """Register the decorated class as the task class ``name``; return it unchanged.
+
+    ``rubric`` and ``cases`` are paths relative to the directory of the module
+    that defines the class. ``description`` defaults to the first line of the
+    class docstring. The class goes to ``registry`` when given, else to the
+    registry of the load in progress (see :func:`registering_into`), else to
+    ``default_registry``.
+
+    Raises ``InvalidTaskClassName`` for a name that breaks the slug rules,
+    ``ValueError`` for a rubric or cases path that leaves the task-class
+    directory, and ``TaskClassAlreadyRegistered`` when the registry already
+    holds another task class of that name.
+    """
+    check_slug(name)
+    rubric_part = _relative_part(rubric, "rubric")
+    cases_part = _relative_part(cases, "cases")
+
+    def decorate(cls: _T) -> _T:
+        module = sys.modules.get(cls.__module__)
+        file = getattr(module, "__file__", None)
+        source = Path(file).resolve() if file else None
+        base = source.parent if source is not None else None
+        task_class = TaskClass(
+            name=name,
+            module=cls.__module__,
+            source=source,
+            description=description if description is not None else _first_doc_line(cls),
+            rubric=base / rubric_part if base is not None else None,
+            cases=base / cases_part if base is not None else None,
+            cls=cls,
+        )
+        _register(task_class, registry)
+        return cls
+
+    return decorate
