@@ -98,9 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _configure_logging()
     try:
-        manifest = (
-            BenchManifest.load(args.manifest) if args.manifest else BenchManifest.discover()
-        )
+        manifest = BenchManifest.load(args.manifest) if args.manifest else BenchManifest.discover()
         registry = TaskClassRegistry()
         resolved = []
         # A registration's prints must not reach stdout, which carries results.

@@ -27,6 +27,8 @@ import structlog
 from codegenie.eval import registry as _registry_module
 from codegenie.eval.errors import (
     BenchCaseLoadError,
+    BenchManifestInvalid,
+    BenchManifestNotFound,
     BenchRootNotFound,
     InvalidTaskClassName,
     TaskClassModuleMismatch,
@@ -118,7 +120,11 @@ def load_task_class(
 
     # 3. The manifest.
     if manifest is None:
-        manifest = load_manifest_cached(find_manifest(root.parent))
+        try:
+            manifest = load_manifest_cached(find_manifest(root.parent))
+        except (BenchManifestNotFound, BenchManifestInvalid) as exc:
+            _log.error("loader.manifest_unusable", name=name, error=exc.code, path=str(exc.path))
+            raise
 
     # 4. The request against the manifest and this process's earlier loads.
     try:
@@ -259,8 +265,9 @@ class _ImportAttempt:
                     self._failed(exc, session)
                 # The file exists, yet the import system did not find it:
                 # another package of the root's name answered instead.
+                shadow = _shadow_file(self.module_name)
                 self._undo(session)
-                self._mismatch(_shadow_file(self.module_name))
+                self._mismatch(shadow)
             except BaseException as exc:  # classified in _failed
                 self._failed(exc, session)
 

@@ -1,0 +1,63 @@
+"""Isolation shared by every test: the process-wide state the loader touches."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codegenie.eval import registry as registry_module
+from codegenie.eval.manifest import clear_manifest_cache
+from codegenie.eval.registry import TaskClassRegistry
+
+REPO = Path(__file__).resolve().parent.parent
+_TEST_DIRS = (str(Path(tempfile.gettempdir()).resolve()), str(REPO / "bench"))
+
+
+def _bench_import(module: types.ModuleType | None) -> bool:
+    """Whether ``module`` came from a bench a test built or the shipped bench."""
+    files = [getattr(module, "__file__", None), *getattr(module, "__path__", ())]
+    files = [str(Path(f).resolve()) for f in files if f]
+    name = getattr(module, "__name__", "")
+    if name.startswith("codegenie.eval._import_mark"):
+        return True
+    return bool(files) and all(f.startswith(_TEST_DIRS) for f in files)
+
+
+@pytest.fixture(autouse=True)
+def _isolate_eval_globals(monkeypatch: pytest.MonkeyPatch) -> Iterator[TaskClassRegistry]:
+    """Give each test a fresh default registry; restore sys.path and sys.modules after it.
+
+    Task-class modules a test imported (registrations, ``bench`` namespace
+    packages, from temporary benches or the shipped one) are removed again,
+    so tests run in any order without seeing each other's imports.
+    """
+    saved_path = list(sys.path)
+    saved_modules = dict(sys.modules)
+    fresh = TaskClassRegistry()
+    monkeypatch.setattr(registry_module, "default_registry", fresh)
+    clear_manifest_cache()
+    yield fresh
+    sys.path[:] = saved_path
+    # Decide before deleting: a namespace package's __path__ consults its parent.
+    doomed = [
+        name
+        for name, module in list(sys.modules.items())
+        if saved_modules.get(name) is not module and _bench_import(module)
+    ]
+    for name in doomed:
+        del sys.modules[name]
+    for name, module in saved_modules.items():
+        if sys.modules.get(name) is not module:
+            sys.modules[name] = module
+    clear_manifest_cache()
+
+
+@pytest.fixture
+def default_registry(_isolate_eval_globals: TaskClassRegistry) -> TaskClassRegistry:
+    """The (fresh) default registry the current test runs with."""
+    return _isolate_eval_globals

@@ -1,0 +1,121 @@
+"""Build real benches (``bench.toml`` plus task-class packages) in a directory."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_UNSET = object()
+
+
+def registration_source(
+    register: str | None,
+    *,
+    before: str = "",
+    after: str = "",
+    description: str | None = None,
+) -> str:
+    """Return a registration module that registers ``register`` (``None``: nothing)."""
+    decorator = ""
+    if register is not None:
+        args = repr(register)
+        if description is not None:
+            args += f", description={description!r}"
+        decorator = f"@register_task_class({args})"
+    return "\n".join(
+        [
+            "from codegenie.eval.registry import register_task_class",
+            textwrap.dedent(before).strip(),
+            "",
+            decorator,
+            "class TaskClassImpl:",
+            '    """A task class built by the test factory."""',
+            "",
+            textwrap.dedent(after).strip(),
+            "",
+        ]
+    )
+
+
+@dataclass
+class Bench:
+    """A bench under ``base``: ``base/bench.toml`` and ``base/<root>/``."""
+
+    base: Path
+    root_name: str = "bench"
+    entries: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path:
+        return self.base / self.root_name
+
+    @property
+    def manifest(self) -> Path:
+        return self.base / "bench.toml"
+
+    def add(
+        self,
+        slug: str,
+        *,
+        register: object = _UNSET,
+        before: str = "",
+        after: str = "",
+        source: str | None = None,
+        module: str | None = None,
+        root: str | None = None,
+        declare: bool = True,
+        write: bool = True,
+        log: Path | None = None,
+    ) -> Path:
+        """Add a task class; return its registration file.
+
+        ``register`` is the name the file registers (default: ``slug``; ``None``:
+        no decorator). ``log`` is an external file the module body appends a
+        line to each time it runs.
+        """
+        ident = slug.replace("-", "_")
+        root = root or self.root_name
+        package = root.rsplit("/", 1)[-1]
+        module = module or f"{package}.{ident}.registration"
+        if declare:
+            self.entries[slug] = (module, root)
+        package_dir = self.base / root / Path(*module.split(".")[1:-1])
+        file = package_dir / "registration.py"
+        if write:
+            package_dir.mkdir(parents=True, exist_ok=True)
+            if log is not None:
+                counter = f"with open({str(log)!r}, 'a') as _log:\n    _log.write('x\\n')\n"
+                before = counter + textwrap.dedent(before)
+            name = slug if register is _UNSET else register
+            assert name is None or isinstance(name, str)
+            text = (
+                source
+                if source is not None
+                else registration_source(name, before=before, after=after)
+            )
+            file.write_text(text, encoding="utf-8")
+        else:
+            (self.base / root).mkdir(parents=True, exist_ok=True)
+        self.write_manifest()
+        return file
+
+    def manifest_text(self) -> str:
+        lines = ["#:schema ./docs/bench.schema.json", "schema-version = 1", ""]
+        for slug, (module, root) in self.entries.items():
+            lines += [f"[task-classes.{slug}]", f'module = "{module}"', f'root = "{root}"', ""]
+        return "\n".join(lines)
+
+    def write_manifest(self) -> None:
+        self.base.mkdir(parents=True, exist_ok=True)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.manifest.write_text(self.manifest_text(), encoding="utf-8")
+
+
+def make_bench(base: Path, *slugs: str, **options: object) -> Bench:
+    """Return a bench under ``base`` with one well-formed task class per slug."""
+    bench = Bench(base)
+    bench.write_manifest()
+    for slug in slugs:
+        bench.add(slug, **options)  # type: ignore[arg-type]
+    return bench

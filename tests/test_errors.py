@@ -1,0 +1,196 @@
+"""codegenie.eval.errors: attributes, codes, exit codes, messages and pickling."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+from codegenie.eval import errors
+from codegenie.eval.errors import (
+    BenchCaseLoadError,
+    BenchManifestInvalid,
+    BenchManifestNotFound,
+    BenchRootNotFound,
+    EvalError,
+    InvalidTaskClassName,
+    ManifestProblem,
+    RunPlanError,
+    TaskClassAlreadyRegistered,
+    TaskClassModuleMismatch,
+    TaskClassNotFound,
+    TaskClassRegistrationFailed,
+    TaskClassRootConflict,
+)
+
+EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
+    (InvalidTaskClassName("Foo", "wrong case"), 1, {"name": "Foo", "reason": "wrong case"}),
+    (
+        TaskClassRegistrationFailed(
+            "foo", "RuntimeError", "boom", Path("/b/foo/registration.py"), 3
+        ),
+        1,
+        {
+            "name": "foo",
+            "cause_type": "RuntimeError",
+            "cause_message": "boom",
+            "source": Path("/b/foo/registration.py"),
+            "line": 3,
+        },
+    ),
+    (
+        TaskClassRootConflict("foo", Path("/a/bench"), Path("/b/bench")),
+        1,
+        {
+            "name": "foo",
+            "first_root": Path("/a/bench"),
+            "second_root": Path("/b/bench"),
+            "declared_in": None,
+        },
+    ),
+    (
+        TaskClassAlreadyRegistered("foo", "bench.foo.registration", "bench.bar.registration"),
+        1,
+        {
+            "name": "foo",
+            "first_module": "bench.foo.registration",
+            "second_module": "bench.bar.registration",
+        },
+    ),
+    (
+        TaskClassModuleMismatch(
+            "foo", "bench.foo.registration", Path("/r/bench/foo/registration.py"), None
+        ),
+        1,
+        {
+            "name": "foo",
+            "module": "bench.foo.registration",
+            "expected_file": Path("/r/bench/foo/registration.py"),
+            "actual_file": None,
+        },
+    ),
+    (
+        TaskClassNotFound(
+            "vuln-remediaton", "/r/bench.toml", ("vuln-remediation",), ("vuln-remediation",)
+        ),
+        3,
+        {
+            "name": "vuln-remediaton",
+            "looked_up_in": "/r/bench.toml",
+            "available_names": ("vuln-remediation",),
+            "suggestions": ("vuln-remediation",),
+        },
+    ),
+    (BenchRootNotFound(Path("/r/bench")), 4, {"bench_root": Path("/r/bench")}),
+    (
+        BenchCaseLoadError(Path("/r/bench/foo"), "registration.py", "file not found"),
+        4,
+        {"case_dir": Path("/r/bench/foo"), "field": "registration.py", "reason": "file not found"},
+    ),
+    (BenchManifestNotFound(Path("/r/bench.toml")), 4, {"path": Path("/r/bench.toml")}),
+    (
+        BenchManifestInvalid(
+            Path("/r/bench.toml"), (ManifestProblem(7, 1, "task-classes.foo.module", "bad"),)
+        ),
+        4,
+        {
+            "path": Path("/r/bench.toml"),
+            "problems": (ManifestProblem(7, 1, "task-classes.foo.module", "bad"),),
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("error", "exit_code", "attributes"), EXAMPLES, ids=lambda v: type(v).__name__
+)
+def test_error_exposes_named_attributes_and_exit_code(
+    error: EvalError, exit_code: int, attributes: dict[str, object]
+) -> None:
+    """Each error carries its fields as attributes and its exit code on the class."""
+    assert isinstance(error, EvalError)
+    assert type(error).exit_code == exit_code
+    assert error.attributes() == attributes
+    for name, value in attributes.items():
+        assert getattr(error, name) == value
+
+
+@pytest.mark.parametrize(
+    ("error", "exit_code", "attributes"), EXAMPLES, ids=lambda v: type(v).__name__
+)
+def test_error_survives_pickling(
+    error: EvalError, exit_code: int, attributes: dict[str, object]
+) -> None:
+    """A pickled error comes back with the same type, attributes and message."""
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is type(error)
+    assert copy.attributes() == attributes
+    assert str(copy) == str(error)
+
+
+def test_every_error_class_has_a_distinct_kebab_case_code() -> None:
+    """Codes are stable kebab-case identifiers, one per class."""
+    classes = [getattr(errors, name) for name in errors.__all__]
+    classes = [c for c in classes if isinstance(c, type) and issubclass(c, EvalError)]
+    codes = [c.code for c in classes]
+    assert len(set(codes)) == len(codes)
+    for code in codes:
+        assert code == code.lower()
+        assert " " not in code
+        assert "_" not in code
+
+
+def test_not_found_message_suggests_the_close_name() -> None:
+    """The message of a typo names the suggestion the way a curator reads it."""
+    error = TaskClassNotFound(
+        "vuln-remediaton", "bench.toml", ("vuln-remediation",), ("vuln-remediation",)
+    )
+    assert "did you mean 'vuln-remediation'?" in str(error)
+    assert error.hint == "did you mean 'vuln-remediation'?"
+
+
+def test_manifest_invalid_message_lists_every_problem_with_file_line_column() -> None:
+    """The message carries FILE:LINE:COL: KEY: MESSAGE for each problem."""
+    error = BenchManifestInvalid(
+        Path("bench.toml"),
+        (
+            ManifestProblem(2, 1, "schema-version", "unsupported"),
+            ManifestProblem(7, 1, "task-classes.foo.module", "bad module"),
+        ),
+    )
+    assert "bench.toml:2:1: schema-version: unsupported" in str(error)
+    assert "bench.toml:7:1: task-classes.foo.module: bad module" in str(error)
+    assert "2 problems" in str(error)
+
+
+def test_cause_message_is_cut_at_200_characters() -> None:
+    """TaskClassRegistrationFailed keeps at most 200 characters of the cause."""
+    error = TaskClassRegistrationFailed("foo", "ValueError", "y" * 500)
+    assert error.cause_message == "y" * 200
+
+
+def test_run_plan_error_exit_code_is_the_common_one_else_1() -> None:
+    """A plan failing only on unknown slugs exits 3; a mix exits 1."""
+    same = RunPlanError(
+        {"a-b": TaskClassNotFound("a-b", "x"), "c-d": TaskClassNotFound("c-d", "x")}
+    )
+    mixed = RunPlanError(
+        {"a-b": TaskClassNotFound("a-b", "x"), "c-d": BenchRootNotFound(Path("/x"))}
+    )
+    assert same.exit_code == 3
+    assert mixed.exit_code == 1
+    assert pickle.loads(pickle.dumps(same)).exit_code == 3
+
+
+def test_every_error_has_a_hint() -> None:
+    """Every concrete error tells the curator what to do next."""
+    for error, _, _ in EXAMPLES:
+        assert error.hint
+
+
+def test_errors_module_imports_nothing_from_the_package() -> None:
+    """errors.py stands alone, so every module may import it without a cycle."""
+    source = Path(errors.__file__).read_text()
+    assert "from codegenie" not in source
+    assert "import codegenie" not in source
