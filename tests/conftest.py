@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 
 from codegenie.eval import registry as registry_module
 from codegenie.eval.manifest import clear_manifest_cache
@@ -42,6 +43,7 @@ def _isolate_eval_globals(monkeypatch: pytest.MonkeyPatch) -> Iterator[TaskClass
     monkeypatch.setattr(registry_module, "default_registry", fresh)
     clear_manifest_cache()
     yield fresh
+    structlog.reset_defaults()  # an in-process CLI run configures it
     sys.path[:] = saved_path
     # Decide before deleting: a namespace package's __path__ consults its parent.
     doomed = [
