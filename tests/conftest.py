@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import tempfile
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,27 +15,29 @@ from codegenie.eval.manifest import clear_manifest_cache
 from codegenie.eval.registry import TaskClassRegistry
 
 REPO = Path(__file__).resolve().parent.parent
-_TEST_DIRS = (str(Path(tempfile.gettempdir()).resolve()), str(REPO / "bench"))
 
 
-def _bench_import(module: types.ModuleType | None) -> bool:
+def _bench_import(module: types.ModuleType | None, test_dirs: tuple[str, ...]) -> bool:
     """Whether ``module`` came from a bench a test built or the shipped bench."""
     files = [getattr(module, "__file__", None), *getattr(module, "__path__", ())]
     files = [str(Path(f).resolve()) for f in files if f]
     name = getattr(module, "__name__", "")
     if name.startswith("codegenie.eval._import_mark"):
         return True
-    return bool(files) and all(f.startswith(_TEST_DIRS) for f in files)
+    return bool(files) and all(f.startswith(test_dirs) for f in files)
 
 
 @pytest.fixture(autouse=True)
-def _isolate_eval_globals(monkeypatch: pytest.MonkeyPatch) -> Iterator[TaskClassRegistry]:
+def _isolate_eval_globals(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[TaskClassRegistry]:
     """Give each test a fresh default registry; restore sys.path and sys.modules after it.
 
     Task-class modules a test imported (registrations, ``bench`` namespace
     packages, from temporary benches or the shipped one) are removed again,
     so tests run in any order without seeing each other's imports.
     """
+    test_dirs = (str(tmp_path_factory.getbasetemp().resolve()), str(REPO / "bench"))
     saved_path = list(sys.path)
     saved_modules = dict(sys.modules)
     fresh = TaskClassRegistry()
@@ -49,7 +50,7 @@ def _isolate_eval_globals(monkeypatch: pytest.MonkeyPatch) -> Iterator[TaskClass
     doomed = [
         name
         for name, module in list(sys.modules.items())
-        if saved_modules.get(name) is not module and _bench_import(module)
+        if saved_modules.get(name) is not module and _bench_import(module, test_dirs)
     ]
     for name in doomed:
         del sys.modules[name]

@@ -618,6 +618,20 @@ def test_shadowing_package_without_the_module_names_the_shadow(tmp_path: Path) -
     assert exc.value.actual_file == site / "bench" / "__init__.py"
 
 
+def test_bench_package_already_imported_from_elsewhere_is_a_mismatch(tmp_path: Path) -> None:
+    """A 'bench' imported earlier from another place yields TaskClassModuleMismatch and stays."""
+    bench = make_bench(tmp_path / "repo", "bar")
+    site = _installed_bench_package(tmp_path)
+    sys.path.insert(0, str(site))
+    shadow = __import__("bench")
+    sys.path.remove(str(site))
+    with pytest.raises(TaskClassModuleMismatch) as exc:
+        load_task_class("bar", bench.root, registry=TaskClassRegistry())
+    assert exc.value.actual_file == site / "bench" / "__init__.py"
+    assert exc.value.expected_file == bench.root.resolve() / "bar" / "registration.py"
+    assert sys.modules["bench"] is shadow
+
+
 def test_module_imported_earlier_from_another_root_is_a_mismatch(tmp_path: Path) -> None:
     """Two manifests mapping different slugs to one module: the second load sees the first file."""
     root_a = make_bench(tmp_path / "a", "foo").root
