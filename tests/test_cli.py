@@ -1,20 +1,27 @@
-"""The command line as a user runs it: the installed console script in a subprocess."""
+"""codegenie-bench as users run it: the installed console script, and main() in-process."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
 
+from codegenie.eval import cli
 from codegenie.eval.cli import main
+from codegenie.eval.manifest import json_schema
 
-from .factory import make_bench
+from .factory import Bench, make_bench
 
 REPO = Path(__file__).resolve().parent.parent
+OUTPUT_SCHEMA = json.loads((REPO / "docs" / "cli-output.schema.json").read_text())
 
 
 def _script() -> str:
@@ -23,68 +30,526 @@ def _script() -> str:
     return found
 
 
-def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed console script, as a user would."""
     return subprocess.run(
-        [_script(), *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False
+        [_script(), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, **(env or {})},
     )
 
 
-def test_main_job_resolves_every_shipped_task_class() -> None:
-    """On the shipped bench.toml the command prints both task classes and exits 0."""
-    result = run(cwd=REPO)
-    assert result.returncode == 0, result.stderr
-    slugs = [line.split("\t")[0] for line in result.stdout.splitlines()]
-    assert slugs == ["vuln-remediation", "migration-chainguard-distroless"]
+def assert_shape(document: Any, shape: str) -> None:
+    """Validate a JSON document against its definition in docs/cli-output.schema.json."""
+    schema = {**OUTPUT_SCHEMA, "$ref": f"#/$defs/{shape}"}
+    jsonschema.Draft202012Validator(schema).validate(document)
 
 
-def test_main_job_json_output() -> None:
-    """--format json prints one document with every resolved task class."""
-    result = run("--format", "json", cwd=REPO)
-    assert result.returncode == 0
+def json_error(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     document = json.loads(result.stdout)
-    assert document["manifest"] == str(REPO / "bench.toml")
-    assert [tc["slug"] for tc in document["task_classes"]] == [
+    assert_shape(document, "error")
+    return document["error"]  # type: ignore[no-any-return]
+
+
+# -- the main job and each subcommand on the shipped bench ---------------------------
+
+
+def test_plan_resolves_every_shipped_task_class() -> None:
+    """`plan` on the shipped bench.toml lists both task classes and exits 0."""
+    result = run("plan", cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert [line.split()[0] for line in result.stdout.splitlines()] == [
         "vuln-remediation",
         "migration-chainguard-distroless",
     ]
-    assert all(Path(tc["rubric"]).is_file() for tc in document["task_classes"])
+    assert result.stderr == ""
 
 
-def test_no_manifest_exits_4_with_a_diagnostic(tmp_path: Path) -> None:
-    """Without a bench.toml the command exits 4 and says where it looked, no traceback."""
-    result = run(cwd=tmp_path)
-    assert result.returncode == 4
+def test_plan_json_is_the_documented_run_plan() -> None:
+    """`plan --format json` prints the run plan shape, with absolute resolved paths."""
+    result = run("plan", "--format", "json", cwd=REPO)
+    assert result.returncode == 0
+    document = json.loads(result.stdout)
+    assert_shape(document, "plan")
+    assert document["manifest"] == str(REPO / "bench.toml")
+    for entry in document["task_classes"]:
+        assert Path(entry["source"]).is_absolute()
+        assert Path(entry["rubric"]).is_file()
+        assert Path(entry["cases"]).is_dir()
+
+
+def test_list_prints_slug_module_root() -> None:
+    """`list` prints one row per declared task class; JSON has the documented shape."""
+    text = run("list", cwd=REPO)
+    assert text.returncode == 0
+    assert text.stdout.split() == [
+        "vuln-remediation",
+        "bench.vuln_remediation.registration",
+        "bench",
+        "migration-chainguard-distroless",
+        "bench.migration_chainguard_distroless.registration",
+        "bench",
+    ]
+    document = json.loads(run("--format", "json", "list", cwd=REPO).stdout)
+    assert_shape(document, "list")
+    assert document["task_classes"][0] == {
+        "slug": "vuln-remediation",
+        "module": "bench.vuln_remediation.registration",
+        "root": "bench",
+    }
+
+
+def test_show_prints_the_task_class() -> None:
+    """`show SLUG` resolves one task class; text and JSON agree."""
+    text = run("show", "vuln-remediation", cwd=REPO)
+    assert text.returncode == 0
+    assert "module:      bench.vuln_remediation.registration" in text.stdout
+    result = run("show", "vuln-remediation", "--format", "json", cwd=REPO)
+    document = json.loads(result.stdout)
+    assert_shape(document, "show")
+    assert document["slug"] == "vuln-remediation"
+    assert document["source"] == str(REPO / "bench" / "vuln_remediation" / "registration.py")
+
+
+def test_schema_prints_the_committed_schema() -> None:
+    """`schema` prints exactly docs/bench.schema.json."""
+    result = run("schema", cwd=REPO)
+    assert result.returncode == 0
+    assert result.stdout == (REPO / "docs" / "bench.schema.json").read_text()
+    assert json.loads(result.stdout) == json_schema()
+
+
+def test_python_dash_m_behaves_the_same() -> None:
+    """`python -m codegenie.eval` is the same command."""
+    result = subprocess.run(
+        [sys.executable, "-m", "codegenie.eval", "list", "--format", "json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0
+    assert result.stdout == run("list", "--format", "json", cwd=REPO).stdout
+
+
+def test_global_options_work_before_and_after_the_subcommand(tmp_path: Path) -> None:
+    """--manifest and --format are accepted on either side of the subcommand."""
+    bench = make_bench(tmp_path / "elsewhere", "foo")
+    before = run("--manifest", str(bench.manifest), "--format", "json", "list", cwd=tmp_path)
+    after = run("list", "--manifest", str(bench.manifest), "--format", "json", cwd=tmp_path)
+    assert before.returncode == after.returncode == 0
+    assert before.stdout == after.stdout
+    assert json.loads(before.stdout)["task_classes"][0]["slug"] == "foo"
+
+
+def test_manifest_is_discovered_from_a_subdirectory(tmp_path: Path) -> None:
+    """Without --manifest, the nearest bench.toml in . or its parents is used."""
+    bench = make_bench(tmp_path, "foo")
+    result = run("show", "foo", cwd=bench.root / "foo")
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("command", [[], ["list"], ["show"], ["plan"], ["new"], ["schema"]])
+def test_every_help_shows_what_it_does_and_an_example(command: list[str]) -> None:
+    """`--help` of the program and of each subcommand exits 0 and shows an example."""
+    result = run(*command, "--help", cwd=REPO)
+    assert result.returncode == 0
+    assert "examples:" in result.stdout
+    assert "codegenie-bench" in result.stdout.split("examples:")[1]
+
+
+def test_version() -> None:
+    """`--version` prints the program and version."""
+    result = run("--version", cwd=REPO)
+    assert result.returncode == 0
+    assert re.fullmatch(r"codegenie-bench \d+\.\d+\.\d+\S*\n", result.stdout)
+
+
+# -- exit codes, one error class at a time -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[], ["bogus"], ["show"], ["list", "--format", "xml"], ["plan", "--jobs", "2"]],
+)
+def test_usage_errors_exit_2(args: list[str]) -> None:
+    """Command-line mistakes exit 2 with argparse's usage message, nothing on stdout."""
+    result = run(*args, cwd=REPO)
+    assert result.returncode == 2
     assert result.stdout == ""
-    assert "error[manifest-not-found]" in result.stderr
-    assert str(tmp_path / "bench.toml") in result.stderr
+    assert "usage: codegenie-bench" in result.stderr
+
+
+def test_typo_exits_3_with_the_suggestion() -> None:
+    """A mistyped slug exits 3 and prints `did you mean 'vuln-remediation'?` on stderr."""
+    result = run("show", "vuln-remediaton", cwd=REPO)
+    assert result.returncode == 3
+    assert result.stdout == ""
+    first = result.stderr.splitlines()[0]
+    assert first.startswith(f"{REPO / 'bench.toml'}:")
+    assert "error[task-class-not-found]" in first
+    assert "did you mean 'vuln-remediation'?" in first
+    assert "hint:" in result.stderr
     assert "Traceback" not in result.stderr
+    error = json_error(run("show", "vuln-remediaton", "--format", "json", cwd=REPO))
+    assert error["type"] == "TaskClassNotFound"
+    assert error["exit_code"] == 3
+    assert error["attributes"]["suggestions"] == ["vuln-remediation"]
 
 
-def test_failure_as_json_goes_to_stdout(tmp_path: Path) -> None:
-    """Under --format json a failure is {"error": {...}} on stdout, with the error's exit code."""
-    result = run("--format", "json", cwd=tmp_path)
+def test_invalid_slug_exits_1() -> None:
+    """An invalid slug exits 1 with InvalidTaskClassName, located at the command line."""
+    result = run("show", "Vuln", cwd=REPO)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.startswith(
+        "codegenie-bench: error[invalid-task-class-name]: invalid task-class name 'Vuln': wrong case"
+    )
+    error = json_error(run("show", "Vuln", "--format", "json", cwd=REPO))
+    assert error["attributes"] == {"name": "Vuln", "reason": "wrong case"}
+
+
+def test_registration_failure_exits_1_pointing_at_the_line(tmp_path: Path) -> None:
+    """A registration that raises exits 1, located at the raising line of the file."""
+    bench = make_bench(tmp_path, "foo", before="raise RuntimeError('boom')")
+    result = run("show", "foo", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    source = bench.root / "foo" / "registration.py"
+    assert result.stderr.startswith(f"{source.resolve()}:2:1: error[registration-failed]:")
+    assert "RuntimeError: boom" in result.stderr
+    assert "Traceback" not in result.stderr
+    error = json_error(run("show", "foo", "--format", "json", cwd=tmp_path))
+    assert error["type"] == "TaskClassRegistrationFailed"
+    assert error["attributes"]["cause_type"] == "RuntimeError"
+
+
+def test_sys_exit_zero_in_a_registration_never_passes(tmp_path: Path) -> None:
+    """A registration calling sys.exit(0) makes `show` fail with exit 1, not succeed."""
+    make_bench(tmp_path, "foo", before="import sys\nsys.exit(0)")
+    result = run("show", "foo", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "sys.exit(0)" in result.stderr
+
+
+def test_not_registered_exits_3(tmp_path: Path) -> None:
+    """A registration that registers another name exits 3, listing what it registered."""
+    make_bench(tmp_path, "foo", register="fooo")
+    result = run("show", "foo", cwd=tmp_path)
+    assert result.returncode == 3
+    assert "error[task-class-not-found]" in result.stderr
+    error = json_error(run("show", "foo", "--format", "json", cwd=tmp_path))
+    assert error["attributes"]["available_names"] == ["fooo"]
+    assert error["attributes"]["looked_up_in"] == "bench.foo.registration"
+
+
+def test_missing_registration_file_exits_4_at_the_module_line(tmp_path: Path) -> None:
+    """A declared task class without its registration.py exits 4 (BenchCaseLoadError)."""
+    bench = Bench(tmp_path)
+    bench.add("foo", write=False)
+    result = run("show", "foo", cwd=tmp_path)
     assert result.returncode == 4
-    error = json.loads(result.stdout)["error"]
-    assert error["type"] == "BenchManifestNotFound"
-    assert error["exit_code"] == 4
+    assert result.stderr.startswith(f"{bench.manifest}:5:1: error[bench-case-load-error]:")
+    error = json_error(run("show", "foo", "--format", "json", cwd=tmp_path))
+    assert error["attributes"]["reason"] == "file not found"
+
+
+def test_missing_root_exits_4(tmp_path: Path) -> None:
+    """A declared root that does not exist exits 4 (BenchRootNotFound) at the root line."""
+    bench = Bench(tmp_path)
+    bench.add("foo", root="suite/bench", write=False)
+    shutil.rmtree(tmp_path / "suite")
+    result = run("show", "foo", cwd=tmp_path)
+    assert result.returncode == 4
+    assert result.stderr.startswith(f"{bench.manifest}:6:1: error[bench-root-not-found]:")
+    assert json_error(run("show", "foo", "--format", "json", cwd=tmp_path))["type"] == (
+        "BenchRootNotFound"
+    )
+
+
+def test_missing_manifest_exits_4(tmp_path: Path) -> None:
+    """No bench.toml exits 4 naming the first place looked, for every manifest command."""
+    for command in (["list"], ["show", "foo"], ["plan"], ["new", "foo"]):
+        result = run(*command, cwd=tmp_path)
+        assert result.returncode == 4
+        assert result.stdout == ""
+        assert "error[manifest-not-found]" in result.stderr
+        assert str(tmp_path / "bench.toml") in result.stderr
+    error = json_error(run("list", "--format", "json", cwd=tmp_path))
     assert error["attributes"] == {"path": str(tmp_path / "bench.toml")}
 
 
-def test_invalid_manifest_lists_every_problem(tmp_path: Path) -> None:
-    """An invalid manifest exits 4 with FILE:LINE:COL lines for each problem."""
-    (tmp_path / "bench.toml").write_text("schema-version = 2\nmodul = 1\n")
-    result = run(cwd=tmp_path)
+def test_invalid_manifest_exits_4_listing_every_problem(tmp_path: Path) -> None:
+    """An invalid manifest exits 4 with FILE:LINE:COL: error[manifest-invalid] per problem."""
+    manifest = tmp_path / "bench.toml"
+    manifest.write_text("schema-version = 2\nmodul = 1\n")
+    result = run("list", cwd=tmp_path)
     assert result.returncode == 4
-    assert f"{tmp_path / 'bench.toml'}:1:1: schema-version:" in result.stderr
-    assert f"{tmp_path / 'bench.toml'}:2:1: modul:" in result.stderr
+    lines = [line for line in result.stderr.splitlines() if not line.startswith("  hint:")]
+    assert lines == [
+        f"{manifest}:1:1: error[manifest-invalid]: schema-version: unsupported schema-version 2; "
+        "this version of codegenie-eval reads schema-version 1",
+        f"{manifest}:2:1: error[manifest-invalid]: modul: unknown key 'modul' "
+        "(expected 'schema-version', 'task-classes')",
+    ]
+    error = json_error(run("list", "--format", "json", cwd=tmp_path))
+    assert [p["line"] for p in error["attributes"]["problems"]] == [1, 2]
+    assert [d["line"] for d in error["diagnostics"]] == [1, 2]
 
 
-def test_registration_output_never_reaches_stdout(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def _shadowing_site(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    (site / "bench").mkdir(parents=True)
+    (site / "bench" / "__init__.py").write_text("")
+    return site
+
+
+def test_shadowing_bench_package_exits_1_with_module_mismatch(tmp_path: Path) -> None:
+    """An installed regular `bench` package yields TaskClassModuleMismatch (exit 1)."""
+    make_bench(tmp_path / "repo", "foo")
+    site = _shadowing_site(tmp_path)
+    env = {"PYTHONPATH": str(site)}
+    result = run("show", "foo", cwd=tmp_path / "repo", env=env)
+    assert result.returncode == 1
+    assert "error[task-class-module-mismatch]" in result.stderr
+    error = json_error(run("show", "foo", "--format", "json", cwd=tmp_path / "repo", env=env))
+    assert error["attributes"]["actual_file"] == str(site / "bench" / "__init__.py")
+
+
+def test_plan_reports_every_failing_slug_and_keeps_the_resolved(tmp_path: Path) -> None:
+    """`plan` with a typo, a raising registration and a good slug reports both failures at once."""
+    bench = make_bench(tmp_path, "good-one")
+    bench.add("broken", before="raise ValueError('bad')")
+    result = run("plan", "good-one", "good-onr", "broken", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout.split()[0] == "good-one"
+    assert "did you mean 'good-one'?" in result.stderr
+    assert "error[registration-failed]" in result.stderr
+    assert "2 of 3 task classes failed to resolve" in result.stderr
+    error = json_error(
+        run("plan", "good-one", "good-onr", "broken", "--format", "json", cwd=tmp_path)
+    )
+    assert error["type"] == "RunPlanError"
+    assert set(error["attributes"]["errors"]) == {"good-onr", "broken"}
+    assert error["attributes"]["errors"]["good-onr"]["type"] == "TaskClassNotFound"
+    assert [tc["slug"] for tc in error["attributes"]["resolved"]] == ["good-one"]
+    assert {d["slug"] for d in error["diagnostics"]} == {"good-onr", "broken"}
+
+
+def test_plan_with_only_typos_exits_3(tmp_path: Path) -> None:
+    """A plan whose failures all exit 3 exits 3."""
+    make_bench(tmp_path, "good-one")
+    assert run("plan", "nope-one", "nope-two", cwd=tmp_path).returncode == 3
+
+
+def test_registration_output_never_reaches_stdout(tmp_path: Path) -> None:
+    """What a registration prints goes to stderr; stdout stays one JSON document."""
+    make_bench(tmp_path, "foo", before="print('noise from a registration')")
+    result = run("plan", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["task_classes"][0]["slug"] == "foo"
+    assert "noise from a registration" in result.stderr
+
+
+def test_logs_go_to_stderr_as_json_lines(tmp_path: Path) -> None:
+    """-v --log-format json writes one JSON object a line on stderr with the loader's event IDs."""
+    make_bench(tmp_path, "foo")
+    result = run("show", "foo", "-v", "--log-format", "json", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["slug"] == "foo"
+    events = [json.loads(line) for line in result.stderr.splitlines()]
+    assert [e["event"] for e in events] == ["loader.task_class_loaded"]
+    assert events[0]["level"] == "info"
+    assert events[0]["name"] == "foo"
+
+
+def test_logs_are_console_lines_by_default_with_verbose(tmp_path: Path) -> None:
+    """-v shows console-rendered log lines; without it, no logs."""
+    make_bench(tmp_path, "foo")
+    quiet = run("show", "foo", cwd=tmp_path)
+    loud = run("show", "foo", "-v", cwd=tmp_path)
+    assert quiet.stderr == ""
+    assert "loader.task_class_loaded" in loud.stderr
+    assert not loud.stderr.lstrip().startswith("{")
+
+
+def test_quiet_drops_hints(tmp_path: Path) -> None:
+    """-q prints the diagnostic without its hint line."""
+    make_bench(tmp_path, "foo")
+    result = run("show", "fooo", "-q", cwd=tmp_path)
+    assert result.returncode == 3
+    assert "hint:" not in result.stderr
+    assert "error[task-class-not-found]" in result.stderr
+
+
+# -- new ----------------------------------------------------------------------------
+
+
+def test_new_scaffolds_a_task_class_that_resolves_straight_away(tmp_path: Path) -> None:
+    """`new` writes the package, appends the entry byte-for-byte after the old text, and `show` works."""
+    bench = make_bench(tmp_path, "foo")
+    original = bench.manifest.read_bytes() + b"# a trailing comment, kept\n"
+    bench.manifest.write_bytes(original)
+    result = run(
+        "new", "secret-rotation", "--description", "Rotate a leaked credential.", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    updated = bench.manifest.read_bytes()
+    assert updated.startswith(original)
+    assert updated[len(original) :] == (
+        b'\n[task-classes.secret-rotation]\nmodule = "bench.secret_rotation.registration"\n'
+        b'root = "bench"\n'
+    )
+    package = bench.root / "secret_rotation"
+    assert sorted(str(p.relative_to(package)) for p in package.rglob("*") if p.is_file()) == [
+        "cases/example/case.toml",
+        "cases/example/expected/README.txt",
+        "registration.py",
+        "rubric.py",
+    ]
+    shown = run("show", "secret-rotation", "--format", "json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["description"] == "Rotate a leaked credential."
+    case = package / "cases" / "example"
+    graded = subprocess.run(
+        [sys.executable, str(package / "rubric.py"), str(case), str(case / "expected")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert graded.returncode == 0
+    assert json.loads(graded.stdout)["passed"] is True
+
+
+def test_new_json_output(tmp_path: Path) -> None:
+    """`new --format json` prints what it created."""
+    make_bench(tmp_path, "foo")
+    document = json.loads(run("new", "bar-baz", "--format", "json", cwd=tmp_path).stdout)
+    assert_shape(document, "new")
+    assert document["module"] == "bench.bar_baz.registration"
+
+
+def _tree(path: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()
+    }
+
+
+@pytest.mark.parametrize(
+    ("slug", "setup", "code"),
+    [
+        ("foo", None, 1),
+        ("bar", "directory", 1),
+        ("Bad", None, 1),
+        ("baz", "module", 1),
+        ("baz", "invalid", 4),
+    ],
+)
+def test_new_refuses_with_nothing_written(
+    tmp_path: Path, slug: str, setup: str | None, code: int
 ) -> None:
-    """What a registration prints goes to stderr, so JSON on stdout stays valid."""
-    bench = make_bench(tmp_path, "foo", before="print('noise')")
-    assert main(["--manifest", str(bench.manifest), "--format", "json"]) == 0
-    captured = capsys.readouterr()
-    assert json.loads(captured.out)["task_classes"][0]["slug"] == "foo"
-    assert "noise" in captured.err
+    """An existing slug, directory or module (1), a bad slug (1), an invalid manifest (4): nothing written."""
+    bench = make_bench(tmp_path, "foo")
+    if setup == "directory":
+        (bench.root / "bar").mkdir()
+    elif setup == "module":
+        text = bench.manifest.read_text().replace(
+            "bench.foo.registration", "bench.baz.registration"
+        )
+        bench.manifest.write_text(text)
+        (bench.root / "foo").rename(bench.root / "baz")
+    elif setup == "invalid":
+        bench.manifest.write_text(bench.manifest.read_text() + "oops = 1\n")
+    before = _tree(tmp_path)
+    result = run("new", slug, cwd=tmp_path)
+    assert result.returncode == code
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    assert _tree(tmp_path) == before
+
+
+def test_new_keeps_crlf_line_endings(tmp_path: Path) -> None:
+    """A manifest written with CRLF gets its new entry in CRLF too."""
+    bench = make_bench(tmp_path, "foo")
+    bench.manifest.write_bytes(bench.manifest.read_bytes().replace(b"\n", b"\r\n"))
+    original = bench.manifest.read_bytes()
+    assert run("new", "bar", cwd=tmp_path).returncode == 0
+    added = bench.manifest.read_bytes()[len(original) :]
+    assert b"\r\n" in added
+    assert b"\n" not in added.replace(b"\r\n", b"")
+
+
+def test_new_refuses_a_manifest_that_cannot_take_a_table(tmp_path: Path) -> None:
+    """A manifest whose task-classes is an inline table cannot take an appended table: exit 1, nothing written."""
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench.toml").write_text("schema-version = 1\ntask-classes = {}\n")
+    before = _tree(tmp_path)
+    result = run("new", "foo", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "error[scaffold-conflict]" in result.stderr
+    assert _tree(tmp_path) == before
+
+
+# -- in-process: what a subprocess cannot reach ------------------------------------------
+
+
+def test_unexpected_bug_shows_a_short_message_or_the_traceback_with_v(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A non-EvalError is an internal error: one line without -v, the traceback with -v."""
+
+    def broken(*_: object) -> int:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setitem(cli._COMMANDS, "schema", broken)
+    assert main(["schema"]) == 1
+    err = capsys.readouterr().err
+    assert "internal error: RuntimeError: a bug" in err
+    assert "Traceback" not in err
+    assert main(["schema", "-v"]) == 1
+    assert "Traceback (most recent call last)" in capsys.readouterr().err
+
+
+def test_main_returns_usage_code_instead_of_exiting(capsys: pytest.CaptureFixture[str]) -> None:
+    """main() returns 2 for usage errors and 0 for --help; it never raises SystemExit."""
+    assert main(["nonsense"]) == 2
+    assert main(["--help"]) == 0
+    assert "examples:" in capsys.readouterr().out
+
+
+def test_cheap_commands_import_no_loader_no_structlog_no_registration(tmp_path: Path) -> None:
+    """`list` imports no registration module and no structlog; --help/--version import no pydantic."""
+
+    def imported(*args: str) -> set[str]:
+        result = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "codegenie.eval", *args],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr
+        return {
+            line.split("|")[-1].strip()
+            for line in result.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line
+        }
+
+    listed = imported("list")
+    assert "codegenie.eval.manifest" in listed
+    assert not {m for m in listed if m.startswith("bench")}
+    assert "structlog" not in listed
+    assert "codegenie.eval.loader" not in listed
+    for args in (["--help"], ["--version"]):
+        modules = imported(*args)
+        assert "pydantic" not in modules
+        assert "structlog" not in modules

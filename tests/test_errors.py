@@ -17,6 +17,7 @@ from codegenie.eval.errors import (
     InvalidTaskClassName,
     ManifestProblem,
     RunPlanError,
+    ScaffoldConflict,
     TaskClassAlreadyRegistered,
     TaskClassModuleMismatch,
     TaskClassNotFound,
@@ -84,6 +85,11 @@ EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
     ),
     (BenchRootNotFound(Path("/r/bench")), 4, {"bench_root": Path("/r/bench")}),
     (
+        ScaffoldConflict("foo", "slug", Path("/r/bench.toml"), "already declared"),
+        1,
+        {"name": "foo", "what": "slug", "path": Path("/r/bench.toml"), "detail": "already declared"},
+    ),
+    (
         BenchCaseLoadError(Path("/r/bench/foo"), "registration.py", "file not found"),
         4,
         {"case_dir": Path("/r/bench/foo"), "field": "registration.py", "reason": "file not found"},
@@ -147,7 +153,7 @@ def test_not_found_message_suggests_the_close_name() -> None:
         "vuln-remediaton", "bench.toml", ("vuln-remediation",), ("vuln-remediation",)
     )
     assert "did you mean 'vuln-remediation'?" in str(error)
-    assert error.hint == "did you mean 'vuln-remediation'?"
+    assert error.hint == "`codegenie-bench list` shows every declared task class"
 
 
 def test_manifest_invalid_message_lists_every_problem_with_file_line_column() -> None:

@@ -111,7 +111,8 @@ class TomlPositions:
                 i = self._skip_ws(i) + 2
                 index = self._aot_counts.get(key, 0)
                 self._aot_counts[key] = index + 1
-                self._record(key, start)
+                for end in range(1, len(key) + 1):
+                    self._record(key[:end], start)
                 table = (*key, index)
                 self._record(table, start)
             elif text[i] == "[":
@@ -119,7 +120,8 @@ class TomlPositions:
                 key, i = self._key(i + 1)
                 i = self._skip_ws(i) + 1
                 table = key
-                self._record(table, start)
+                for end in range(1, len(key) + 1):
+                    self._record(key[:end], start)
             else:
                 i = self._key_value(i, table)
             end = text.find("\n", i)

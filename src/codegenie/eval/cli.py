@@ -1,7 +1,11 @@
-"""The command line: the only module that prints, reads ``sys.argv`` or exits.
+"""``codegenie-bench``: the command line for curators, the harness and CI.
 
-For now one job: resolve every task class of the manifest and print it (the
-``codegenie-bench`` subcommands grow from here).
+The only module that prints, reads ``sys.argv``, exits or configures logging.
+``main(argv)`` returns the exit code; exceptions map to exit codes through
+their class's ``exit_code`` in one place (:func:`_fail`), never through
+message text. Modules are imported inside the commands that need them, so the
+cheap commands (``--help``, ``--version``, ``list``, ``schema``) import neither
+the loader nor structlog.
 """
 
 from __future__ import annotations
@@ -10,42 +14,204 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
-from codegenie.eval.errors import BenchManifestInvalid, EvalError
-from codegenie.eval.loader import load_task_class
-from codegenie.eval.manifest import BenchManifest
-from codegenie.eval.registry import TaskClassRegistry
+from codegenie.eval.diagnostics import Diagnostic
+from codegenie.eval.errors import (
+    BenchCaseLoadError,
+    BenchManifestInvalid,
+    BenchRootNotFound,
+    EvalError,
+    InvalidTaskClassName,
+    RunPlanError,
+    TaskClassModuleMismatch,
+    TaskClassNotFound,
+    TaskClassRegistrationFailed,
+    TaskClassRootConflict,
+)
+
+if TYPE_CHECKING:
+    from codegenie.eval.manifest import BenchManifest
+    from codegenie.eval.models import TaskClass
 
 __all__ = ("main",)
 
-_EXAMPLES = """\
-examples:
-  codegenie-bench                      resolve every task class of ./bench.toml
-  codegenie-bench --manifest other/bench.toml --format json
+PROG = "codegenie-bench"
+EXIT_USAGE = 2
+
+
+# -- the parser ------------------------------------------------------------------
+
+_DESCRIPTION = """\
+Curate and resolve the task classes declared in bench.toml.
+
+Commands:
+  list      list the declared task classes (imports nothing)
+  show      resolve one task class and print it
+  plan      resolve task classes into a run plan
+  new       scaffold a task class and add it to bench.toml
+  schema    print the JSON Schema of bench.toml
 """
+
+_EXAMPLES = {
+    None: """\
+examples:
+  codegenie-bench list
+  codegenie-bench show vuln-remediation
+  codegenie-bench plan --format json
+  codegenie-bench new secret-rotation --description "Rotate a leaked credential."
+""",
+    "list": """\
+examples:
+  codegenie-bench list
+  codegenie-bench list --format json --manifest path/to/bench.toml
+""",
+    "show": """\
+examples:
+  codegenie-bench show vuln-remediation
+  codegenie-bench show vuln-remediation --format json
+""",
+    "plan": """\
+examples:
+  codegenie-bench plan                      every task class, in manifest order
+  codegenie-bench plan vuln-remediation migration-chainguard-distroless --format json
+""",
+    "new": """\
+examples:
+  codegenie-bench new secret-rotation
+  codegenie-bench new secret-rotation --root bench --description "Rotate a leaked credential."
+""",
+    "schema": """\
+examples:
+  codegenie-bench schema > docs/bench.schema.json
+""",
+}
+
+
+def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """Add the global options; subcommand copies leave the top-level values alone."""
+
+    def default(value: object) -> object:
+        return value if defaults else argparse.SUPPRESS
+
+    group = parser.add_argument_group("global options")
+    group.add_argument(
+        "--manifest",
+        type=Path,
+        metavar="PATH",
+        default=default(None),
+        help="the bench.toml to use (default: the nearest one in . or its parents)",
+    )
+    group.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default=default("text"),
+        help="output format (default: text)",
+    )
+    group.add_argument(
+        "--log-format",
+        choices=("console", "json"),
+        default=default("console"),
+        help="log format on stderr (default: console)",
+    )
+    group.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=default(0),
+        help="show logs (-v info, -vv debug) and tracebacks of unexpected errors",
+    )
+    group.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=default(False),
+        help="print results only: no notes or hints on stderr",
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    try:
+        return version("codegenie-eval")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown"
 
 
 def _parser() -> argparse.ArgumentParser:
+    formatter = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
-        prog="codegenie-bench",
-        description="Resolve every task class declared in bench.toml and print it.",
-        epilog=_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog=PROG, description=_DESCRIPTION, epilog=_EXAMPLES[None], formatter_class=formatter
     )
-    parser.add_argument(
-        "--manifest",
-        type=Path,
-        help="the bench.toml to use (default: the nearest one in . or its parents)",
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    _global_options(parser, defaults=True)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def command(name: str, summary: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(
+            name,
+            help=summary,
+            description=summary,
+            epilog=_EXAMPLES[name],
+            formatter_class=formatter,
+        )
+        _global_options(sub, defaults=False)
+        return sub
+
+    command("list", "List the task classes declared in bench.toml; imports no task class.")
+    show = command("show", "Resolve one task class (import its registration) and print it.")
+    show.add_argument("slug", help="the task class, e.g. vuln-remediation")
+    plan = command("plan", "Resolve task classes into a run plan, as Runner.plan does.")
+    plan.add_argument("slugs", nargs="*", metavar="SLUG", help="default: every declared one")
+    new = command("new", "Scaffold bench/<package>/ for a new task class and add it to bench.toml.")
+    new.add_argument("slug", help="the new task class's slug, e.g. secret-rotation")
+    new.add_argument(
+        "--root", default="bench", help="root directory, relative to bench.toml (default: bench)"
     )
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    new.add_argument("--description", help="one line saying what the task class asks for")
+    command("schema", "Print the JSON Schema of bench.toml (what editors validate against).")
     return parser
 
 
+# -- output helpers ----------------------------------------------------------------
+
+
+class _Output:
+    """Where results (stdout) and notes (stderr) go, in the chosen format."""
+
+    def __init__(self, args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
+        self.json = args.format == "json"
+        self.quiet = args.quiet
+        self.verbose = args.verbose
+        self.stdout = stdout
+        self.stderr = stderr
+
+    def result(self, document: dict[str, Any], text: str) -> None:
+        if self.json:
+            self.stdout.write(json.dumps(document, indent=2) + "\n")
+        elif text:
+            self.stdout.write(text if text.endswith("\n") else text + "\n")
+
+    def note(self, text: str) -> None:
+        if not self.quiet and not self.json:
+            self.stderr.write(text + "\n")
+
+
 def _jsonable(value: object) -> object:
+    from codegenie.eval.models import TaskClass  # noqa: PLC0415
+
     if isinstance(value, Path):
         return str(value)
+    if isinstance(value, EvalError):
+        return _error_document(value)
+    if isinstance(value, TaskClass):
+        from codegenie.eval.runner import task_class_document  # noqa: PLC0415
+
+        return task_class_document(value)
     if isinstance(value, tuple | list):
         return [_jsonable(v) for v in value]
     if isinstance(value, dict):
@@ -55,74 +221,290 @@ def _jsonable(value: object) -> object:
     return value
 
 
-def _report(error: EvalError, fmt: str) -> int:
-    if fmt == "json":
-        document = {
-            "error": {
-                "type": type(error).__name__,
-                "exit_code": error.exit_code,
-                "message": str(error),
-                "attributes": _jsonable(error.attributes()),
-            }
-        }
-        print(json.dumps(document, indent=2))
-    elif isinstance(error, BenchManifestInvalid):
-        for problem in error.problems:
-            print(f"{problem.render(error.path)}  [{error.code}]", file=sys.stderr)
-        print(f"hint: {error.hint}", file=sys.stderr)
-    else:
-        print(f"error[{error.code}]: {error}", file=sys.stderr)
-        if error.hint:
-            print(f"hint: {error.hint}", file=sys.stderr)
+def _error_document(error: EvalError) -> dict[str, Any]:
+    return {
+        "type": type(error).__name__,
+        "exit_code": error.exit_code,
+        "code": error.code,
+        "message": str(error),
+        "hint": error.hint,
+        "attributes": _jsonable(error.attributes()),
+    }
+
+
+def _entry_position(
+    manifest: BenchManifest | None, slug: str | None, key: str | None = None
+) -> tuple[str | None, int | None, int | None]:
+    if manifest is None:
+        return (None, None, None)
+    if slug is None or slug not in manifest:
+        line, column = manifest.position("task-classes")
+        return (str(manifest.path), line, column)
+    path = ("task-classes", slug) if key is None else ("task-classes", slug, key)
+    line, column = manifest.position(*path)
+    return (str(manifest.path), line, column)
+
+
+def _diagnostics(
+    error: EvalError, manifest: BenchManifest | None, slug: str | None
+) -> list[Diagnostic]:
+    """Locate ``error`` for a curator: in the manifest, or in the file that failed."""
+    if isinstance(error, BenchManifestInvalid):
+        return [
+            Diagnostic(
+                code=error.code,
+                severity="error",
+                message=f"{p.key}: {p.message}" if p.key else p.message,
+                file=str(error.path),
+                line=p.line,
+                column=p.column,
+                hint=error.hint if i == len(error.problems) - 1 else None,
+            )
+            for i, p in enumerate(error.problems)
+        ]
+    if isinstance(error, RunPlanError):
+        found = []
+        for failed_slug, failure in error.errors.items():
+            found += _diagnostics(failure, manifest, failed_slug)
+        return found
+    slug = getattr(error, "name", slug)
+    where: tuple[str | None, int | None, int | None] = (None, None, None)
+    if isinstance(error, InvalidTaskClassName):
+        pass  # a command-line argument: no file to point at
+    elif isinstance(error, TaskClassRegistrationFailed) and error.source is not None:
+        where = (str(error.source), error.line, 1 if error.line is not None else None)
+    elif isinstance(error, TaskClassNotFound):
+        if error.looked_up_in.endswith(".toml"):
+            where = _entry_position(manifest, None)
+        else:
+            where = _entry_position(manifest, slug, "module")
+    elif isinstance(error, TaskClassRootConflict | BenchRootNotFound):
+        where = _entry_position(manifest, slug, "root")
+    elif isinstance(error, BenchCaseLoadError | TaskClassModuleMismatch):
+        where = _entry_position(manifest, slug, "module")
+    elif manifest is not None:
+        where = _entry_position(manifest, slug)
+    if getattr(error, "path", None) is not None and where[0] is None:
+        where = (str(error.path), None, None)  # type: ignore[attr-defined]
+    file, line, column = where
+    return [
+        Diagnostic(
+            code=error.code,
+            severity="error",
+            message=str(error),
+            file=file,
+            line=line,
+            column=column,
+            slug=slug,
+            hint=error.hint,
+        )
+    ]
+
+
+def _fail(
+    error: EvalError, out: _Output, manifest: BenchManifest | None = None, slug: str | None = None
+) -> int:
+    """Report ``error`` and return its exit code: the one place errors become exit codes."""
+    if out.json:
+        document = _error_document(error)
+        document["diagnostics"] = [d.to_json() for d in _diagnostics(error, manifest, slug)]
+        out.stdout.write(json.dumps({"error": document}, indent=2) + "\n")
+        return error.exit_code
+    for diagnostic in _diagnostics(error, manifest, slug):
+        text = diagnostic.render_text()
+        if out.quiet:
+            text = text.split("\n  hint: ", 1)[0]
+        out.stderr.write(text + "\n")
     return error.exit_code
 
 
-def _configure_logging() -> None:
-    import logging  # noqa: PLC0415 - only for the level constant
+@contextlib.contextmanager
+def _registrations_quiet_on_stdout() -> Iterator[None]:
+    """Send whatever registration modules print to stderr: stdout carries results."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
 
-    import structlog  # noqa: PLC0415 - the library never configures it; the CLI does
 
+def _configure_logging(args: argparse.Namespace) -> None:
+    import logging  # noqa: PLC0415
+
+    import structlog  # noqa: PLC0415 - only commands that load anything need it
+
+    # Logs are off by default (diagnostics carry the errors); -v shows them.
+    levels = {0: logging.CRITICAL, 1: logging.INFO}
+    level = logging.CRITICAL if args.quiet else levels.get(args.verbose, logging.DEBUG)
+    renderer: Any
+    if args.log_format == "json":
+        renderer = structlog.processors.JSONRenderer(sort_keys=True)
+    else:
+        renderer = structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
     structlog.configure(
         processors=[
             structlog.processors.add_log_level,
-            structlog.dev.ConsoleRenderer(colors=False),
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            renderer,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+        wrapper_class=structlog.make_filtering_bound_logger(level),
         # Looked up per logger, so a replaced sys.stderr (tests, redirection) is honoured.
         logger_factory=lambda *_: structlog.PrintLogger(sys.stderr),
         cache_logger_on_first_use=False,
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
-    args = _parser().parse_args(argv)
-    _configure_logging()
-    try:
-        manifest = BenchManifest.load(args.manifest) if args.manifest else BenchManifest.discover()
-        registry = TaskClassRegistry()
-        resolved = []
-        # A registration's prints must not reach stdout, which carries results.
-        with contextlib.redirect_stdout(sys.stderr):
-            for slug in manifest.slugs():
-                root = manifest.root_dir(slug)
-                resolved.append(load_task_class(slug, root, registry=registry, manifest=manifest))
-    except EvalError as error:
-        return _report(error, args.format)
-    if args.format == "json":
-        task_classes = [
-            {
-                "slug": tc.name,
-                "module": tc.module,
-                "source": str(tc.source),
-                "description": tc.description,
-                "rubric": str(tc.rubric),
-                "cases": str(tc.cases),
-            }
-            for tc in resolved
-        ]
-        print(json.dumps({"manifest": str(manifest.path), "task_classes": task_classes}, indent=2))
-    else:
-        for tc in resolved:
-            print(f"{tc.name}\t{tc.module}\t{tc.source}")
+def _load_manifest(args: argparse.Namespace) -> BenchManifest:
+    from codegenie.eval.manifest import BenchManifest  # noqa: PLC0415
+
+    if args.manifest is not None:
+        return BenchManifest.load(args.manifest)
+    return BenchManifest.discover(Path.cwd())
+
+
+def _root_for(manifest: BenchManifest, slug: str) -> Path:
+    # An undeclared slug is refused by the loader (with suggestions) before it
+    # looks at the root, so any existing directory will do.
+    return manifest.root_dir(slug) if slug in manifest else manifest.directory
+
+
+def _describe(task_class: TaskClass) -> str:
+    from codegenie.eval.runner import task_class_document  # noqa: PLC0415
+
+    document = task_class_document(task_class)
+    width = max(len(key) for key in document) + 1
+    return "\n".join(f"{key + ':':<{width}} {value}" for key, value in document.items())
+
+
+def _columns(rows: Sequence[tuple[str, ...]]) -> str:
+    if not rows:
+        return ""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines = []
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    return "\n".join(lines)
+
+
+# -- commands ----------------------------------------------------------------------
+
+
+def _cmd_list(args: argparse.Namespace, out: _Output) -> int:
+    manifest = _load_manifest(args)
+    entries = [{"slug": s, "module": e.module, "root": e.root} for s, e in manifest]
+    out.result(
+        {"manifest": str(manifest.path), "task_classes": entries},
+        _columns([(e["slug"], e["module"], e["root"]) for e in entries]),
+    )
+    if not entries:
+        out.note(f"{manifest.path}: no task classes declared")
     return 0
+
+
+def _cmd_show(args: argparse.Namespace, out: _Output) -> int:
+    from codegenie.eval.loader import load_task_class  # noqa: PLC0415
+    from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415
+    from codegenie.eval.runner import task_class_document  # noqa: PLC0415
+
+    _configure_logging(args)
+    manifest = _load_manifest(args)
+    try:
+        with _registrations_quiet_on_stdout():
+            task_class = load_task_class(
+                args.slug,
+                _root_for(manifest, args.slug),
+                registry=TaskClassRegistry(),
+                manifest=manifest,
+            )
+    except EvalError as error:
+        return _fail(error, out, manifest, args.slug)
+    out.result(task_class_document(task_class), _describe(task_class))
+    return 0
+
+
+def _cmd_plan(args: argparse.Namespace, out: _Output) -> int:
+    import asyncio  # noqa: PLC0415
+
+    from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415
+    from codegenie.eval.runner import Runner  # noqa: PLC0415
+
+    _configure_logging(args)
+    manifest = _load_manifest(args)
+    runner = Runner(manifest, registry=TaskClassRegistry())
+    try:
+        with _registrations_quiet_on_stdout():
+            plan = asyncio.run(runner.plan(args.slugs or None))
+    except RunPlanError as error:
+        if not out.json and error.resolved:
+            rows = [(tc.name, tc.module, str(tc.source)) for tc in error.resolved]
+            out.result({}, _columns(rows))
+        code = _fail(error, out, manifest)
+        total = len(error.errors) + len(error.resolved)
+        out.note(f"{len(error.errors)} of {total} task classes failed to resolve")
+        return code
+    rows = [(tc.name, tc.module, str(tc.source)) for tc in plan.task_classes]
+    out.result(plan.to_json(), _columns(rows))
+    return 0
+
+
+def _cmd_new(args: argparse.Namespace, out: _Output) -> int:
+    from codegenie.eval.scaffold import scaffold_task_class  # noqa: PLC0415
+
+    manifest = _load_manifest(args)
+    created = scaffold_task_class(manifest, args.slug, root=args.root, description=args.description)
+    document = {
+        "slug": created.slug,
+        "module": created.module,
+        "directory": str(created.directory),
+        "files": [str(f) for f in created.files],
+        "manifest": str(created.manifest),
+    }
+    text = "\n".join(str(f) for f in created.files)
+    out.result(document, text)
+    out.note(
+        f"added [task-classes.{created.slug}] to {created.manifest}; "
+        f"try: {PROG} show {created.slug}"
+    )
+    return 0
+
+
+def _cmd_schema(args: argparse.Namespace, out: _Output) -> int:
+    from codegenie.eval.manifest import json_schema  # noqa: PLC0415
+
+    out.stdout.write(json.dumps(json_schema(), indent=2) + "\n")
+    return 0
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace, _Output], int]] = {
+    "list": _cmd_list,
+    "show": _cmd_show,
+    "plan": _cmd_plan,
+    "new": _cmd_new,
+    "schema": _cmd_schema,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``codegenie-bench`` with ``argv`` (default ``sys.argv[1:]``); return the exit code.
+
+    0 success; 1, 3, 4 as the error's class says (docs/errors.md); 2 a
+    command-line usage error. No traceback for an expected failure; an
+    unexpected one shows its traceback with ``-v``.
+    """
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version, or a usage error (2)
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    out = _Output(args, sys.stdout, sys.stderr)
+    try:
+        return _COMMANDS[args.command](args, out)
+    except EvalError as error:
+        return _fail(error, out)
+    except Exception as error:  # an unexpected bug: say so, with the traceback on -v
+        if args.verbose:
+            traceback.print_exc()
+        else:
+            sys.stderr.write(
+                f"{PROG}: internal error: {type(error).__name__}: {error}\n"
+                f"  hint: run again with -v for the traceback, and report it\n"
+            )
+        return 1

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, final
+from typing import Any, ClassVar, final
 
 __all__ = (
     "BenchCaseLoadError",
@@ -31,6 +31,7 @@ __all__ = (
     "InvalidTaskClassName",
     "ManifestProblem",
     "RunPlanError",
+    "ScaffoldConflict",
     "TaskClassAlreadyRegistered",
     "TaskClassModuleMismatch",
     "TaskClassNotFound",
@@ -281,9 +282,9 @@ class TaskClassNotFound(EvalError):
 
     @property
     def hint(self) -> str:
-        if self.suggestions:
-            return f"did you mean {self.suggestions[0]!r}?"
         if self.looked_up_in.endswith(".toml"):
+            if self.suggestions:
+                return "`codegenie-bench list` shows every declared task class"
             return (
                 "add the task class with `codegenie-bench new SLUG`, "
                 "or list the declared ones with `codegenie-bench list`"
@@ -392,6 +393,35 @@ class BenchManifestInvalid(EvalError):
 
 
 @final
+class ScaffoldConflict(EvalError):
+    """``codegenie-bench new`` refused: the slug, module or directory already exists.
+
+    ``what`` is ``"slug"``, ``"module"``, ``"directory"`` or ``"manifest"``
+    (the manifest cannot take the new entry); ``path`` is the file or
+    directory concerned. Nothing was written.
+    """
+
+    code = "scaffold-conflict"
+    exit_code = 1
+    fields = ("name", "what", "path", "detail")
+
+    def __init__(self, name: str, what: str, path: Path, detail: str) -> None:
+        self.name = name
+        self.what = what
+        self.path = path
+        self.detail = detail
+        super().__init__(f"cannot create task class {name!r}: {detail}")
+
+    @property
+    def hint(self) -> str:
+        if self.what == "slug":
+            return f"pick another slug, or edit the existing entry in {self.path}"
+        if self.what == "manifest":
+            return f"write the entry into {self.path} by hand"
+        return f"pick another slug, or remove {self.path} if it is left over"
+
+
+@final
 class RunPlanError(EvalError):
     """Some slugs of a run plan failed to resolve.
 
@@ -403,7 +433,7 @@ class RunPlanError(EvalError):
     code = "run-plan-error"
     fields = ("errors", "resolved")
 
-    def __init__(self, errors: dict[str, EvalError], resolved: tuple[object, ...] = ()) -> None:
+    def __init__(self, errors: dict[str, EvalError], resolved: tuple[Any, ...] = ()) -> None:
         self.errors = dict(errors)
         self.resolved = tuple(resolved)
         codes = {e.exit_code for e in self.errors.values()}

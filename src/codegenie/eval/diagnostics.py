@@ -1,0 +1,90 @@
+"""Diagnostics: one located problem, rendered for people, machines and CI.
+
+A diagnostic is what the command line prints for an error and what ``check``
+reports for each inconsistency: a stable ``code``, a ``severity``, a message,
+where it is (``file``, ``line``, ``column``), the ``slug`` concerned and a
+``hint``. Renderers follow the compiler convention
+(``FILE:LINE:COL: error[code]: message``) and GitHub's workflow commands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+__all__ = ("Diagnostic", "Severity")
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One problem, where it is, and what to do about it.
+
+    ``file`` is ``None`` for a problem with no file (a bad command-line
+    argument); ``line`` and ``column`` are 1-based, ``None`` when unknown.
+    """
+
+    code: str
+    severity: Severity
+    message: str
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    slug: str | None = None
+    hint: str | None = None
+
+    def location(self, program: str = "codegenie-bench") -> str:
+        """Return ``FILE:LINE:COL``, as much of it as is known, or ``program``."""
+        if self.file is None:
+            return program
+        parts = [self.file]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.column is not None:
+                parts.append(str(self.column))
+        return ":".join(parts)
+
+    def render_text(self) -> str:
+        """Return the compiler-convention text, with a ``hint:`` line when there is one."""
+        text = f"{self.location()}: {self.severity}[{self.code}]: {self.message}"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+    def render_github(self) -> str:
+        """Return a GitHub Actions workflow command (``::error file=…,line=…::…``)."""
+        properties = []
+        if self.file is not None:
+            properties.append(f"file={_escape_property(self.file)}")
+            if self.line is not None:
+                properties.append(f"line={self.line}")
+            if self.column is not None:
+                properties.append(f"col={self.column}")
+        title = f"{self.code}" + (f" ({self.slug})" if self.slug else "")
+        properties.append(f"title={_escape_property(title)}")
+        message = self.message + (f"\nhint: {self.hint}" if self.hint else "")
+        return f"::{self.severity} {','.join(properties)}::{_escape_data(message)}"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the documented JSON shape of a diagnostic."""
+        return asdict(self)
+
+    def sort_key(self) -> tuple[str, int, int, str, str, str]:
+        """Return the sort key: file, line, column, slug, code, message."""
+        return (
+            self.file or "",
+            self.line or 0,
+            self.column or 0,
+            self.slug or "",
+            self.code,
+            self.message,
+        )
+
+
+def _escape_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(value: str) -> str:
+    return _escape_data(value).replace(":", "%3A").replace(",", "%2C")

@@ -1,0 +1,101 @@
+"""``Runner.plan``: resolve a list of slugs into a run plan, in-process."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, final
+
+from pydantic import BaseModel, ConfigDict
+
+from codegenie.eval.errors import EvalError, RunPlanError
+from codegenie.eval.loader import load_task_class
+from codegenie.eval.manifest import BenchManifest
+from codegenie.eval.models import TaskClass
+from codegenie.eval.registry import TaskClassRegistry
+
+__all__ = ("RunPlan", "Runner", "task_class_document")
+
+
+def task_class_document(task_class: TaskClass) -> dict[str, Any]:
+    """Return the JSON shape of one task class (``show``, and each ``plan`` entry)."""
+    return {
+        "slug": task_class.name,
+        "module": task_class.module,
+        "source": str(task_class.source) if task_class.source else None,
+        "description": task_class.description,
+        "rubric": str(task_class.rubric) if task_class.rubric else None,
+        "cases": str(task_class.cases) if task_class.cases else None,
+    }
+
+
+class RunPlan(BaseModel):
+    """The task classes a run will use, in the order requested.
+
+    Frozen. ``to_json()`` gives the documented shape
+    ``{"manifest": PATH, "task_classes": [<as show>]}``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    manifest: Path
+    task_classes: tuple[TaskClass, ...]
+
+    def slugs(self) -> tuple[str, ...]:
+        """Return the slugs of the plan, in order."""
+        return tuple(task_class.name for task_class in self.task_classes)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the plan as a JSON-ready dict."""
+        return {
+            "manifest": str(self.manifest),
+            "task_classes": [task_class_document(tc) for tc in self.task_classes],
+        }
+
+
+@final
+class Runner:
+    """Resolves task classes of one manifest for a run.
+
+    ``registry`` receives the registrations (default: ``default_registry``).
+    """
+
+    def __init__(
+        self, manifest: BenchManifest, *, registry: TaskClassRegistry | None = None
+    ) -> None:
+        self.manifest = manifest
+        self.registry = registry
+
+    def __repr__(self) -> str:
+        return f"Runner(manifest={str(self.manifest.path)!r})"
+
+    async def plan(self, slugs: Iterable[str] | None = None) -> RunPlan:
+        """Resolve ``slugs`` (default: every manifest entry, in manifest order).
+
+        Each slug goes through ``load_task_class``, one after another (the
+        loader is caller-serialized), yielding to the event loop between
+        slugs. A slug named twice is resolved once. Returns the ``RunPlan``, or
+        raises one ``RunPlanError`` whose ``errors`` hold each failing slug's
+        own typed error and whose ``resolved`` holds the task classes that did
+        resolve.
+        """
+        requested = self.manifest.slugs() if slugs is None else tuple(dict.fromkeys(slugs))
+        resolved: list[TaskClass] = []
+        errors: dict[str, EvalError] = {}
+        for slug in requested:
+            # An undeclared slug still goes through the loader, which refuses it
+            # with suggestions before it looks at the root.
+            root = (
+                self.manifest.root_dir(slug) if slug in self.manifest else self.manifest.directory
+            )
+            try:
+                resolved.append(
+                    load_task_class(slug, root, registry=self.registry, manifest=self.manifest)
+                )
+            except EvalError as error:
+                errors[slug] = error
+            await asyncio.sleep(0)
+        if errors:
+            raise RunPlanError(errors, tuple(resolved))
+        return RunPlan(manifest=self.manifest.path, task_classes=tuple(resolved))

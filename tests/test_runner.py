@@ -1,0 +1,144 @@
+"""Runner.plan: resolve slugs into a RunPlan, reporting every failing slug at once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from codegenie.eval import BenchManifest, Runner, RunPlan, TaskClassRegistry
+from codegenie.eval.errors import (
+    BenchRootNotFound,
+    InvalidTaskClassName,
+    RunPlanError,
+    TaskClassNotFound,
+    TaskClassRegistrationFailed,
+    TaskClassRootConflict,
+)
+from codegenie.eval.loader import load_task_class
+
+from .factory import Bench, make_bench
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def plan(runner: Runner, slugs: list[str] | None = None) -> RunPlan:
+    return asyncio.run(runner.plan(slugs))
+
+
+def test_default_plan_is_every_entry_in_manifest_order(tmp_path: Path) -> None:
+    """Without slugs, the plan is every manifest entry, in file order."""
+    bench = make_bench(tmp_path, "zeta", "alpha", "mid-one")
+    runner = Runner(BenchManifest.load(bench.manifest), registry=TaskClassRegistry())
+    result = plan(runner)
+    assert result.slugs() == ("zeta", "alpha", "mid-one")
+    assert result.manifest == bench.manifest.absolute()
+
+
+def test_requested_slugs_keep_their_order_and_duplicates_resolve_once(tmp_path: Path) -> None:
+    """Requested slugs come back in request order; a repeated slug appears once."""
+    bench = make_bench(tmp_path, "aa", "bb", "cc")
+    runner = Runner(BenchManifest.load(bench.manifest), registry=TaskClassRegistry())
+    assert plan(runner, ["cc", "aa", "cc"]).slugs() == ("cc", "aa")
+
+
+def test_plan_uses_the_injected_registry(
+    tmp_path: Path, default_registry: TaskClassRegistry
+) -> None:
+    """Task classes land in the runner's registry, not the default one."""
+    bench = make_bench(tmp_path, "aa")
+    registry = TaskClassRegistry()
+    result = plan(Runner(BenchManifest.load(bench.manifest), registry=registry))
+    assert result.task_classes[0] is registry.get("aa")
+    assert "aa" not in default_registry
+
+
+def test_mixed_failures_are_all_reported_with_their_own_errors(tmp_path: Path) -> None:
+    """Good slugs, a typo, a wrong root, a missing root and a raising registration: one RunPlanError."""
+    other = make_bench(tmp_path / "other", "wrong-root")
+    registry = TaskClassRegistry()
+    load_task_class("wrong-root", other.root, registry=registry)
+
+    bench = make_bench(tmp_path / "main", "good-one", "good-two", "wrong-root")
+    bench.add("raises", before="raise RuntimeError('boom')")
+    bench.add("far-away", root="missing/bench", write=False)
+    (tmp_path / "main" / "missing" / "bench").rmdir()
+    runner = Runner(BenchManifest.load(bench.manifest), registry=registry)
+
+    with pytest.raises(RunPlanError) as exc:
+        plan(
+            runner, ["good-one", "good-onee", "wrong-root", "raises", "far-away", "Bad", "good-two"]
+        )
+    errors = exc.value.errors
+    assert list(errors) == ["good-onee", "wrong-root", "raises", "far-away", "Bad"]
+    assert isinstance(errors["good-onee"], TaskClassNotFound)
+    assert errors["good-onee"].suggestions[0] == "good-one"
+    assert isinstance(errors["wrong-root"], TaskClassRootConflict)
+    assert errors["wrong-root"].first_root == other.root.resolve()
+    assert isinstance(errors["raises"], TaskClassRegistrationFailed)
+    assert errors["raises"].cause_message == "boom"
+    assert isinstance(errors["far-away"], BenchRootNotFound)
+    assert isinstance(errors["Bad"], InvalidTaskClassName)
+    assert [tc.name for tc in exc.value.resolved] == ["good-one", "good-two"]
+    assert exc.value.exit_code == 1
+    assert "raises" not in registry
+
+
+def test_only_typos_give_exit_code_3(tmp_path: Path) -> None:
+    """RunPlanError's exit code is the failures' common one."""
+    bench = make_bench(tmp_path, "aa")
+    runner = Runner(BenchManifest.load(bench.manifest), registry=TaskClassRegistry())
+    with pytest.raises(RunPlanError) as exc:
+        plan(runner, ["ab", "ac"])
+    assert exc.value.exit_code == 3
+
+
+def test_plan_serializes_to_the_documented_shape() -> None:
+    """RunPlan.to_json() has the design's shape and validates against docs/cli-output.schema.json."""
+    runner = Runner(BenchManifest.load(REPO / "bench.toml"), registry=TaskClassRegistry())
+    document = plan(runner).to_json()
+    schema = json.loads((REPO / "docs" / "cli-output.schema.json").read_text())
+    jsonschema.Draft202012Validator({**schema, "$ref": "#/$defs/plan"}).validate(document)
+    assert document["task_classes"][0] == {
+        "slug": "vuln-remediation",
+        "module": "bench.vuln_remediation.registration",
+        "source": str(REPO / "bench" / "vuln_remediation" / "registration.py"),
+        "description": "Upgrade a vulnerable pinned dependency to a fixed release.",
+        "rubric": str(REPO / "bench" / "vuln_remediation" / "rubric.py"),
+        "cases": str(REPO / "bench" / "vuln_remediation" / "cases"),
+    }
+
+
+def test_run_plan_is_frozen(tmp_path: Path) -> None:
+    """A RunPlan cannot be changed."""
+    bench = make_bench(tmp_path, "aa")
+    result = plan(Runner(BenchManifest.load(bench.manifest), registry=TaskClassRegistry()))
+    with pytest.raises(Exception, match="frozen"):
+        result.task_classes = ()  # type: ignore[misc]
+
+
+def test_plans_on_one_loop_do_not_interfere(tmp_path: Path) -> None:
+    """Two plans gathered on one event loop both resolve (each load runs whole)."""
+    bench = make_bench(tmp_path, "aa", "bb", "cc")
+    manifest = BenchManifest.load(bench.manifest)
+    registry = TaskClassRegistry()
+
+    async def both() -> tuple[RunPlan, RunPlan]:
+        return await asyncio.gather(
+            Runner(manifest, registry=registry).plan(["aa", "bb"]),
+            Runner(manifest, registry=registry).plan(["bb", "cc"]),
+        )
+
+    first, second = asyncio.run(both())
+    assert first.slugs() == ("aa", "bb")
+    assert second.task_classes[0] is first.task_classes[1]
+
+
+def test_empty_manifest_plans_nothing(tmp_path: Path) -> None:
+    """A manifest without task classes gives an empty plan."""
+    bench = Bench(tmp_path)
+    bench.write_manifest()
+    assert plan(Runner(BenchManifest.load(bench.manifest))).task_classes == ()
