@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,7 +61,7 @@ def test_readme_quick_start_is_two_commands() -> None:
     """The quick start is exactly two commands: the main job and the tests."""
     commands = _readme_commands()
     assert len(commands) == 2
-    assert commands[0].endswith("codegenie-bench")
+    assert commands[0].endswith(".venv/bin/codegenie-bench plan")
     assert commands[1].endswith("python -m pytest")
 
 
@@ -65,3 +69,45 @@ def test_ci_runs_the_readme_test_command() -> None:
     """.ci/run runs the README's test command, as written there."""
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert _readme_commands()[1] in ci.splitlines()
+    assert ".venv/bin/codegenie-bench plan" in ci.splitlines()
+
+
+WALKTHROUGH_HOME = "/home/curator/codegenie-eval"
+
+
+def test_readme_curator_walkthrough_replays_exactly(tmp_path: Path) -> None:
+    """Each command of the README walk-through prints exactly what the README shows."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Curator walk-through", 1)[1]
+    block = re.search(r"```console\n(.*?)```", section, re.S)
+    assert block is not None
+    steps: list[tuple[str, list[str]]] = []
+    for line in block.group(1).splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        else:
+            steps[-1][1].append(line)
+    checkout = tmp_path / "codegenie-eval"
+    checkout.mkdir()
+    shutil.copy(REPO / "bench.toml", checkout)
+    shutil.copytree(
+        REPO / "bench", checkout / "bench", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    last = 0
+    for command, expected in steps:
+        if command == "echo $?":
+            output = f"{last}\n"
+        else:
+            result = subprocess.run(
+                ["bash", "-c", command + " 2>&1"],
+                cwd=checkout,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            output, last = result.stdout, result.returncode
+        wanted = "\n".join(expected).replace(WALKTHROUGH_HOME, str(checkout)) + "\n"
+        assert output == wanted, command

@@ -87,7 +87,12 @@ EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
     (
         ScaffoldConflict("foo", "slug", Path("/r/bench.toml"), "already declared"),
         1,
-        {"name": "foo", "what": "slug", "path": Path("/r/bench.toml"), "detail": "already declared"},
+        {
+            "name": "foo",
+            "what": "slug",
+            "path": Path("/r/bench.toml"),
+            "detail": "already declared",
+        },
     ),
     (
         BenchCaseLoadError(Path("/r/bench/foo"), "registration.py", "file not found"),
