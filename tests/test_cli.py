@@ -343,6 +343,20 @@ def test_plan_reports_every_failing_slug_and_keeps_the_resolved(tmp_path: Path) 
     assert {d["slug"] for d in error["diagnostics"]} == {"good-onr", "broken"}
 
 
+def test_duplicate_registration_surfaces_as_its_cause(tmp_path: Path) -> None:
+    """A registration re-registering another slug's name fails with TaskClassAlreadyRegistered as cause."""
+    bench = make_bench(tmp_path, "first")
+    bench.add("second", register="first")
+    result = run("plan", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 1
+    failure = json_error(result)["attributes"]["errors"]["second"]
+    assert failure["type"] == "TaskClassRegistrationFailed"
+    assert failure["attributes"]["cause_type"] == "TaskClassAlreadyRegistered"
+    assert (
+        "already registered by bench.first.registration" in failure["attributes"]["cause_message"]
+    )
+
+
 def test_plan_with_only_typos_exits_3(tmp_path: Path) -> None:
     """A plan whose failures all exit 3 exits 3."""
     make_bench(tmp_path, "good-one")
