@@ -12,12 +12,9 @@ rubric (ADR-0001).
 
 from __future__ import annotations
 
-import importlib
 import sys
-import traceback
 import types
 from dataclasses import dataclass
-from itertools import count
 from os import PathLike
 from pathlib import Path
 from typing import Final, NoReturn, final
@@ -25,6 +22,14 @@ from typing import Final, NoReturn, final
 import structlog
 
 from codegenie.eval import registry as _registry_module
+from codegenie.eval._imports import (
+    ImportScope,
+    failure_line,
+    import_fresh,
+    is_prefix_of,
+    same_file,
+    shadow_file,
+)
 from codegenie.eval.errors import (
     BenchCaseLoadError,
     BenchManifestInvalid,
@@ -59,7 +64,6 @@ class _Loaded:
 # Slug → its successful load in this process. An entry whose module has left
 # sys.modules (removed by a test, or by hand) no longer counts.
 _loaded: Final[dict[str, _Loaded]] = {}
-_marks: Final = count()
 
 
 def load_task_class(
@@ -192,57 +196,12 @@ def _earlier_load(name: str, module_name: str) -> _Loaded | None:
     return record
 
 
-def _put_first_on_sys_path(entry: str) -> None:
-    if sys.path and sys.path[0] == entry:
-        return
-    while entry in sys.path:
-        sys.path.remove(entry)
-    sys.path.insert(0, entry)
-
-
-def _is_prefix_of(prefix: str | None, module_name: str) -> bool:
-    return prefix is not None and (prefix == module_name or module_name.startswith(prefix + "."))
-
-
-def _same_file(module: types.ModuleType | None, expected: Path) -> bool:
-    file = getattr(module, "__file__", None)
-    if file is None:
-        return False
-    return file == str(expected) or Path(file).resolve() == expected.resolve()
-
-
-def _shadow_file(module_name: str) -> Path | None:
-    """Return the file of the deepest package of ``module_name`` that did import."""
-    parts = module_name.split(".")
-    for end in range(len(parts), 0, -1):
-        found = sys.modules.get(".".join(parts[:end]))
-        file = getattr(found, "__file__", None)
-        if file is not None:
-            return Path(file)
-    return None
-
-
-def _failure_line(exc: BaseException, source: Path) -> int | None:
-    """Return the line of ``source`` where ``exc`` was raised, if it was raised there."""
-    wanted = source.resolve()
-    if isinstance(exc, SyntaxError) and exc.filename is not None:
-        return exc.lineno if Path(exc.filename).resolve() == wanted else None
-    line = None
-    for frame, lineno in traceback.walk_tb(exc.__traceback__):
-        if Path(frame.f_code.co_filename).resolve() == wanted:
-            line = lineno
-    return line
-
-
 @final
 class _ImportAttempt:
     """Steps 6 to 8 for one slug: import, verify, and undo everything on failure.
 
     Undoing covers what the import registered, the ``sys.modules`` entries it
-    added and the ``sys.path`` change. ``sys.modules`` keeps insertion order, so
-    a fresh marker module placed at its end separates what this import adds
-    from what was there before, without copying a mapping that can hold tens
-    of thousands of entries.
+    added and the ``sys.path`` change (see ``ImportScope``).
     """
 
     def __init__(self, name: str, module_name: str, root: Path, expected_file: Path) -> None:
@@ -250,29 +209,27 @@ class _ImportAttempt:
         self.module_name = module_name
         self.root = root
         self.expected_file = expected_file
-        self._saved_path = list(sys.path)
-        self._mark = f"codegenie.eval._import_mark_{next(_marks)}"
+        self._scope = ImportScope()
 
     def run(self, target: TaskClassRegistry) -> TaskClass:
         """Import the registration into ``target`` and return its task class."""
-        sys.modules[self._mark] = types.ModuleType(self._mark)
-        _put_first_on_sys_path(str(self.root.parent))
+        self._scope.open(self.root.parent)
         with registering_into(target) as session:
             try:
-                module = _import_fresh(self.module_name)
+                module = import_fresh(self.module_name)
             except ModuleNotFoundError as exc:
-                if not _is_prefix_of(exc.name, self.module_name):
+                if not is_prefix_of(exc.name, self.module_name):
                     self._failed(exc, session)
                 # The file exists, yet the import system did not find it:
                 # another package of the root's name answered instead.
-                shadow = _shadow_file(self.module_name)
+                shadow = shadow_file(self.module_name)
                 self._undo(session)
                 self._mismatch(shadow)
             except BaseException as exc:  # classified in _failed
                 self._failed(exc, session)
 
         # 7. The module that answered must be the manifest's file.
-        if not _same_file(module, self.expected_file):
+        if not same_file(module, self.expected_file):
             self._undo(session)
             file = getattr(module, "__file__", None)
             self._mismatch(Path(file) if file else None)
@@ -293,26 +250,14 @@ class _ImportAttempt:
             raise TaskClassNotFound(
                 self.name, looked_up_in=self.module_name, available_names=registered
             )
-        sys.modules.pop(self._mark, None)
+        self._scope.keep()
         target.register(task_class)
         _loaded[self.name] = _Loaded(self.root, self.module_name, module, task_class)
         return task_class
 
     def _undo(self, session: RegistrationSession) -> None:
         session.rollback()
-        added = []
-        for key in reversed(sys.modules):
-            if key == self._mark:
-                break
-            added.append(key)
-        for key in added:
-            removed = sys.modules.pop(key, None)
-            parent_name, _, child = key.rpartition(".")
-            parent = sys.modules.get(parent_name) if parent_name else None
-            if parent is not None and getattr(parent, child, None) is removed:
-                delattr(parent, child)
-        sys.modules.pop(self._mark, None)
-        sys.path[:] = self._saved_path
+        self._scope.undo()
 
     def _mismatch(self, actual: Path | None) -> NoReturn:
         _log.error(
@@ -344,20 +289,8 @@ class _ImportAttempt:
             type(exc).__name__,
             message,
             source=self.expected_file,
-            line=_failure_line(exc, self.expected_file),
+            line=failure_line(exc, self.expected_file),
         ) from exc
-
-
-def _import_fresh(module_name: str) -> types.ModuleType:
-    try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if not _is_prefix_of(exc.name, module_name):
-            raise
-    # The file exists (checked before), so the finders' directory caches may
-    # predate it: a task-class directory created after an earlier import.
-    importlib.invalidate_caches()
-    return importlib.import_module(module_name)
 
 
 def _registered_earlier(name: str, module_name: str, target: TaskClassRegistry) -> TaskClass | None:

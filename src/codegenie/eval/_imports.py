@@ -1,0 +1,134 @@
+"""Importing a registration so that it can be undone: shared by the loader and check's workers.
+
+``ImportScope`` records the state of ``sys.modules`` and ``sys.path`` before an
+import and can put it back. ``sys.modules`` keeps insertion order, so a fresh
+marker module placed at its end separates what an import adds from what was
+there before, without copying a mapping that can hold tens of thousands of
+entries.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import traceback
+import types
+from itertools import count
+from pathlib import Path
+from typing import Final, final
+
+__all__ = (
+    "ImportScope",
+    "failure_line",
+    "import_fresh",
+    "is_prefix_of",
+    "put_first_on_sys_path",
+    "same_file",
+    "shadow_file",
+)
+
+_marks: Final = count()
+
+
+@final
+class ImportScope:
+    """What one import adds to ``sys.modules`` and changes in ``sys.path``.
+
+    Call :meth:`open` before importing, then :meth:`keep` to accept the result
+    or :meth:`undo` to remove every module the import added (and its attribute
+    on a parent package that stays) and restore ``sys.path``.
+    """
+
+    def __init__(self) -> None:
+        self._saved_path: list[str] = []
+        self._mark = f"codegenie.eval._import_mark_{next(_marks)}"
+
+    def open(self, path_entry: Path) -> None:
+        """Record the current state, then put ``path_entry`` first on ``sys.path``."""
+        self._saved_path = list(sys.path)
+        sys.modules[self._mark] = types.ModuleType(self._mark)
+        put_first_on_sys_path(str(path_entry))
+
+    def added(self) -> list[str]:
+        """Return the names of the modules added since :meth:`open`, newest first."""
+        names = []
+        for key in reversed(sys.modules):
+            if key == self._mark:
+                break
+            names.append(key)
+        return names
+
+    def keep(self) -> None:
+        """Accept what the import did."""
+        sys.modules.pop(self._mark, None)
+
+    def undo(self) -> None:
+        """Remove the modules the import added and restore ``sys.path``."""
+        for key in self.added():
+            removed = sys.modules.pop(key, None)
+            parent_name, _, child = key.rpartition(".")
+            parent = sys.modules.get(parent_name) if parent_name else None
+            if parent is not None and getattr(parent, child, None) is removed:
+                delattr(parent, child)
+        sys.modules.pop(self._mark, None)
+        sys.path[:] = self._saved_path
+
+
+def put_first_on_sys_path(entry: str) -> None:
+    """Make ``entry`` the first item of ``sys.path``, present exactly once."""
+    if sys.path and sys.path[0] == entry:
+        return
+    while entry in sys.path:
+        sys.path.remove(entry)
+    sys.path.insert(0, entry)
+
+
+def is_prefix_of(prefix: str | None, module_name: str) -> bool:
+    """Return whether ``prefix`` is ``module_name`` or one of its parent packages."""
+    return prefix is not None and (prefix == module_name or module_name.startswith(prefix + "."))
+
+
+def same_file(module: types.ModuleType | None, expected: Path) -> bool:
+    """Return whether ``module`` was loaded from ``expected`` (symlinks resolved)."""
+    file = getattr(module, "__file__", None)
+    if file is None:
+        return False
+    return file == str(expected) or Path(file).resolve() == expected.resolve()
+
+
+def shadow_file(module_name: str) -> Path | None:
+    """Return the file of the deepest package of ``module_name`` that did import."""
+    parts = module_name.split(".")
+    for end in range(len(parts), 0, -1):
+        found = sys.modules.get(".".join(parts[:end]))
+        file = getattr(found, "__file__", None)
+        if file is not None:
+            return Path(file)
+    return None
+
+
+def failure_line(exc: BaseException, source: Path) -> int | None:
+    """Return the line of ``source`` where ``exc`` was raised, if it was raised there."""
+    wanted = source.resolve()
+    if isinstance(exc, SyntaxError) and exc.filename is not None:
+        return exc.lineno if Path(exc.filename).resolve() == wanted else None
+    line = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if Path(frame.f_code.co_filename).resolve() == wanted:
+            line = lineno
+    return line
+
+
+def import_fresh(module_name: str) -> types.ModuleType:
+    """Import ``module_name``, retrying once with fresh finder caches if it is not found.
+
+    The caller has checked that the file exists, so a "not found" may come from
+    directory caches that predate it (a package created after an earlier import).
+    """
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if not is_prefix_of(exc.name, module_name):
+            raise
+    importlib.invalidate_caches()
+    return importlib.import_module(module_name)
