@@ -52,6 +52,7 @@ Commands:
   list      list the declared task classes (imports nothing)
   show      resolve one task class and print it
   plan      resolve task classes into a run plan
+  check     report every inconsistency of the bench (CI gate)
   new       scaffold a task class and add it to bench.toml
   schema    print the JSON Schema of bench.toml
 """
@@ -62,6 +63,7 @@ examples:
   codegenie-bench list
   codegenie-bench show vuln-remediation
   codegenie-bench plan --format json
+  codegenie-bench check --strict --format github
   codegenie-bench new secret-rotation --description "Rotate a leaked credential."
 """,
     "list": """\
@@ -78,6 +80,12 @@ examples:
 examples:
   codegenie-bench plan                      every task class, in manifest order
   codegenie-bench plan vuln-remediation migration-chainguard-distroless --format json
+""",
+    "check": """\
+examples:
+  codegenie-bench check                         every problem, compiler-style
+  codegenie-bench check --strict --format github   in a GitHub Actions job
+  codegenie-bench check --shard 2/4 --jobs 8     one slice of a CI matrix
 """,
     "new": """\
 examples:
@@ -107,9 +115,9 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
     )
     group.add_argument(
         "--format",
-        choices=("text", "json"),
+        choices=("text", "json", "github"),
         default=default("text"),
-        help="output format (default: text)",
+        help="output format (default: text; github: workflow annotations, check only)",
     )
     group.add_argument(
         "--log-format",
@@ -142,6 +150,31 @@ def _version() -> str:
         return "unknown"
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        msg = f"must be at least 1, not {value}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        msg = f"must be more than 0, not {text}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _shard(text: str) -> object:
+    from codegenie.eval.check import Shard  # noqa: PLC0415
+
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _parser() -> argparse.ArgumentParser:
     formatter = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
@@ -167,6 +200,31 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("slug", help="the task class, e.g. vuln-remediation")
     plan = command("plan", "Resolve task classes into a run plan, as Runner.plan does.")
     plan.add_argument("slugs", nargs="*", metavar="SLUG", help="default: every declared one")
+    check = command("check", "Report every inconsistency of the manifest and the bench tree.")
+    check.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="worker processes importing registrations (default: the number of CPUs)",
+    )
+    check.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long one registration may take to import (default: 60)",
+    )
+    check.add_argument(
+        "--shard",
+        type=_shard,
+        default=None,
+        metavar="K/N",
+        help="check only slice K of N (1/4 … 4/4) of the slugs, for a CI matrix",
+    )
+    check.add_argument(
+        "--strict", action="store_true", help="fail on warnings too, not only on errors"
+    )
     new = command("new", "Scaffold bench/<package>/ for a new task class and add it to bench.toml.")
     new.add_argument("slug", help="the new task class's slug, e.g. secret-rotation")
     new.add_argument(
@@ -445,6 +503,28 @@ def _cmd_plan(args: argparse.Namespace, out: _Output) -> int:
     return 0
 
 
+def _cmd_check(args: argparse.Namespace, out: _Output) -> int:
+    from codegenie.eval.check import run_check  # noqa: PLC0415
+    from codegenie.eval.manifest import find_manifest  # noqa: PLC0415
+
+    path = args.manifest if args.manifest is not None else find_manifest(Path.cwd())
+    report = run_check(path, jobs=args.jobs, timeout=args.timeout, shard=args.shard)
+    if args.format == "json":
+        out.result(report.to_json(strict=args.strict), "")
+    elif args.format == "github":
+        lines = [d.render_github() for d in report.diagnostics]
+        out.stdout.write("".join(line + "\n" for line in lines))
+        out.stdout.write(report.summary() + "\n")
+    else:
+        for diagnostic in report.diagnostics:
+            text = diagnostic.render_text()
+            if out.quiet:
+                text = text.split("\n  hint: ", 1)[0]
+            out.stdout.write(text + "\n")
+        out.note(report.summary())
+    return 0 if report.ok(strict=args.strict) else 1
+
+
 def _cmd_new(args: argparse.Namespace, out: _Output) -> int:
     from codegenie.eval.scaffold import scaffold_task_class  # noqa: PLC0415
 
@@ -477,6 +557,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, _Output], int]] = {
     "list": _cmd_list,
     "show": _cmd_show,
     "plan": _cmd_plan,
+    "check": _cmd_check,
     "new": _cmd_new,
     "schema": _cmd_schema,
 }
@@ -494,6 +575,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # --help, --version, or a usage error (2)
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    if args.format == "github" and args.command != "check":
+        parser.print_usage(sys.stderr)
+        sys.stderr.write(f"{PROG}: error: --format github is only for check\n")
+        return EXIT_USAGE
     out = _Output(args, sys.stdout, sys.stderr)
     try:
         return _COMMANDS[args.command](args, out)

@@ -354,12 +354,19 @@ class BenchManifestNotFound(EvalError):
 
 @dataclass(frozen=True, slots=True)
 class ManifestProblem:
-    """One problem found in a manifest: where it is, and what is wrong."""
+    """One problem found in a manifest: where it is, and what is wrong.
+
+    ``kind`` is ``"syntax"`` (the bytes or the TOML cannot be read),
+    ``"schema"`` (valid TOML that breaks the schema) or ``"duplicate-module"``;
+    ``slug`` is the task class the problem belongs to, when it belongs to one.
+    """
 
     line: int
     column: int
     key: str
     message: str
+    kind: str = "schema"
+    slug: str | None = None
 
     def render(self, path: Path | str) -> str:
         """Return ``FILE:LINE:COL: KEY: MESSAGE``, the compiler convention."""

@@ -284,7 +284,8 @@ class BenchManifest(BaseModel):
             raise BenchManifestNotFound(file) from None
         except OSError as exc:
             raise BenchManifestInvalid(
-                file, (ManifestProblem(1, 1, "", f"cannot read the file: {exc.strerror}"),)
+                file,
+                (ManifestProblem(1, 1, "", f"cannot read the file: {exc.strerror}", "syntax"),),
             ) from exc
         return cls.from_bytes(data, file)
 
@@ -416,6 +417,8 @@ def _known_keys(path: KeyPath) -> tuple[str, ...]:
 def _problem_from_pydantic(error: Any, positions: TomlPositions) -> ManifestProblem | None:
     kind: str = error["type"]
     loc: KeyPath = tuple(error["loc"])
+    slug = loc[1] if len(loc) > 1 and loc[0] == "task-classes" else None
+    slug = slug if isinstance(slug, str) else None
     if kind == "duplicate_module":
         return None  # reported by _duplicate_problems, with positions
     message: str = error["msg"]
@@ -426,7 +429,7 @@ def _problem_from_pydantic(error: Any, positions: TomlPositions) -> ManifestProb
     if kind == "missing":
         where = positions.find(loc[:-1]) if len(loc) > 1 else (1, 1)
         key = render_key(loc[:-1]) if len(loc) > 1 else ""
-        return ManifestProblem(*where, key, f"missing required key {loc[-1]!r}")
+        return ManifestProblem(*where, key, f"missing required key {loc[-1]!r}", slug=slug)
     if kind == "extra_forbidden":
         name = str(loc[-1])
         message = f"unknown key {name!r}"
@@ -437,7 +440,7 @@ def _problem_from_pydantic(error: Any, positions: TomlPositions) -> ManifestProb
             message += f" (expected {', '.join(repr(k) for k in known)})"
     elif kind in _EXPECTED:
         message = f"expected {_EXPECTED[kind]}, got {_toml_type(error.get('input'))}"
-    return ManifestProblem(*positions.find(loc), render_key(loc), message)
+    return ManifestProblem(*positions.find(loc), render_key(loc), message, slug=slug)
 
 
 def _duplicate_modules(entries: Mapping[str, object]) -> list[tuple[str, str, str]]:
@@ -471,6 +474,8 @@ def _duplicate_problems(
                 render_key(key),
                 f"module {module!r} is already the module of {first!r}; "
                 "each task class needs its own module",
+                "duplicate-module",
+                slug,
             )
         )
     return problems
@@ -490,7 +495,7 @@ def _syntax_problem(exc: tomllib.TOMLDecodeError, text: str) -> ManifestProblem:
         lines = text.split("\n")
         line, column = len(lines), len(lines[-1]) + 1
         message = _TOML_AT_END.sub("", message) + " at end of file"
-    return ManifestProblem(line, column, "", f"TOML syntax error: {message}")
+    return ManifestProblem(line, column, "", f"TOML syntax error: {message}", "syntax")
 
 
 def _parse(data: bytes, path: Path) -> BenchManifest:
@@ -499,7 +504,11 @@ def _parse(data: bytes, path: Path) -> BenchManifest:
             path,
             (
                 ManifestProblem(
-                    1, 1, "", "the file starts with a byte-order mark; save it as UTF-8 without BOM"
+                    1,
+                    1,
+                    "",
+                    "the file starts with a byte-order mark; save it as UTF-8 without BOM",
+                    "syntax",
                 ),
             ),
         )
@@ -514,7 +523,11 @@ def _parse(data: bytes, path: Path) -> BenchManifest:
             path,
             (
                 ManifestProblem(
-                    line, column, "", f"not valid UTF-8 (byte {bad}); save the file as UTF-8"
+                    line,
+                    column,
+                    "",
+                    f"not valid UTF-8 (byte {bad}); save the file as UTF-8",
+                    "syntax",
                 ),
             ),
         ) from None

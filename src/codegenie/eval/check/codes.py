@@ -1,0 +1,110 @@
+"""The stable codes of ``codegenie-bench check``: one per kind of inconsistency.
+
+Codes are kebab-case and never change meaning; ``docs/check-codes.md`` lists
+each with an example and its fix (a test keeps the two in step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from codegenie.eval.diagnostics import Severity
+
+__all__ = ("CODES", "Code")
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    """A check code: its name, severity and the usual fix."""
+
+    name: str
+    severity: Severity
+    summary: str
+    hint: str
+
+
+CODES: Final[dict[str, Code]] = {
+    code.name: code
+    for code in (
+        Code(
+            "manifest-syntax",
+            "error",
+            "bench.toml cannot be read: bad bytes or TOML syntax",
+            "fix the TOML at this position; the rest of the file is checked once it parses",
+        ),
+        Code(
+            "manifest-schema",
+            "error",
+            "bench.toml is valid TOML but breaks the manifest schema",
+            "see docs/manifest.md; `codegenie-bench schema` prints the expected format",
+        ),
+        Code(
+            "root-missing",
+            "error",
+            "an entry's root directory does not exist",
+            "create the directory, or fix the entry's root",
+        ),
+        Code(
+            "module-missing",
+            "error",
+            "an entry's registration file does not exist",
+            "create the registration file, or fix the entry's module",
+        ),
+        Code(
+            "module-convention",
+            "warning",
+            "an entry's package is not the slug with hyphens turned into underscores",
+            "rename the package directory and the module to the slug's form",
+        ),
+        Code(
+            "duplicate-module",
+            "error",
+            "two slugs name the same module",
+            "give each task class its own package and registration module",
+        ),
+        Code(
+            "orphan-task-class",
+            "error",
+            "a registration.py under a declared root that no entry lists",
+            "add an entry for it to bench.toml (`codegenie-bench new` does both), or delete it",
+        ),
+        Code(
+            "import-failed",
+            "error",
+            "importing the registration raised (sys.exit included)",
+            "fix the error; `codegenie-bench show SLUG` reproduces it in-process",
+        ),
+        Code(
+            "import-crashed",
+            "error",
+            "importing the registration killed the interpreter (os._exit, a signal)",
+            "remove the os._exit or the crashing extension call from the import path",
+        ),
+        Code(
+            "import-timeout",
+            "error",
+            "importing the registration did not finish within --timeout",
+            "move slow or blocking work out of module import, into the task class's methods",
+        ),
+        Code(
+            "not-registered",
+            "error",
+            "the registration imported but did not register its slug",
+            "decorate the task class with @register_task_class(SLUG)",
+        ),
+        Code(
+            "extra-registration",
+            "error",
+            "the registration registered something other than its own slug",
+            "register exactly one task class per registration module, under its own slug",
+        ),
+        Code(
+            "rubric-imported",
+            "error",
+            "the registration imports a rubric module (ADR-0001)",
+            "remove the import; rubrics run only in a subprocess "
+            "(docs/adr/0001-rubric-isolation.md)",
+        ),
+    )
+}

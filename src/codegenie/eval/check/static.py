@@ -1,0 +1,339 @@
+"""The checks that need no import: the manifest, the tree, and the registrations' source.
+
+Reading a manifest with problems does not stop here: every entry that is
+valid on its own is still checked, so one run reports every inconsistency.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from codegenie.eval._toml_positions import TomlPositions
+from codegenie.eval.check.codes import CODES
+from codegenie.eval.diagnostics import Diagnostic
+from codegenie.eval.errors import BenchManifestInvalid, ManifestProblem
+from codegenie.eval.manifest import BenchManifest, ManifestEntry
+from codegenie.eval.naming import slug_problem, slug_to_identifier
+
+__all__ = ("ImportTarget", "StaticResult", "check_static", "display_path")
+
+_PROBLEM_CODES = {
+    "syntax": "manifest-syntax",
+    "schema": "manifest-schema",
+    "duplicate-module": "duplicate-module",
+}
+
+
+def display_path(path: Path) -> str:
+    """Return ``path`` relative to the working directory when inside it, else absolute."""
+    absolute = path.absolute()
+    try:
+        return str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        return str(absolute)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportTarget:
+    """One registration to import in a worker."""
+
+    slug: str
+    module: str
+    path_entry: str
+    expected_file: str
+    display_file: str
+    manifest_line: int
+    register_lines: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass
+class StaticResult:
+    """What the static checks found, and what remains to import."""
+
+    manifest: Path
+    slugs: list[str] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    targets: list[ImportTarget] = field(default_factory=list)
+    rubric_flagged: set[str] = field(default_factory=set)
+
+
+def _diagnostic(
+    code: str,
+    message: str,
+    file: str,
+    line: int | None,
+    column: int | None = None,
+    *,
+    slug: str | None = None,
+    hint: str | None = None,
+) -> Diagnostic:
+    spec = CODES[code]
+    return Diagnostic(
+        code=code,
+        severity=spec.severity,
+        message=message,
+        file=file,
+        line=line,
+        column=column,
+        slug=slug,
+        hint=hint or spec.hint,
+    )
+
+
+@dataclass
+class _Read:
+    entries: dict[str, ManifestEntry]
+    positions: TomlPositions | None
+    diagnostics: list[Diagnostic]
+    # Slugs and module strings written in the file, valid or not: a package
+    # that an invalid entry names is that entry's problem, not an orphan.
+    mentioned: set[str] = field(default_factory=set)
+
+
+def _read(path: Path) -> _Read:
+    """Return the usable entries, their positions and the manifest's own diagnostics."""
+    shown = display_path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        message = f"cannot read the file: {exc.strerror or exc}"
+        return _Read({}, None, [_diagnostic("manifest-syntax", message, shown, 1, 1)])
+    try:
+        manifest = BenchManifest.from_bytes(data, path)
+    except BenchManifestInvalid as exc:
+        diagnostics = [_problem(p, shown) for p in exc.problems]
+        if any(p.kind == "syntax" for p in exc.problems):
+            return _Read({}, None, diagnostics)
+        text = data.decode("utf-8")
+        raw = tomllib.loads(text)
+        return _Read(_salvage(raw), TomlPositions(text), diagnostics, _mentioned(raw))
+    return _Read(dict(manifest.task_classes), TomlPositions(data.decode("utf-8")), [])
+
+
+def _mentioned(raw: dict[str, object]) -> set[str]:
+    table = raw.get("task-classes")
+    if not isinstance(table, dict):
+        return set()
+    names = set(table)
+    for value in table.values():
+        module = value.get("module") if isinstance(value, dict) else None
+        if isinstance(module, str):
+            names.add(module)
+    return names
+
+
+def _problem(problem: ManifestProblem, shown: str) -> Diagnostic:
+    message = f"{problem.key}: {problem.message}" if problem.key else problem.message
+    code = _PROBLEM_CODES.get(problem.kind, "manifest-schema")
+    return _diagnostic(code, message, shown, problem.line, problem.column, slug=problem.slug)
+
+
+def _salvage(raw: dict[str, object]) -> dict[str, ManifestEntry]:
+    """Return the entries of an invalid manifest that are valid on their own."""
+    table = raw.get("task-classes")
+    if not isinstance(table, dict):
+        return {}
+    entries: dict[str, ManifestEntry] = {}
+    modules: set[str] = set()
+    for slug, value in table.items():
+        if slug_problem(slug) is not None:
+            continue
+        try:
+            entry = ManifestEntry.model_validate(value)
+        except ValidationError:
+            continue
+        if entry.module in modules:
+            continue  # reported as duplicate-module; importing it twice proves nothing
+        modules.add(entry.module)
+        entries[slug] = entry
+    return entries
+
+
+def _walk_registrations(root: Path) -> Iterator[Path]:
+    for directory, subdirectories, files in os.walk(root):
+        subdirectories[:] = sorted(
+            d for d in subdirectories if not d.startswith(".") and d != "__pycache__"
+        )
+        if "registration.py" in files:
+            yield Path(directory) / "registration.py"
+
+
+def _imported_names(tree: ast.AST) -> Iterator[tuple[str, int]]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            yield base, node.lineno
+            for alias in node.names:
+                yield f"{base}.{alias.name}", node.lineno
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in {"import_module", "__import__", "run_path", "spec_from_file_location"}:
+                for arg in node.args[:1]:
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                        yield arg.value, node.lineno
+
+
+def _is_rubric(name: str) -> bool:
+    last = name.replace("/", ".").rstrip(".").rsplit(".", 1)[-1]
+    return last in {"rubric", "rubric.py"} or name.endswith("rubric.py")
+
+
+def _register_calls(tree: ast.AST) -> Iterator[tuple[str, int]]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name == "register_task_class" and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    yield first.value, node.lineno
+
+
+def _source_checks(
+    slug: str, registration: Path, result: StaticResult
+) -> tuple[tuple[str, int], ...]:
+    """Flag rubric imports in the source; return the literal registrations and their lines."""
+    try:
+        tree = ast.parse(registration.read_bytes(), filename=str(registration))
+    except (SyntaxError, ValueError):
+        return ()  # the import reports it, with its line
+    for name, line in _imported_names(tree):
+        if _is_rubric(name):
+            result.rubric_flagged.add(slug)
+            result.diagnostics.append(
+                _diagnostic(
+                    "rubric-imported",
+                    f"{slug!r} registration imports rubric module {name!r}",
+                    display_path(registration),
+                    line,
+                    1,
+                    slug=slug,
+                )
+            )
+    return tuple(_register_calls(tree))
+
+
+def _check_entry(
+    slug: str,
+    entry: ManifestEntry,
+    root: Path,
+    *,
+    where: Callable[..., tuple[int, int]],
+    shown: str,
+    result: StaticResult,
+) -> None:
+    """Check one entry against the tree; queue its import when it can be imported."""
+
+    def report(code: str, key: str, message: str) -> None:
+        line, column = where("task-classes", slug, key)
+        result.diagnostics.append(_diagnostic(code, message, shown, line, column, slug=slug))
+
+    if not root.is_dir():
+        report(
+            "root-missing",
+            "root",
+            f"root {entry.root!r} of {slug!r} is not a directory ({display_path(root)})",
+        )
+        return
+    ident = slug_to_identifier(slug)
+    if entry.package_parts != (ident,):
+        expected = f"{entry.module.split('.', 1)[0]}.{ident}.registration"
+        report(
+            "module-convention",
+            "module",
+            f"module {entry.module!r} of {slug!r} is not the slug's own ({expected!r})",
+        )
+    registration = entry.registration_file(root)
+    if not registration.is_file():
+        report(
+            "module-missing",
+            "module",
+            f"module {entry.module!r} of {slug!r}: {display_path(registration)} does not exist",
+        )
+        return
+    result.targets.append(
+        ImportTarget(
+            slug=slug,
+            module=entry.module,
+            path_entry=str(root.resolve().parent),
+            expected_file=str(registration.resolve()),
+            display_file=display_path(registration),
+            manifest_line=where("task-classes", slug)[0],
+            register_lines=_source_checks(slug, registration, result),
+        )
+    )
+
+
+def _orphans(
+    roots: set[Path],
+    declared: set[Path],
+    mentioned: set[str],
+    in_shard: Callable[[str | None], bool],
+) -> list[Diagnostic]:
+    """Report each registration.py under a declared root that no entry lists."""
+    found = []
+    for root in sorted(roots):
+        for registration in _walk_registrations(root):
+            if registration in declared:
+                continue
+            guess = registration.parent.name.replace("_", "-")
+            orphan = guess if slug_problem(guess) is None else None
+            relative = registration.parent.relative_to(root.parent)
+            module = ".".join((*relative.parts, "registration"))
+            if guess in mentioned or module in mentioned or not in_shard(orphan):
+                continue
+            found.append(
+                _diagnostic(
+                    "orphan-task-class",
+                    f"{display_path(registration)} ({module}) is under a declared root, "
+                    "but no entry of bench.toml lists it",
+                    display_path(registration),
+                    1,
+                    1,
+                    slug=orphan,
+                    hint=(
+                        f"add [task-classes.{orphan or '<slug>'}] with "
+                        f'module = "{module}" to bench.toml, or delete the directory'
+                    ),
+                )
+            )
+    return found
+
+
+def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticResult:
+    """Run every check that needs no import on the manifest at ``path``.
+
+    ``in_shard(slug)`` says whether a slug (``None`` for diagnostics that
+    belong to no slug) is this run's to report.
+    """
+    result = StaticResult(manifest=path)
+    read = _read(path)
+    result.diagnostics += [d for d in read.diagnostics if in_shard(d.slug)]
+    positions = read.positions
+
+    def where(*key: str | int) -> tuple[int, int]:
+        return positions.find(key) if positions is not None else (1, 1)
+
+    declared: set[Path] = set()
+    roots: set[Path] = set()
+    for slug, entry in read.entries.items():
+        root = path.parent / entry.root
+        if root.is_dir():
+            roots.add(root.resolve())
+            declared.add(entry.registration_file(root.resolve()))
+        if in_shard(slug):
+            result.slugs.append(slug)
+            _check_entry(slug, entry, root, where=where, shown=display_path(path), result=result)
+    result.diagnostics += _orphans(roots, declared, read.mentioned, in_shard)
+    return result
