@@ -17,12 +17,13 @@ latter lists *every* schema problem of the file with its line and column.
 from __future__ import annotations
 
 import difflib
+import functools
 import keyword
 import os
 import re
 import tomllib
 from collections.abc import Iterator, Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Annotated, Any, Final, Self
 
 from pydantic import (
@@ -36,6 +37,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from codegenie.eval._toml_fast import parse_plain
 from codegenie.eval._toml_positions import KeyPath, TomlPositions
 from codegenie.eval.errors import (
     BenchManifestInvalid,
@@ -66,6 +68,8 @@ _MODULE_PATTERN: Final = rf"^{_IDENT_PART}(\.{_IDENT_PART})+\.registration$"
 _ROOT_COMPONENT: Final = r"([^./\\][^/\\]*|\.[^./\\][^/\\]*|\.\.[^/\\]+)"
 _ROOT_PATTERN: Final = rf"^({_ROOT_COMPONENT}/)*{_IDENT_PART}$"
 _ASCII_IDENT: Final = re.compile(_IDENT_PART)
+_MODULE_OK: Final = re.compile(rf"{_IDENT_PART}(?:\.{_IDENT_PART})+\.registration")
+_KEYWORDS: Final = frozenset(keyword.kwlist)
 
 
 def _fail(kind: str, message: str) -> PydanticCustomError:
@@ -83,6 +87,8 @@ def _identifier_problem(part: str) -> str | None:
 
 
 def _check_module(value: str) -> str:
+    if _MODULE_OK.fullmatch(value) and _KEYWORDS.isdisjoint(value.split(".")):
+        return value  # the common case, decided in one match
     parts = value.split(".")
     for part in parts:
         problem = _identifier_problem(part)
@@ -93,29 +99,33 @@ def _check_module(value: str) -> str:
             "module_syntax",
             f"module {value!r} must have at least three parts: '<root>.<package>.registration'",
         )
-    if parts[-1] != "registration":
-        raise _fail("module_syntax", f"module {value!r} must end in '.registration'")
-    return value
+    raise _fail("module_syntax", f"module {value!r} must end in '.registration'")
+
+
+@functools.lru_cache(maxsize=1024)
+def _root_problem(value: str) -> str | None:
+    # Cached: a manifest repeats a handful of roots across all its entries.
+    if not value:
+        return "is empty"
+    if "\\" in value:
+        return "must use '/' as separator, not '\\'"
+    if value.startswith("/") or re.match(r"^[A-Za-z]:", value):
+        return "must be relative to the manifest's directory, not absolute"
+    parts = value.split("/")
+    if ".." in parts:
+        return "must stay inside the manifest's directory (no '..')"
+    if any(part in {"", "."} for part in parts):
+        return "must be a normalized path (no empty or '.' components)"
+    problem = _identifier_problem(parts[-1])
+    if problem is not None:
+        return f"must end in a directory named like a Python package; {parts[-1]!r} {problem}"
+    return None
 
 
 def _check_root(value: str) -> str:
-    def fail(reason: str) -> PydanticCustomError:
-        return _fail("root_syntax", f"root {value!r} {reason}")
-
-    if not value:
-        raise fail("is empty")
-    if "\\" in value:
-        raise fail("must use '/' as separator, not '\\'")
-    if value.startswith("/") or re.match(r"^[A-Za-z]:", value):
-        raise fail("must be relative to the manifest's directory, not absolute")
-    parts = value.split("/")
-    if ".." in parts:
-        raise fail("must stay inside the manifest's directory (no '..')")
-    if any(part in {"", "."} for part in parts):
-        raise fail("must be a normalized path (no empty or '.' components)")
-    problem = _identifier_problem(parts[-1])
+    problem = _root_problem(value)
     if problem is not None:
-        raise fail(f"must end in a directory named like a Python package; {parts[-1]!r} {problem}")
+        raise _fail("root_syntax", f"root {value!r} {problem}")
     return value
 
 
@@ -188,9 +198,8 @@ class ManifestEntry(BaseModel):
 
     @model_validator(mode="after")
     def _module_under_root(self) -> Self:
-        package = PurePosixPath(self.root).name
-        first = self.module.split(".", 1)[0]
-        if first != package:
+        package = self.root.rpartition("/")[2]
+        if self.module.split(".", 1)[0] != package:
             raise _fail(
                 "module_outside_root",
                 f"module {self.module!r} is not under root {self.root!r}: "
@@ -258,6 +267,8 @@ class BenchManifest(BaseModel):
 
     @model_validator(mode="after")
     def _unique_modules(self) -> Self:
+        if len({entry.module for entry in self.task_classes.values()}) == len(self.task_classes):
+            return self
         duplicates = _duplicate_modules(self.task_classes)
         if duplicates:
             slug, module, first = duplicates[0]
@@ -531,10 +542,12 @@ def _parse(data: bytes, path: Path) -> BenchManifest:
                 ),
             ),
         ) from None
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise BenchManifestInvalid(path, (_syntax_problem(exc, text),)) from None
+    raw = parse_plain(text)
+    if raw is None:
+        try:
+            raw = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise BenchManifestInvalid(path, (_syntax_problem(exc, text),)) from None
     try:
         manifest = BenchManifest.model_validate(raw, by_alias=True, by_name=False)
     except ValidationError as exc:
