@@ -38,6 +38,8 @@ def _isolate_eval_globals(
     so tests run in any order without seeing each other's imports.
     """
     test_dirs = (str(tmp_path_factory.getbasetemp().resolve()), str(REPO / "bench"))
+    # The manifest cache of `list` goes to a private directory, never the user's.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
     saved_path = list(sys.path)
     saved_modules = dict(sys.modules)
     fresh = TaskClassRegistry()

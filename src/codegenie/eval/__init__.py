@@ -10,9 +10,11 @@ only what it touches.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
+from codegenie.eval._version import __version__ as __version__
 
+# Not typing.TYPE_CHECKING: importing typing would cost every command line
+# run, the cheapest ones included. Type checkers treat this name the same way.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from codegenie.eval.errors import EvalError
     from codegenie.eval.manifest import BenchManifest, ManifestEntry
@@ -50,6 +52,8 @@ def __getattr__(name: str) -> object:
     if home is None:
         msg = f"module 'codegenie.eval' has no attribute {name!r}"
         raise AttributeError(msg)
+    import importlib  # noqa: PLC0415 - keeps importing the package itself cheap
+
     # Not cached in the module namespace: default_registry is looked up anew
     # each time, so it always is the registry module's current one.
     return getattr(importlib.import_module(home), name)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from codegenie.eval._version import __version__
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.errors import (
     BenchCaseLoadError,
@@ -126,6 +127,12 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         help="log format on stderr (default: console)",
     )
     group.add_argument(
+        "--no-cache",
+        action="store_true",
+        default=default(False),
+        help="neither read nor write the cache of validated manifests (list)",
+    )
+    group.add_argument(
         "-v",
         "--verbose",
         action="count",
@@ -139,15 +146,6 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         default=default(False),
         help="print results only: no notes or hints on stderr",
     )
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
-
-    try:
-        return version("codegenie-eval")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "unknown"
 
 
 def _positive_int(text: str) -> int:
@@ -180,7 +178,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description=_DESCRIPTION, epilog=_EXAMPLES[None], formatter_class=formatter
     )
-    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     _global_options(parser, defaults=True)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -446,14 +444,31 @@ def _columns(rows: Sequence[tuple[str, ...]]) -> str:
 
 
 def _cmd_list(args: argparse.Namespace, out: _Output) -> int:
-    manifest = _load_manifest(args)
-    entries = [{"slug": s, "module": e.module, "root": e.root} for s, e in manifest]
-    out.result(
-        {"manifest": str(manifest.path), "task_classes": entries},
-        _columns([(e["slug"], e["module"], e["root"]) for e in entries]),
+    from codegenie.eval import _listing  # noqa: PLC0415
+    from codegenie.eval.manifest import (  # noqa: PLC0415
+        BenchManifest,
+        find_manifest,
+        read_manifest_bytes,
     )
-    if not entries:
-        out.note(f"{manifest.path}: no task classes declared")
+
+    path = (args.manifest or find_manifest(Path.cwd())).absolute()
+    data = read_manifest_bytes(path)
+    listing = None if args.no_cache else _listing.read_cached(data)
+    if listing is None:
+        manifest = BenchManifest.from_bytes(data, path)
+        listing = (
+            list(manifest.slugs()),
+            [entry.module for _, entry in manifest],
+            [entry.root for _, entry in manifest],
+        )
+        if not args.no_cache:
+            _listing.store(data, listing)
+    if out.json:
+        out.stdout.write(_listing.render_json(str(path), listing))
+    else:
+        out.stdout.write(_listing.render_text(listing))
+    if not listing[0]:
+        out.note(f"{path}: no task classes declared")
     return 0
 
 

@@ -37,6 +37,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from codegenie.eval._paths import MANIFEST_NAME, find_manifest_path
 from codegenie.eval._toml_fast import parse_plain
 from codegenie.eval._toml_positions import KeyPath, TomlPositions
 from codegenie.eval.errors import (
@@ -55,9 +56,9 @@ __all__ = (
     "clear_manifest_cache",
     "json_schema",
     "load_manifest_cached",
+    "read_manifest_bytes",
 )
 
-MANIFEST_NAME: Final = "bench.toml"
 SUPPORTED_SCHEMA_VERSIONS: Final = (1,)
 
 _IDENT_PART: Final = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -289,16 +290,7 @@ class BenchManifest(BaseModel):
         bytes, TOML syntax or schema are wrong.
         """
         file = Path(path).absolute()
-        try:
-            data = file.read_bytes()
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            raise BenchManifestNotFound(file) from None
-        except OSError as exc:
-            raise BenchManifestInvalid(
-                file,
-                (ManifestProblem(1, 1, "", f"cannot read the file: {exc.strerror}", "syntax"),),
-            ) from exc
-        return cls.from_bytes(data, file)
+        return cls.from_bytes(read_manifest_bytes(file), file)
 
     @classmethod
     def discover(cls, start: Path | str = ".") -> BenchManifest:
@@ -565,18 +557,32 @@ def _parse(data: bytes, path: Path) -> BenchManifest:
     return manifest
 
 
+def read_manifest_bytes(file: Path) -> bytes:
+    """Return the bytes of the manifest ``file``.
+
+    Raises ``BenchManifestNotFound`` when there is no such file and
+    ``BenchManifestInvalid`` when it cannot be read.
+    """
+    try:
+        return file.read_bytes()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        raise BenchManifestNotFound(file) from None
+    except OSError as exc:
+        raise BenchManifestInvalid(
+            file,
+            (ManifestProblem(1, 1, "", f"cannot read the file: {exc.strerror}", "syntax"),),
+        ) from exc
+
+
 def find_manifest(start: Path) -> Path:
     """Return the nearest ``bench.toml`` in ``start`` or its parents.
 
     Raises ``BenchManifestNotFound`` naming ``start/bench.toml`` when there is none.
     """
-    directory = start.absolute()
-    first = directory / MANIFEST_NAME
-    for candidate_dir in (directory, *directory.parents):
-        candidate = candidate_dir / MANIFEST_NAME
-        if candidate.is_file():
-            return candidate
-    raise BenchManifestNotFound(first)
+    first, found = find_manifest_path(str(start))
+    if found is None:
+        raise BenchManifestNotFound(Path(first))
+    return Path(found)
 
 
 # -- the in-process cache ---------------------------------------------------
