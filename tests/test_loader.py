@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import os
 import pickle
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -818,3 +819,52 @@ def test_register_task_class_outside_a_load_uses_default_registry(
         pass
 
     assert default_registry.get("adhoc").cls is Adhoc
+
+
+def test_repeat_request_into_another_registry_registers_the_same_object(tmp_path: Path) -> None:
+    """A repeat of a loaded request with another registry still adds the task class there."""
+    bench = make_bench(tmp_path, "foo")
+    first, second = TaskClassRegistry(), TaskClassRegistry()
+    task_class = load_task_class("foo", bench.root, registry=first)
+    assert load_task_class("foo", bench.root, registry=first) is task_class
+    assert load_task_class("foo", bench.root, registry=second) is task_class
+    assert second.get("foo") is task_class
+
+
+def test_repeat_request_after_the_module_was_removed_imports_again(tmp_path: Path) -> None:
+    """Removing the module from sys.modules makes the loader forget the earlier load."""
+    log = tmp_path / "side_effects.txt"
+    bench = make_bench(tmp_path, "foo", log=log)
+    load_task_class("foo", bench.root, registry=TaskClassRegistry())
+    for key in [k for k in sys.modules if k == "bench" or k.startswith("bench.")]:
+        del sys.modules[key]
+    again = load_task_class("foo", bench.root, registry=TaskClassRegistry())
+    assert again.name == "foo"
+    assert log.read_text().count("x\n") == 2
+
+
+def test_repeat_request_with_another_manifest_argument_is_checked_again(tmp_path: Path) -> None:
+    """A repeat passing a different manifest= goes through the checks against that manifest."""
+    bench = make_bench(tmp_path, "foo")
+    registry = TaskClassRegistry()
+    load_task_class("foo", bench.root, registry=registry)
+    other = BenchManifest.from_bytes(b"schema-version = 1\n", bench.manifest)
+    with pytest.raises(TaskClassNotFound):
+        load_task_class("foo", bench.root, registry=registry, manifest=other)
+
+
+def test_without_structlog_imported_the_loader_neither_logs_nor_imports_it(tmp_path: Path) -> None:
+    """In a process that never imported structlog, loading costs no structlog import and prints nothing."""
+    bench = make_bench(tmp_path, "foo")
+    code = (
+        "import sys\n"
+        "from codegenie.eval.loader import load_task_class\n"
+        f"load_task_class('foo', {str(bench.root)!r})\n"
+        "assert 'structlog' not in sys.modules\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    assert result.stderr == ""

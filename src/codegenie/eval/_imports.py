@@ -10,6 +10,7 @@ entries.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import traceback
 import types
@@ -43,11 +44,11 @@ class ImportScope:
         self._saved_path: list[str] = []
         self._mark = f"codegenie.eval._import_mark_{next(_marks)}"
 
-    def open(self, path_entry: Path) -> None:
+    def open(self, path_entry: str) -> None:
         """Record the current state, then put ``path_entry`` first on ``sys.path``."""
         self._saved_path = list(sys.path)
         sys.modules[self._mark] = types.ModuleType(self._mark)
-        put_first_on_sys_path(str(path_entry))
+        put_first_on_sys_path(path_entry)
 
     def added(self) -> list[str]:
         """Return the names of the modules added since :meth:`open`, newest first."""
@@ -88,12 +89,12 @@ def is_prefix_of(prefix: str | None, module_name: str) -> bool:
     return prefix is not None and (prefix == module_name or module_name.startswith(prefix + "."))
 
 
-def same_file(module: types.ModuleType | None, expected: Path) -> bool:
+def same_file(module: types.ModuleType | None, expected: str) -> bool:
     """Return whether ``module`` was loaded from ``expected`` (symlinks resolved)."""
-    file = getattr(module, "__file__", None)
-    if file is None:
+    file: object = getattr(module, "__file__", None)
+    if not isinstance(file, str):
         return False
-    return file == str(expected) or Path(file).resolve() == expected.resolve()
+    return file == expected or os.path.realpath(file) == os.path.realpath(expected)
 
 
 def shadow_file(module_name: str) -> Path | None:

@@ -265,9 +265,7 @@ def _jsonable(value: object) -> object:
     if isinstance(value, EvalError):
         return _error_document(value)
     if isinstance(value, TaskClass):
-        from codegenie.eval.runner import task_class_document  # noqa: PLC0415
-
-        return task_class_document(value)
+        return value.to_json()
     if isinstance(value, tuple | list):
         return [_jsonable(v) for v in value]
     if isinstance(value, dict):
@@ -382,13 +380,18 @@ def _registrations_quiet_on_stdout() -> Iterator[None]:
 
 
 def _configure_logging(args: argparse.Namespace) -> None:
+    """Send the library's log events to stderr when -v asks for them.
+
+    Logs are off by default (diagnostics carry the errors). Then structlog is
+    not even imported, and the library, finding it unused, emits nothing.
+    """
+    if args.quiet or not args.verbose:
+        return
     import logging  # noqa: PLC0415
 
-    import structlog  # noqa: PLC0415 - only commands that load anything need it
+    import structlog  # noqa: PLC0415 - only when logs are wanted
 
-    # Logs are off by default (diagnostics carry the errors); -v shows them.
-    levels = {0: logging.CRITICAL, 1: logging.INFO}
-    level = logging.CRITICAL if args.quiet else levels.get(args.verbose, logging.DEBUG)
+    level = logging.INFO if args.verbose == 1 else logging.DEBUG
     renderer: Any
     if args.log_format == "json":
         renderer = structlog.processors.JSONRenderer(sort_keys=True)
@@ -422,9 +425,7 @@ def _root_for(manifest: BenchManifest, slug: str) -> Path:
 
 
 def _describe(task_class: TaskClass) -> str:
-    from codegenie.eval.runner import task_class_document  # noqa: PLC0415
-
-    document = task_class_document(task_class)
+    document = task_class.to_json()
     width = max(len(key) for key in document) + 1
     return "\n".join(f"{key + ':':<{width}} {value}" for key, value in document.items())
 
@@ -475,7 +476,6 @@ def _cmd_list(args: argparse.Namespace, out: _Output) -> int:
 def _cmd_show(args: argparse.Namespace, out: _Output) -> int:
     from codegenie.eval.loader import load_task_class  # noqa: PLC0415
     from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415
-    from codegenie.eval.runner import task_class_document  # noqa: PLC0415
 
     _configure_logging(args)
     manifest = _load_manifest(args)
@@ -489,7 +489,7 @@ def _cmd_show(args: argparse.Namespace, out: _Output) -> int:
             )
     except EvalError as error:
         return _fail(error, out, manifest, args.slug)
-    out.result(task_class_document(task_class), _describe(task_class))
+    out.result(task_class.to_json(), _describe(task_class))
     return 0
 
 

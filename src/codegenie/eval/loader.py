@@ -12,14 +12,13 @@ rubric (ADR-0001).
 
 from __future__ import annotations
 
+import os
 import sys
 import types
 from dataclasses import dataclass
 from os import PathLike
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Final, NoReturn, final
-
-import structlog
 
 from codegenie.eval import registry as _registry_module
 from codegenie.eval._imports import (
@@ -30,6 +29,7 @@ from codegenie.eval._imports import (
     same_file,
     shadow_file,
 )
+from codegenie.eval._logging import LazyLogger
 from codegenie.eval.errors import (
     BenchCaseLoadError,
     BenchManifestInvalid,
@@ -48,14 +48,14 @@ from codegenie.eval.registry import RegistrationSession, TaskClassRegistry, regi
 
 __all__ = ("load_task_class",)
 
-_log = structlog.get_logger(__name__)
+_log = LazyLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
 class _Loaded:
     """A successful load: valid while ``module`` is still what sys.modules holds."""
 
-    root: Path
+    root: str
     module_name: str
     module: types.ModuleType
     task_class: TaskClass
@@ -108,24 +108,39 @@ def load_task_class(
     import system and ``sys.path`` are process-wide); ``Runner.plan`` resolves
     its slugs one after another for that reason. The loader takes no lock.
     """
+    target = registry if registry is not None else _registry_module.default_registry
+    # A repeat of an earlier successful request returns before touching the
+    # filesystem (see _repeat); anything else takes the eight steps.
+    key = _request_key(name, bench_root)
+    repeat = _repeats.get(key) if key is not None else None
+    if repeat is not None and _still_valid(repeat, target, manifest):
+        _log.debug(
+            "loader.task_class_cache_hit",
+            name=name,
+            bench_root=repeat.root,
+            module=repeat.module_name,
+        )
+        return repeat.task_class
+
     # 1. The request itself.
     try:
         check_slug(name)
     except InvalidTaskClassName as exc:
         _log.error("loader.invalid_task_class_name", name=name, reason=exc.reason)
         raise
-    target = registry if registry is not None else _registry_module.default_registry
 
-    # 2. The bench root.
-    root = Path(bench_root).resolve()
-    if not root.is_dir():
-        _log.error("loader.bench_root_not_found", name=name, bench_root=str(root))
-        raise BenchRootNotFound(root)
+    # 2. The bench root. Paths stay strings on this path: it runs once per
+    # slug, and pathlib objects cost more than the checks themselves.
+    root = os.path.realpath(os.fspath(bench_root))
+    if not os.path.isdir(root):
+        _log.error("loader.bench_root_not_found", name=name, bench_root=root)
+        raise BenchRootNotFound(Path(root))
 
     # 3. The manifest.
+    given_manifest = manifest
     if manifest is None:
         try:
-            manifest = load_manifest_cached(find_manifest(root.parent))
+            manifest = load_manifest_cached(find_manifest(Path(os.path.dirname(root))))
         except (BenchManifestNotFound, BenchManifestInvalid) as exc:
             _log.error("loader.manifest_unusable", name=name, error=exc.code, path=str(exc.path))
             raise
@@ -141,49 +156,52 @@ def load_task_class(
             suggestions=list(exc.suggestions),
         )
         raise
-    declared_root = (manifest.directory / entry.root).resolve()
-    if declared_root != root:
+    declared_root = os.path.join(os.path.dirname(str(manifest.path)), entry.root)
+    # ``root`` has no symbolic link left in it, so an equal string needs no resolving.
+    if declared_root != root and os.path.realpath(declared_root) != root:
+        declared = Path(os.path.realpath(declared_root))
         _log.error(
             "loader.task_class_root_conflict",
             name=name,
-            first_root=str(declared_root),
-            second_root=str(root),
+            first_root=str(declared),
+            second_root=root,
         )
-        raise TaskClassRootConflict(name, declared_root, root, declared_in=manifest.path)
+        raise TaskClassRootConflict(name, declared, Path(root), declared_in=manifest.path)
     module_name = entry.module
     earlier = _earlier_load(name, module_name)
     if earlier is not None and earlier.root != root:
         _log.error(
             "loader.task_class_root_conflict",
             name=name,
-            first_root=str(earlier.root),
-            second_root=str(root),
+            first_root=earlier.root,
+            second_root=root,
         )
-        raise TaskClassRootConflict(name, earlier.root, root)
+        raise TaskClassRootConflict(name, Path(earlier.root), Path(root))
 
     # 5. Already loaded from this root.
     if earlier is not None:
         target.register(earlier.task_class)
-        _log.debug(
-            "loader.task_class_cache_hit", name=name, bench_root=str(root), module=module_name
-        )
+        _remember(key, earlier, given_manifest)
+        _log.debug("loader.task_class_cache_hit", name=name, bench_root=root, module=module_name)
         return earlier.task_class
 
     # 6. Import the registration.
-    expected_file = entry.registration_file(root)
-    if not expected_file.is_file():
-        case_dir = entry.case_dir(root)
+    expected_file = os.path.join(root, *entry.package_parts, "registration.py")
+    if not os.path.isfile(expected_file):
         _log.error(
             "loader.registration_file_missing",
             name=name,
-            bench_root=str(root),
+            bench_root=root,
             module=module_name,
-            file=str(expected_file),
+            file=expected_file,
         )
-        raise BenchCaseLoadError(case_dir, "registration.py", "file not found")
-    task_class = _ImportAttempt(name, module_name, root, expected_file).run(target)
-    _log.info("loader.task_class_loaded", name=name, bench_root=str(root), module=module_name)
-    return task_class
+        raise BenchCaseLoadError(
+            Path(os.path.dirname(expected_file)), "registration.py", "file not found"
+        )
+    record = _ImportAttempt(name, module_name, root, expected_file).run(target)
+    _remember(key, record, given_manifest)
+    _log.info("loader.task_class_loaded", name=name, bench_root=root, module=module_name)
+    return record.task_class
 
 
 def _earlier_load(name: str, module_name: str) -> _Loaded | None:
@@ -196,6 +214,62 @@ def _earlier_load(name: str, module_name: str) -> _Loaded | None:
     return record
 
 
+# -- repeats -----------------------------------------------------------------
+#
+# A request (name, bench_root as given, and the working directory when that is
+# relative) that succeeded before is answered from memory, in about a
+# microsecond, as long as the module it imported is still the one in
+# sys.modules, the caller's registry holds the same task class, and the same
+# ``manifest=`` argument is passed. It does not look at the filesystem again:
+# a manifest edited or a symbolic link moved after the first load does not
+# change what an already-loaded task class resolves to in this process.
+
+
+@dataclass(frozen=True, slots=True)
+class _Repeat:
+    record: _Loaded
+    manifest: BenchManifest | None
+
+    @property
+    def root(self) -> str:
+        return self.record.root
+
+    @property
+    def module_name(self) -> str:
+        return self.record.module_name
+
+    @property
+    def task_class(self) -> TaskClass:
+        return self.record.task_class
+
+
+_repeats: Final[dict[tuple[object, ...], _Repeat]] = {}
+
+
+def _request_key(name: object, bench_root: object) -> tuple[object, ...] | None:
+    if type(name) is not str or not isinstance(bench_root, str | PurePath):
+        return None
+    if os.path.isabs(bench_root):
+        return (name, os.fspath(bench_root))
+    return (name, os.fspath(bench_root), os.getcwd())
+
+
+def _still_valid(repeat: _Repeat, target: TaskClassRegistry, manifest: object) -> bool:
+    record = repeat.record
+    return (
+        repeat.manifest is manifest
+        and sys.modules.get(record.module_name) is record.module
+        and target.holds(record.task_class)
+    )
+
+
+def _remember(
+    key: tuple[object, ...] | None, record: _Loaded, manifest: BenchManifest | None
+) -> None:
+    if key is not None:
+        _repeats[key] = _Repeat(record, manifest)
+
+
 @final
 class _ImportAttempt:
     """Steps 6 to 8 for one slug: import, verify, and undo everything on failure.
@@ -204,16 +278,16 @@ class _ImportAttempt:
     added and the ``sys.path`` change (see ``ImportScope``).
     """
 
-    def __init__(self, name: str, module_name: str, root: Path, expected_file: Path) -> None:
+    def __init__(self, name: str, module_name: str, root: str, expected_file: str) -> None:
         self.name = name
         self.module_name = module_name
         self.root = root
         self.expected_file = expected_file
         self._scope = ImportScope()
 
-    def run(self, target: TaskClassRegistry) -> TaskClass:
-        """Import the registration into ``target`` and return its task class."""
-        self._scope.open(self.root.parent)
+    def run(self, target: TaskClassRegistry) -> _Loaded:
+        """Import the registration into ``target``; return the record of the load."""
+        self._scope.open(os.path.dirname(self.root))
         with registering_into(target) as session:
             try:
                 module = import_fresh(self.module_name)
@@ -252,8 +326,9 @@ class _ImportAttempt:
             )
         self._scope.keep()
         target.register(task_class)
-        _loaded[self.name] = _Loaded(self.root, self.module_name, module, task_class)
-        return task_class
+        record = _Loaded(self.root, self.module_name, module, task_class)
+        _loaded[self.name] = record
+        return record
 
     def _undo(self, session: RegistrationSession) -> None:
         session.rollback()
@@ -264,10 +339,10 @@ class _ImportAttempt:
             "loader.module_mismatch",
             name=self.name,
             module=self.module_name,
-            expected_file=str(self.expected_file),
+            expected_file=self.expected_file,
             actual_file=str(actual),
         )
-        raise TaskClassModuleMismatch(self.name, self.module_name, self.expected_file, actual)
+        raise TaskClassModuleMismatch(self.name, self.module_name, Path(self.expected_file), actual)
 
     def _failed(self, exc: BaseException, session: RegistrationSession) -> NoReturn:
         self._undo(session)
@@ -279,7 +354,7 @@ class _ImportAttempt:
         _log.error(
             "loader.registration_import_failed",
             name=self.name,
-            bench_root=str(self.root),
+            bench_root=self.root,
             module=self.module_name,
             cause_type=type(exc).__name__,
             cause_message=message[:200],
@@ -288,8 +363,8 @@ class _ImportAttempt:
             self.name,
             type(exc).__name__,
             message,
-            source=self.expected_file,
-            line=failure_line(exc, self.expected_file),
+            source=Path(self.expected_file),
+            line=failure_line(exc, Path(self.expected_file)),
         ) from exc
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -30,3 +31,14 @@ class TaskClass(BaseModel):
 
     def __repr__(self) -> str:
         return f"TaskClass(name={self.name!r}, module={self.module!r})"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the documented JSON shape (``show``, and each entry of a run plan)."""
+        return {
+            "slug": self.name,
+            "module": self.module,
+            "source": str(self.source) if self.source else None,
+            "description": self.description,
+            "rubric": str(self.rubric) if self.rubric else None,
+            "cases": str(self.cases) if self.cases else None,
+        }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, final
@@ -15,19 +14,7 @@ from codegenie.eval.manifest import BenchManifest
 from codegenie.eval.models import TaskClass
 from codegenie.eval.registry import TaskClassRegistry
 
-__all__ = ("RunPlan", "Runner", "task_class_document")
-
-
-def task_class_document(task_class: TaskClass) -> dict[str, Any]:
-    """Return the JSON shape of one task class (``show``, and each ``plan`` entry)."""
-    return {
-        "slug": task_class.name,
-        "module": task_class.module,
-        "source": str(task_class.source) if task_class.source else None,
-        "description": task_class.description,
-        "rubric": str(task_class.rubric) if task_class.rubric else None,
-        "cases": str(task_class.cases) if task_class.cases else None,
-    }
+__all__ = ("RunPlan", "Runner")
 
 
 class RunPlan(BaseModel):
@@ -50,7 +37,7 @@ class RunPlan(BaseModel):
         """Return the plan as a JSON-ready dict."""
         return {
             "manifest": str(self.manifest),
-            "task_classes": [task_class_document(tc) for tc in self.task_classes],
+            "task_classes": [tc.to_json() for tc in self.task_classes],
         }
 
 
@@ -80,6 +67,8 @@ class Runner:
         own typed error and whose ``resolved`` holds the task classes that did
         resolve.
         """
+        import asyncio  # noqa: PLC0415 - already loaded in a caller that awaits this
+
         requested = self.manifest.slugs() if slugs is None else tuple(dict.fromkeys(slugs))
         resolved: list[TaskClass] = []
         errors: dict[str, EvalError] = {}

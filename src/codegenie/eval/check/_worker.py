@@ -48,7 +48,7 @@ def check_one(request: dict[str, Any]) -> dict[str, Any]:
     module_name: str = request["module"]
     expected = Path(request["expected_file"])
     scope = ImportScope()
-    scope.open(Path(request["path_entry"]))
+    scope.open(request["path_entry"])
     registry = TaskClassRegistry()
     error: dict[str, Any] | None = None
     with registering_into(registry) as session:
@@ -68,7 +68,7 @@ def check_one(request: dict[str, Any]) -> dict[str, Any]:
                     "line": failure_line(exc, expected),
                 }
         else:
-            if not same_file(module, expected):
+            if not same_file(module, str(expected)):
                 actual = getattr(module, "__file__", None)
                 error = {
                     "type": "TaskClassModuleMismatch",
