@@ -1,0 +1,51 @@
+"""The benchmark command keeps working (at N = 10). No test here asserts a time."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
+    """`python benchmarks/run.py` at N = 10 writes a table with every measurement and a verdict column."""
+    output = tmp_path / "table.md"
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "run.py"),
+            "--sizes",
+            "10",
+            "--runs",
+            "1",
+            "--check-size",
+            "10",
+            "--output",
+            str(output),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    table = output.read_text()
+    assert table == result.stdout
+    for measurement in (
+        "`list`, cached manifest",
+        "`list`, manifest changed",
+        "`show SLUG`",
+        "first `load_task_class`",
+        "repeat `load_task_class`",
+        "manifest load, no cache",
+        "typo: suggestions",
+        "`check --jobs 1`",
+        "`check --jobs 2`",
+        "peak memory: list",
+        "peak memory: check",
+    ):
+        assert measurement in table
+    assert "| measurement | N | median | floor |" in table
+    assert "bytecode of codegenie-eval cached:" in table
