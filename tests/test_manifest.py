@@ -430,11 +430,12 @@ def test_discover_without_manifest_names_the_first_place_looked(tmp_path: Path) 
 
 def test_cached_load_reuses_until_the_file_changes(tmp_path: Path) -> None:
     """load_manifest_cached returns the same object until the file changes, then re-reads."""
-    path = tmp_path / "bench.toml"
-    path.write_text(GOOD)
+    file = tmp_path / "bench.toml"
+    file.write_text(GOOD)
+    path = str(file)
     first = load_manifest_cached(path)
     assert load_manifest_cached(path) is first
-    path.write_text(GOOD.replace("deep-one", "deep-two"))
+    file.write_text(GOOD.replace("deep-one", "deep-two"))
     second = load_manifest_cached(path)
     assert second.slugs() == ("vuln-remediation", "deep-two")
     clear_manifest_cache()

@@ -30,6 +30,7 @@ from codegenie.eval._imports import (
     shadow_file,
 )
 from codegenie.eval._logging import LazyLogger
+from codegenie.eval._paths import find_manifest_path
 from codegenie.eval.errors import (
     BenchCaseLoadError,
     BenchManifestInvalid,
@@ -41,7 +42,7 @@ from codegenie.eval.errors import (
     TaskClassRegistrationFailed,
     TaskClassRootConflict,
 )
-from codegenie.eval.manifest import BenchManifest, find_manifest, load_manifest_cached
+from codegenie.eval.manifest import BenchManifest, load_manifest_cached
 from codegenie.eval.models import TaskClass
 from codegenie.eval.naming import check_slug
 from codegenie.eval.registry import RegistrationSession, TaskClassRegistry, registering_into
@@ -139,11 +140,7 @@ def load_task_class(
     # 3. The manifest.
     given_manifest = manifest
     if manifest is None:
-        try:
-            manifest = load_manifest_cached(find_manifest(Path(os.path.dirname(root))))
-        except (BenchManifestNotFound, BenchManifestInvalid) as exc:
-            _log.error("loader.manifest_unusable", name=name, error=exc.code, path=str(exc.path))
-            raise
+        manifest = _nearest_manifest(name, root)
 
     # 4. The request against the manifest and this process's earlier loads.
     try:
@@ -202,6 +199,18 @@ def load_task_class(
     _remember(key, record, given_manifest)
     _log.info("loader.task_class_loaded", name=name, bench_root=root, module=module_name)
     return record.task_class
+
+
+def _nearest_manifest(name: str, root: str) -> BenchManifest:
+    """Step 3: the nearest bench.toml in the root's parent or above, re-read when it changes."""
+    try:
+        first_place, found = find_manifest_path(os.path.dirname(root))
+        if found is None:
+            raise BenchManifestNotFound(Path(first_place))
+        return load_manifest_cached(found)
+    except (BenchManifestNotFound, BenchManifestInvalid) as exc:
+        _log.error("loader.manifest_unusable", name=name, error=exc.code, path=str(exc.path))
+        raise
 
 
 def _earlier_load(name: str, module_name: str) -> _Loaded | None:

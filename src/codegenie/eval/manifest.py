@@ -588,11 +588,11 @@ def find_manifest(start: Path) -> Path:
 # -- the in-process cache ---------------------------------------------------
 
 _StatKey = tuple[int, int, int, int, int]
-_cache: dict[Path, tuple[_StatKey, BenchManifest]] = {}
+_cache: dict[str, tuple[_StatKey, BenchManifest]] = {}
 
 
-def load_manifest_cached(path: Path) -> BenchManifest:
-    """Like :meth:`BenchManifest.load`, reusing the result while the file is unchanged.
+def load_manifest_cached(path: str) -> BenchManifest:
+    """Like :meth:`BenchManifest.load` of the absolute ``path``, reused while it is unchanged.
 
     The file counts as unchanged while its inode, size, modification and change
     times are the same; a changed file is read again.
