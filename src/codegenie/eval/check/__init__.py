@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codegenie.eval.check.codes import CODES, Code
+from codegenie.eval.check.codes import CODES, Code, diagnostic
 from codegenie.eval.check.static import ImportTarget, check_static, display_path
 from codegenie.eval.check.workers import Outcome, import_all
 from codegenie.eval.diagnostics import Diagnostic
@@ -114,19 +114,11 @@ def _diagnostic(
     line: int | None = None,
     manifest: str,
 ) -> Diagnostic:
-    spec = CODES[code]
+    """Return an import diagnostic: at ``file:line``, else at the slug's manifest table."""
     if file is None:
         file, line = manifest, target.manifest_line
-    return Diagnostic(
-        code=code,
-        severity=spec.severity,
-        message=message,
-        file=file,
-        line=line,
-        column=1 if line is not None else None,
-        slug=target.slug,
-        hint=spec.hint,
-    )
+    column = 1 if line is not None else None
+    return diagnostic(code, message, file=file, line=line, column=column, slug=target.slug)
 
 
 def _import_diagnostics(

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from codegenie.eval.diagnostics import Severity
+from codegenie.eval.diagnostics import Diagnostic, Severity
 
-__all__ = ("CODES", "Code")
+__all__ = ("CODES", "Code", "diagnostic")
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,3 +108,27 @@ CODES: Final[dict[str, Code]] = {
         ),
     )
 }
+
+
+def diagnostic(
+    code: str,
+    message: str,
+    *,
+    file: str,
+    line: int | None,
+    column: int | None = None,
+    slug: str | None = None,
+    hint: str | None = None,
+) -> Diagnostic:
+    """Return a diagnostic of ``code``, with the code's severity and (by default) its hint."""
+    spec = CODES[code]
+    return Diagnostic(
+        code=code,
+        severity=spec.severity,
+        message=message,
+        file=file,
+        line=line,
+        column=column,
+        slug=slug,
+        hint=hint or spec.hint,
+    )

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from codegenie.eval._toml_positions import TomlPositions
-from codegenie.eval.check.codes import CODES
+from codegenie.eval.check.codes import diagnostic
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.errors import BenchManifestInvalid, ManifestProblem
 from codegenie.eval.manifest import BenchManifest, ManifestEntry
@@ -64,29 +64,6 @@ class StaticResult:
     rubric_flagged: set[str] = field(default_factory=set)
 
 
-def _diagnostic(
-    code: str,
-    message: str,
-    file: str,
-    line: int | None,
-    column: int | None = None,
-    *,
-    slug: str | None = None,
-    hint: str | None = None,
-) -> Diagnostic:
-    spec = CODES[code]
-    return Diagnostic(
-        code=code,
-        severity=spec.severity,
-        message=message,
-        file=file,
-        line=line,
-        column=column,
-        slug=slug,
-        hint=hint or spec.hint,
-    )
-
-
 @dataclass
 class _Read:
     entries: dict[str, ManifestEntry]
@@ -104,7 +81,9 @@ def _read(path: Path) -> _Read:
         data = path.read_bytes()
     except OSError as exc:
         message = f"cannot read the file: {exc.strerror or exc}"
-        return _Read({}, None, [_diagnostic("manifest-syntax", message, shown, 1, 1)])
+        return _Read(
+            {}, None, [diagnostic("manifest-syntax", message, file=shown, line=1, column=1)]
+        )
     try:
         manifest = BenchManifest.from_bytes(data, path)
     except BenchManifestInvalid as exc:
@@ -132,7 +111,9 @@ def _mentioned(raw: dict[str, object]) -> set[str]:
 def _problem(problem: ManifestProblem, shown: str) -> Diagnostic:
     message = f"{problem.key}: {problem.message}" if problem.key else problem.message
     code = _PROBLEM_CODES.get(problem.kind, "manifest-schema")
-    return _diagnostic(code, message, shown, problem.line, problem.column, slug=problem.slug)
+    return diagnostic(
+        code, message, file=shown, line=problem.line, column=problem.column, slug=problem.slug
+    )
 
 
 def _salvage(raw: dict[str, object]) -> dict[str, ManifestEntry]:
@@ -212,12 +193,12 @@ def _source_checks(
         if _is_rubric(name):
             result.rubric_flagged.add(slug)
             result.diagnostics.append(
-                _diagnostic(
+                diagnostic(
                     "rubric-imported",
                     f"{slug!r} registration imports rubric module {name!r}",
-                    display_path(registration),
-                    line,
-                    1,
+                    file=display_path(registration),
+                    line=line,
+                    column=1,
                     slug=slug,
                 )
             )
@@ -237,7 +218,9 @@ def _check_entry(
 
     def report(code: str, key: str, message: str) -> None:
         line, column = where("task-classes", slug, key)
-        result.diagnostics.append(_diagnostic(code, message, shown, line, column, slug=slug))
+        result.diagnostics.append(
+            diagnostic(code, message, file=shown, line=line, column=column, slug=slug)
+        )
 
     if not root.is_dir():
         report(
@@ -294,13 +277,13 @@ def _orphans(
             if guess in mentioned or module in mentioned or not in_shard(orphan):
                 continue
             found.append(
-                _diagnostic(
+                diagnostic(
                     "orphan-task-class",
                     f"{display_path(registration)} ({module}) is under a declared root, "
                     "but no entry of bench.toml lists it",
-                    display_path(registration),
-                    1,
-                    1,
+                    file=display_path(registration),
+                    line=1,
+                    column=1,
                     slug=orphan,
                     hint=(
                         f"add [task-classes.{orphan or '<slug>'}] with "
