@@ -100,6 +100,11 @@ def load_task_class(
     8. The import must have registered ``name`` (else ``TaskClassNotFound``
        listing what it did register).
 
+    A repeat of a request that succeeded (same name, same ``bench_root`` value
+    and, for a relative one, the same working directory, same ``manifest=``)
+    returns the same object from memory while its module is still imported,
+    without looking at the filesystem again.
+
     Registrations without an explicit ``registry=`` go to ``registry`` (default
     ``default_registry``). A failed load leaves no trace: what it registered,
     the modules it added to ``sys.modules`` and its ``sys.path`` change are
@@ -111,7 +116,7 @@ def load_task_class(
     """
     target = registry if registry is not None else _registry_module.default_registry
     # A repeat of an earlier successful request returns before touching the
-    # filesystem (see _repeat); anything else takes the eight steps.
+    # filesystem (see _Repeat); anything else takes the eight steps.
     key = _request_key(name, bench_root)
     repeat = _repeats.get(key) if key is not None else None
     if repeat is not None and _still_valid(repeat, target, manifest):
