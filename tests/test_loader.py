@@ -558,6 +558,19 @@ def test_failed_load_leaves_no_trace_and_a_fixed_file_loads(tmp_path: Path) -> N
     assert registry.get("foo") is task_class
 
 
+def test_failed_load_keeps_modules_imported_from_outside_the_root(tmp_path: Path) -> None:
+    """Undo removes the bench's modules, not a library the registration imported whole."""
+    sys.modules.pop("colorsys", None)
+    bench = make_bench(tmp_path, "foo", before="import colorsys\nimport bench.foo.helper")
+    (bench.root / "foo" / "helper.py").write_text("VALUE = 1\n")
+    bench.add("foo", before="import colorsys\nimport bench.foo.helper\nraise RuntimeError('x')")
+    before = set(sys.modules)
+    with pytest.raises(TaskClassRegistrationFailed):
+        load_task_class("foo", bench.root, registry=TaskClassRegistry())
+    assert set(sys.modules) - before == {"colorsys"}
+    assert not [m for m in sys.modules if m == "bench" or m.startswith("bench.")]
+
+
 def test_failed_load_unregisters_what_it_registered(tmp_path: Path) -> None:
     """Registrations made before the body raised are taken back."""
     bench = make_bench(tmp_path, "foo", after="raise RuntimeError('after registering')")

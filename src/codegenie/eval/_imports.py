@@ -5,6 +5,14 @@ import and can put it back. ``sys.modules`` keeps insertion order, so a fresh
 marker module placed at its end separates what an import adds from what was
 there before, without copying a mapping that can hold tens of thousands of
 entries.
+
+Undoing removes the modules that came from the bench root or took its
+package's name (the task-class packages, the root's namespace package, a
+shadowing ``bench`` package, rubrics, helpers) and leaves modules
+from elsewhere — the standard library, installed packages — that the import
+loaded along the way: they were imported whole, they hold no registration of
+the bench, and a C extension removed from ``sys.modules`` often cannot be
+imported a second time in the same process.
 """
 
 from __future__ import annotations
@@ -40,7 +48,8 @@ class ImportScope:
     on a parent package that stays) and restore ``sys.path``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, root: str) -> None:
+        self._root = root
         self._saved_path: list[str] = []
         self._mark = f"codegenie.eval._import_mark_{next(_marks)}"
 
@@ -64,8 +73,17 @@ class ImportScope:
         sys.modules.pop(self._mark, None)
 
     def undo(self) -> None:
-        """Remove the modules the import added and restore ``sys.path``."""
-        for key in self.added():
+        """Remove the modules the import added from the root, and restore ``sys.path``."""
+        # Decide before removing: a namespace package's path consults its parent.
+        package = os.path.basename(self._root)
+        doomed = [
+            key
+            for key in self.added()
+            if key == package
+            or key.startswith(package + ".")
+            or _inside(sys.modules.get(key), self._root)
+        ]
+        for key in doomed:
             removed = sys.modules.pop(key, None)
             parent_name, _, child = key.rpartition(".")
             parent = sys.modules.get(parent_name) if parent_name else None
@@ -73,6 +91,19 @@ class ImportScope:
                 delattr(parent, child)
         sys.modules.pop(self._mark, None)
         sys.path[:] = self._saved_path
+
+
+def _inside(module: types.ModuleType | None, root: str) -> bool:
+    places: list[str] = []
+    file = getattr(module, "__file__", None)
+    if isinstance(file, str):
+        places.append(file)
+    spec = getattr(module, "__spec__", None)
+    search = getattr(spec, "submodule_search_locations", None)
+    if search is not None:
+        places.extend(str(place) for place in search)
+    prefix = root + os.sep
+    return any(place == root or place.startswith(prefix) for place in places)
 
 
 def put_first_on_sys_path(entry: str) -> None:

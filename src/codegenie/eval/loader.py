@@ -297,7 +297,7 @@ class _ImportAttempt:
         self.module_name = module_name
         self.root = root
         self.expected_file = expected_file
-        self._scope = ImportScope()
+        self._scope = ImportScope(root)
 
     def run(self, target: TaskClassRegistry) -> _Loaded:
         """Import the registration into ``target``; return the record of the load."""

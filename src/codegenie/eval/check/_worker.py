@@ -47,7 +47,7 @@ def check_one(request: dict[str, Any]) -> dict[str, Any]:
     """Import one registration in a clean slate and say what happened."""
     module_name: str = request["module"]
     expected = Path(request["expected_file"])
-    scope = ImportScope()
+    scope = ImportScope(os.path.join(request["path_entry"], module_name.split(".", 1)[0]))
     scope.open(request["path_entry"])
     registry = TaskClassRegistry()
     error: dict[str, Any] | None = None
