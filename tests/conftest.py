@@ -9,12 +9,18 @@ from pathlib import Path
 
 import pytest
 import structlog
+from hypothesis import settings
 
 from codegenie.eval import registry as registry_module
 from codegenie.eval.manifest import clear_manifest_cache
 from codegenie.eval.registry import TaskClassRegistry
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Properties build real files and import modules: a slow disk or a busy CI
+# machine must not turn that into a flaky deadline failure.
+settings.register_profile("codegenie", deadline=None)
+settings.load_profile("codegenie")
 
 
 def _bench_import(module: types.ModuleType | None, test_dirs: tuple[str, ...]) -> bool:
