@@ -46,7 +46,13 @@ from codegenie.eval.errors import (
     ManifestProblem,
     TaskClassNotFound,
 )
-from codegenie.eval.naming import MAX_SLUG_LENGTH, RESERVED_SLUGS, closest, slug_problem
+from codegenie.eval.naming import (
+    MAX_SLUG_LENGTH,
+    RESERVED_SLUGS,
+    SLUG_PATTERN,
+    closest,
+    slug_problem,
+)
 
 __all__ = (
     "MANIFEST_NAME",
@@ -153,7 +159,7 @@ Slug = Annotated[
     AfterValidator(_check_slug),
     Field(
         json_schema_extra={
-            "pattern": r"^[a-z][a-z0-9-]*[a-z0-9]$",
+            "pattern": SLUG_PATTERN,
             "minLength": 2,
             "maxLength": MAX_SLUG_LENGTH,
             "not": {"enum": sorted(RESERVED_SLUGS)},
