@@ -141,18 +141,28 @@ def _import_diagnostics(
             manifest=manifest,
         )
         return
+    if outcome.kind == "tampered":
+        yield _diagnostic(
+            "import-failed",
+            f"importing {module} for {target.slug!r} cannot be judged: {outcome.detail}",
+            target,
+            manifest=manifest,
+        )
+        return
     if outcome.error is not None:
         line = outcome.error.get("line")
         where = {"file": target.display_file, "line": line} if line else {}
+        detail = outcome.error["type"]
+        if outcome.error["message"]:
+            detail += f": {outcome.error['message']}"
         yield _diagnostic(
             "import-failed",
-            f"importing {module} for {target.slug!r} raised "
-            f"{outcome.error['type']}: {outcome.error['message']}",
+            f"importing {module} for {target.slug!r} raised {detail}",
             target,
             manifest=manifest,
             **where,
         )
-    elif target.slug not in outcome.registered:
+    elif outcome.not_registered:
         others = ", ".join(repr(n) for n in outcome.registered) or "nothing"
         yield _diagnostic(
             "not-registered",
@@ -174,8 +184,15 @@ def _import_diagnostics(
     if outcome.rubric and not rubric_flagged:
         yield _diagnostic(
             "rubric-imported",
-            f"importing {module} for {target.slug!r} loaded rubric module(s) "
+            f"importing {module} for {target.slug!r} loaded rubric "
             f"{', '.join(outcome.rubric)}",
+            target,
+            manifest=manifest,
+        )
+    if outcome.left_running:
+        yield _diagnostic(
+            "import-left-running",
+            f"importing {module} for {target.slug!r} left {outcome.left_running} running",
             target,
             manifest=manifest,
         )

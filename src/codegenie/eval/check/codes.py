@@ -46,6 +46,12 @@ CODES: Final[dict[str, Code]] = {
             "create the directory, or fix the entry's root",
         ),
         Code(
+            "root-outside",
+            "error",
+            "an entry's root resolves (symbolic links followed) outside the manifest's directory",
+            "keep task classes inside the repository: copy them in, or fix the link or the root",
+        ),
+        Code(
             "module-missing",
             "error",
             "an entry's registration file does not exist",
@@ -88,6 +94,18 @@ CODES: Final[dict[str, Code]] = {
             "move slow or blocking work out of module import, into the task class's methods",
         ),
         Code(
+            "import-left-running",
+            "warning",
+            "importing the registration left threads or child processes running",
+            "start threads and processes in the task class's methods, not at import",
+        ),
+        Code(
+            "source-unparsable",
+            "error",
+            "the registration's source cannot be parsed at all (nesting too deep, NUL bytes)",
+            "simplify the source: split the expression, generate data at run time",
+        ),
+        Code(
             "not-registered",
             "error",
             "the registration imported but did not register its slug",
@@ -102,7 +120,7 @@ CODES: Final[dict[str, Code]] = {
         Code(
             "rubric-imported",
             "error",
-            "the registration imports a rubric module (ADR-0001)",
+            "the registration imports, reads or runs a rubric (ADR-0001)",
             "remove the import; rubrics run only in a subprocess "
             "(docs/adr/0001-rubric-isolation.md)",
         ),

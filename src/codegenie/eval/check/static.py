@@ -46,7 +46,8 @@ class ImportTarget:
 
     slug: str
     module: str
-    path_entry: str
+    root: str
+    manifest: str
     expected_file: str
     display_file: str
     manifest_line: int
@@ -183,12 +184,35 @@ def _register_calls(tree: ast.AST) -> Iterator[tuple[str, int]]:
 
 def _source_checks(
     slug: str, registration: Path, result: StaticResult
-) -> tuple[tuple[str, int], ...]:
-    """Flag rubric imports in the source; return the literal registrations and their lines."""
+) -> tuple[tuple[str, int], ...] | None:
+    """Flag rubric imports in the source; return the literal registrations and their lines.
+
+    Returns ``None`` (and reports ``source-unparsable``) for a source that no
+    parser can take at all; a plain syntax error is left to the import, which
+    reports it with its line.
+    """
+    shown = display_path(registration)
     try:
         tree = ast.parse(registration.read_bytes(), filename=str(registration))
-    except (SyntaxError, ValueError):
-        return ()  # the import reports it, with its line
+    except SyntaxError:
+        return ()
+    except (RecursionError, MemoryError, ValueError, OSError) as exc:
+        reason = {
+            RecursionError: "it is nested too deeply for the parser",
+            MemoryError: "the parser ran out of memory",
+            ValueError: "it contains a NUL byte",
+        }.get(type(exc), f"it cannot be read ({exc})")
+        result.diagnostics.append(
+            diagnostic(
+                "source-unparsable",
+                f"{slug!r} registration {shown} cannot be parsed: {reason}",
+                file=shown,
+                line=1,
+                column=1,
+                slug=slug,
+            )
+        )
+        return None
     for name, line in _imported_names(tree):
         if _is_rubric(name):
             result.rubric_flagged.add(slug)
@@ -212,6 +236,7 @@ def _check_entry(
     *,
     where: Callable[..., tuple[int, int]],
     shown: str,
+    manifest: Path,
     result: StaticResult,
 ) -> None:
     """Check one entry against the tree; queue its import when it can be imported."""
@@ -227,6 +252,16 @@ def _check_entry(
             "root-missing",
             "root",
             f"root {entry.root!r} of {slug!r} is not a directory ({display_path(root)})",
+        )
+        return
+    resolved = root.resolve()
+    manifest_dir = manifest.parent.resolve()
+    if not resolved.is_relative_to(manifest_dir):
+        report(
+            "root-outside",
+            "root",
+            f"root {entry.root!r} of {slug!r} resolves to {resolved}, "
+            f"outside the manifest's directory {manifest_dir}",
         )
         return
     ident = slug_to_identifier(slug)
@@ -245,15 +280,19 @@ def _check_entry(
             f"module {entry.module!r} of {slug!r}: {display_path(registration)} does not exist",
         )
         return
+    register_lines = _source_checks(slug, registration, result)
+    if register_lines is None:
+        return
     result.targets.append(
         ImportTarget(
             slug=slug,
             module=entry.module,
-            path_entry=str(root.resolve().parent),
+            root=entry.root,
+            manifest=str(manifest),
             expected_file=str(registration.resolve()),
             display_file=display_path(registration),
             manifest_line=where("task-classes", slug)[0],
-            register_lines=_source_checks(slug, registration, result),
+            register_lines=register_lines,
         )
     )
 
@@ -310,13 +349,22 @@ def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticRe
 
     declared: set[Path] = set()
     roots: set[Path] = set()
+    manifest_dir = path.parent.resolve()
     for slug, entry in read.entries.items():
         root = path.parent / entry.root
-        if root.is_dir():
+        if root.is_dir() and root.resolve().is_relative_to(manifest_dir):
             roots.add(root.resolve())
             declared.add(entry.registration_file(root.resolve()))
         if in_shard(slug):
             result.slugs.append(slug)
-            _check_entry(slug, entry, root, where=where, shown=display_path(path), result=result)
+            _check_entry(
+                slug,
+                entry,
+                root,
+                where=where,
+                shown=display_path(path),
+                manifest=path,
+                result=result,
+            )
     result.diagnostics += _orphans(roots, declared, read.mentioned, in_shard)
     return result

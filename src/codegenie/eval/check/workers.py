@@ -1,24 +1,31 @@
-"""Import registrations out of process, in parallel, surviving whatever they do.
+"""Import registrations out of process, in parallel, each slug in a process of its own.
 
-``import_all`` runs up to ``jobs`` worker interpreters; each imports many
-registrations in turn (so a large bench is not one interpreter start per
-slug) and hands back one answer per slug. A worker that dies (``os._exit``, a
-signal) or does not answer within the per-slug timeout is killed with its
-process group and replaced; its slug is reported as crashed or timed out and
-the remaining slugs are still checked.
+``import_all`` starts up to ``jobs`` worker interpreters
+(:mod:`codegenie.eval.check._worker`), each a clean parent that forks one
+disposable child per slug; this process hands each idle worker the next
+slug and waits for the answers of all of them at once, in one thread. A
+worker that dies (a registration that kills its parent) or stops answering
+is killed with its process group and replaced; its slug is reported as
+crashed or timed out and the remaining slugs are still checked.
+
+Whatever happens here — an exception, ``KeyboardInterrupt`` — no worker and no
+process a registration started outlives :func:`import_all`: each worker is
+asked to stop (SIGTERM, on which it kills its current child's group and
+every process it adopted), then killed with its process group. A worker also
+ends by itself when this process dies.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import select
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -29,48 +36,71 @@ from codegenie.eval.check.static import ImportTarget
 __all__ = ("Outcome", "import_all")
 
 STARTUP_TIMEOUT: Final = 60.0
-_STDERR_TAIL = 400
+#: How long past a slug's own timeout the worker has to report it.
+GRACE: Final = 10.0
+STOP_WAIT: Final = 2.0
+_STDERR_TAIL: Final = 400
+
+# The worker starts isolated (-I): neither the current directory nor PYTHONPATH
+# is on its sys.path, so nothing of the repository can shadow what it imports.
+# It still has to find this very copy of codegenie, installed or not.
+_BOOTSTRAP: Final = (
+    "import sys\n"
+    "if {home!r} not in sys.path: sys.path.append({home!r})\n"
+    "from codegenie.eval.check._worker import main\n"
+    "sys.exit(main(sys.argv))\n"
+)
+
+
+def _codegenie_home() -> str:
+    import codegenie.eval  # noqa: PLC0415 - the package this module belongs to
+
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(codegenie.eval.__file__))))
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """What importing one registration came to.
 
-    ``kind`` is ``"done"`` (the worker answered: see ``registered``, ``error``
-    and ``rubric``), ``"crashed"`` (the worker died; ``detail`` says how) or
-    ``"timeout"``.
+    ``kind`` is ``"done"`` (see ``registered``, ``error``, ``not_registered``,
+    ``rubric`` and ``left_running``), ``"crashed"`` (the process died;
+    ``detail`` says how), ``"timeout"``, or ``"tampered"`` (the registration
+    wrote to the check's private result pipe, so its answer cannot be trusted).
     """
 
     slug: str
-    kind: Literal["done", "crashed", "timeout"]
+    kind: Literal["done", "crashed", "timeout", "tampered"]
     registered: tuple[str, ...] = ()
     error: dict[str, Any] | None = None
+    not_registered: bool = False
     rubric: tuple[str, ...] = ()
+    left_running: str = ""
     detail: str = ""
 
 
-class _WorkerDied(Exception):
+class _WorkerGone(Exception):
     pass
 
 
 @final
 class _Worker:
-    """One worker interpreter and the two pipes to talk to it."""
+    """One worker interpreter, the two pipes to talk to it, and the slug it is on."""
 
-    def __init__(self) -> None:
+    def __init__(self, home: str) -> None:
         request_read, request_write = os.pipe()
-        result_read, result_write = os.pipe()
+        answer_read, answer_write = os.pipe()
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
         try:
             self.process = subprocess.Popen(
                 [
                     sys.executable,
-                    "-m",
-                    "codegenie.eval.check._worker",
+                    "-I",
+                    "-c",
+                    _BOOTSTRAP.format(home=home),
                     str(request_read),
-                    str(result_write),
+                    str(answer_write),
                 ],
-                pass_fds=(request_read, result_write),
+                pass_fds=(request_read, answer_write),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=self._stderr,
@@ -78,100 +108,88 @@ class _Worker:
             )
         finally:
             os.close(request_read)
-            os.close(result_write)
-        self._requests = os.fdopen(request_write, "wb")
-        self._results = result_read
-        self._buffer = b""
-        try:
-            answer = self._read(time.monotonic() + STARTUP_TIMEOUT)
-        except (_WorkerDied, TimeoutError):
-            answer = None
-        if answer != {"ready": True}:
-            detail = self.kill()
-            msg = f"a check worker did not start: {detail}"
-            raise RuntimeError(msg)
+            os.close(answer_write)
+        self.requests = request_write
+        self.answers = answer_read
+        self.buffer = b""
+        self.ready = False
+        self.started = time.monotonic()
+        self.target: ImportTarget | None = None
+        self.request_id = 0
+        self.deadline: float | None = None
 
-    def _read(self, deadline: float) -> dict[str, Any]:
-        while b"\n" not in self._buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError
-            ready, _, _ = select.select([self._results], [], [], remaining)
-            if not ready:
-                raise TimeoutError
-            chunk = os.read(self._results, 1 << 16)
-            if not chunk:
-                raise _WorkerDied
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        try:
-            answer = json.loads(line)
-        except ValueError:
-            raise _WorkerDied from None
-        if not isinstance(answer, dict):
-            raise _WorkerDied
-        return answer
+    def fileno(self) -> int:
+        return self.answers
 
-    def ask(self, target: ImportTarget, timeout: float) -> Outcome:
-        """Have the worker import ``target``; report a crash or a timeout as such."""
+    def send(self, target: ImportTarget, request_id: int, timeout: float) -> None:
+        """Hand the worker ``target``; raise ``_WorkerGone`` if it cannot take it."""
         request = {
+            "id": request_id,
             "slug": target.slug,
             "module": target.module,
-            "path_entry": target.path_entry,
-            "expected_file": target.expected_file,
+            "root": target.root,
+            "manifest": target.manifest,
+            "timeout": timeout,
         }
+        data = json.dumps(request).encode() + b"\n"
+        self.target, self.request_id = target, request_id
+        self.deadline = None if math.isinf(timeout) else time.monotonic() + timeout + GRACE
         try:
-            self._requests.write(json.dumps(request).encode() + b"\n")
-            self._requests.flush()
-            answer = self._read(time.monotonic() + timeout)
-        except TimeoutError:
-            self.kill()
-            return Outcome(target.slug, "timeout", detail=f"no answer within {timeout:g} s")
-        except (_WorkerDied, BrokenPipeError):
-            return Outcome(target.slug, "crashed", detail=self.kill())
-        if answer.get("slug") != target.slug:
-            return Outcome(target.slug, "crashed", detail=self.kill())
-        return Outcome(
-            target.slug,
-            "done",
-            registered=tuple(answer["registered"]),
-            error=answer["error"],
-            rubric=tuple(answer["rubric"]),
-        )
+            while data:
+                data = data[os.write(self.requests, data) :]
+        except OSError:
+            raise _WorkerGone from None
 
-    def kill(self) -> str:
-        """Kill the worker and its process group; return how it ended."""
-        if self.process.poll() is None:
+    def receive(self) -> list[dict[str, Any]]:
+        """Read what is there; return the complete answers. ``_WorkerGone`` on end of file."""
+        try:
+            chunk = os.read(self.answers, 1 << 16)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            raise _WorkerGone
+        self.buffer += chunk
+        *lines, self.buffer = self.buffer.split(b"\n")
+        answers = []
+        for line in lines:
+            try:
+                answer = json.loads(line)
+            except ValueError:
+                raise _WorkerGone from None
+            if not isinstance(answer, dict):
+                raise _WorkerGone
+            answers.append(answer)
+        return answers
+
+    def stop(self, *, gently: bool) -> str:
+        """End the worker and everything under it; return how it ended.
+
+        Gently: close its request pipe and let it exit. Otherwise (or when it
+        lingers) SIGTERM, on which it kills its current child and what that
+        left; then SIGKILL to its whole process group.
+        """
+        with contextlib.suppress(OSError):
+            os.close(self.requests)
+        if not gently and self.process.poll() is None:
             with contextlib.suppress(OSError):
-                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=STOP_WAIT)
+        except subprocess.TimeoutExpired:
+            pass
+        with contextlib.suppress(OSError):
+            os.killpg(self.process.pid, signal.SIGKILL)
         code = self.process.wait()
-        self._close_pipes()
+        with contextlib.suppress(OSError):
+            os.close(self.answers)
         tail = self._stderr_tail()
         self._stderr.close()
         return _describe_exit(code, tail)
 
-    def close(self) -> None:
-        """Let the worker finish (end of requests); kill it if it lingers."""
-        self._close_pipes()
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            return
-        with contextlib.suppress(OSError):
-            os.killpg(self.process.pid, signal.SIGKILL)  # leftovers of its registrations
-        self._stderr.close()
-
-    def _close_pipes(self) -> None:
-        if not self._requests.closed:
-            with contextlib.suppress(OSError):
-                self._requests.close()
-        if self._results >= 0:
-            os.close(self._results)
-            self._results = -1
-
     def _stderr_tail(self) -> str:
-        self._stderr.seek(0)
+        """Return the end of the worker's own stderr, reading no more than the tail."""
+        size = self._stderr.seek(0, os.SEEK_END)
+        self._stderr.seek(max(0, size - 4 * _STDERR_TAIL))
         text = self._stderr.read().decode("utf-8", "replace").strip()
         return text[-_STDERR_TAIL:]
 
@@ -187,57 +205,135 @@ def _describe_exit(code: int, stderr_tail: str) -> str:
     return f"{how}; stderr: {stderr_tail}" if stderr_tail else how
 
 
-def import_all(targets: list[ImportTarget], *, jobs: int, timeout: float) -> dict[str, Outcome]:
-    """Import every target in up to ``jobs`` workers; return each slug's outcome."""
-    pending = deque(targets)
-    outcomes: dict[str, Outcome] = {}
-    lock = threading.Lock()
-    live: set[_Worker] = set()
-    failures: list[BaseException] = []
+def _outcome(target: ImportTarget, answer: dict[str, Any]) -> Outcome:
+    kind = answer.get("kind")
+    if kind == "done":
+        return Outcome(
+            target.slug,
+            "done",
+            registered=tuple(answer["registered"]),
+            error=answer["error"],
+            not_registered=bool(answer["not_registered"]),
+            rubric=tuple(answer["rubric"]),
+            left_running=answer["left_running"],
+        )
+    if kind in ("crashed", "timeout", "tampered"):
+        return Outcome(target.slug, kind, detail=str(answer.get("detail", "")))
+    return Outcome(target.slug, "crashed", detail=f"unexpected answer {answer!r:.200}")
 
-    def serve() -> None:
-        worker: _Worker | None = None
+
+@final
+class _Pool:
+    """Up to ``jobs`` workers, fed from one queue, watched from one thread."""
+
+    def __init__(self, targets: list[ImportTarget], jobs: int, timeout: float) -> None:
+        self.pending = deque(targets)
+        self.timeout = timeout
+        self.size = max(1, min(jobs, len(targets)))
+        self.home = _codegenie_home()
+        self.workers: list[_Worker] = []
+        self.outcomes: dict[str, Outcome] = {}
+        self.next_id = 0
+
+    def run(self) -> dict[str, Outcome]:
+        while len(self.workers) < min(self.size, len(self.pending)):
+            self.workers.append(_Worker(self.home))
+        while self.pending or any(w.target is not None for w in self.workers):
+            for worker in list(self.workers):
+                if worker.ready and worker.target is None:
+                    self._feed(worker)
+            if not self.workers:
+                break
+            wait = self._wait()
+            ready, _, _ = select.select(self.workers, [], [], wait)
+            for worker in ready:
+                self._hear(worker)
+            self._expire()
+        return self.outcomes
+
+    def _feed(self, worker: _Worker) -> None:
+        if not self.pending:
+            self._retire(worker, gently=True)
+            return
+        target = self.pending.popleft()
+        self.next_id += 1
         try:
-            while True:
-                with lock:
-                    if not pending or failures:
-                        break
-                    target = pending.popleft()
-                if worker is None:
-                    worker = _Worker()
-                    with lock:
-                        live.add(worker)
-                outcome = worker.ask(target, timeout)
-                if outcome.kind != "done":
-                    with lock:
-                        live.discard(worker)
-                    worker = None  # killed by ask(); the next slug gets a new one
-                with lock:
-                    outcomes[target.slug] = outcome
-        except BaseException as exc:  # re-raised in the calling thread
-            with lock:
-                failures.append(exc)
-        finally:
-            if worker is not None:
-                worker.close()
-                with lock:
-                    live.discard(worker)
+            worker.send(target, self.next_id, self.timeout)
+        except _WorkerGone:
+            self._lost(worker, "crashed")
 
-    threads = [
-        threading.Thread(target=serve, name=f"check-worker-{n}", daemon=True)
-        for n in range(max(1, min(jobs, len(targets))))
-    ]
+    def _wait(self) -> float | None:
+        now = time.monotonic()
+        deadlines = [
+            w.deadline if w.ready else w.started + STARTUP_TIMEOUT for w in self.workers
+        ]
+        finite = [d for d in deadlines if d is not None]
+        return max(0.0, min(finite) - now) if finite else None
+
+    def _hear(self, worker: _Worker) -> None:
+        try:
+            answers = worker.receive()
+        except _WorkerGone:
+            self._lost(worker, "crashed")
+            return
+        for answer in answers:
+            if not worker.ready:
+                if answer != {"ready": True}:
+                    self._lost(worker, "crashed")
+                    return
+                worker.ready = True
+                continue
+            target = worker.target
+            if target is None or answer.get("id") != worker.request_id:
+                self._lost(worker, "crashed")
+                return
+            self.outcomes[target.slug] = _outcome(target, answer)
+            worker.target = None
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for worker in list(self.workers):
+            if not worker.ready and now >= worker.started + STARTUP_TIMEOUT:
+                self._lost(worker, "crashed")
+            elif worker.deadline is not None and worker.target is not None and now >= worker.deadline:
+                self._lost(worker, "timeout")
+
+    def _lost(self, worker: _Worker, kind: Literal["crashed", "timeout"]) -> None:
+        """A worker that died or hung: report its slug, replace it if work remains."""
+        target = worker.target
+        detail = self._retire(worker, gently=False)
+        if not worker.ready and target is None:
+            msg = f"a check worker did not start: {detail}"
+            raise RuntimeError(msg)
+        if target is not None:
+            if kind == "timeout":
+                detail = f"no answer within {self.timeout:g} s"
+            else:
+                detail = f"the check's worker process died: {detail}"
+            self.outcomes[target.slug] = Outcome(target.slug, kind, detail=detail)
+        if self.pending:
+            self.workers.append(_Worker(self.home))
+
+    def _retire(self, worker: _Worker, *, gently: bool) -> str:
+        self.workers.remove(worker)
+        return worker.stop(gently=gently)
+
+    def close(self) -> None:
+        """Stop every worker still running (after an interruption or an error)."""
+        while self.workers:
+            self._retire(self.workers[0], gently=False)
+
+
+def import_all(targets: list[ImportTarget], *, jobs: int, timeout: float) -> dict[str, Outcome]:
+    """Import every target, each in a fresh process, ``jobs`` at a time; return each outcome.
+
+    ``timeout`` (seconds, ``math.inf`` for none) bounds each slug. Raises
+    ``RuntimeError`` when a worker interpreter cannot start at all.
+    """
+    if not targets:
+        return {}
+    pool = _Pool(targets, jobs, timeout)
     try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        return pool.run()
     finally:
-        with lock:
-            pending.clear()
-            stragglers = list(live)
-        for worker in stragglers:
-            worker.kill()
-    if failures:
-        raise failures[0]
-    return outcomes
+        pool.close()

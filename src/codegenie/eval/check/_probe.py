@@ -1,0 +1,172 @@
+"""What runs in the process that imports one registration for ``check``.
+
+:func:`probe` imports one slug's registration exactly as ``codegenie-bench
+show SLUG`` would (through :func:`~codegenie.eval.loader.load_task_class`,
+with a fresh registry) and observes what the import did besides: which
+rubric files it read or ran (through an audit hook, so ``importlib``,
+``runpy`` and ``exec(open(...).read())`` are seen as well as ``import``), and
+which threads and child processes it left running. The process it runs in is
+disposable: :mod:`codegenie.eval.check._worker` forks one per slug and
+discards it afterwards, so nothing here is undone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from codegenie.eval.errors import (
+    EvalError,
+    TaskClassNotFound,
+    TaskClassRegistrationFailed,
+)
+from codegenie.eval.loader import load_task_class
+from codegenie.eval.manifest import BenchManifest
+from codegenie.eval.registry import TaskClassRegistry
+
+__all__ = ("probe", "request_manifest")
+
+RUBRIC_FILE: Final = "rubric.py"
+_PROC_TASKS: Final = "/proc/self/task"
+
+
+def request_manifest(request: Mapping[str, Any]) -> BenchManifest:
+    """Return a one-entry manifest for the request's slug, located at the real manifest.
+
+    The static pass has already validated the entry; the worker needs it as a
+    ``BenchManifest`` only so that the loader checks the request as it would
+    for ``show``. JSON string syntax is valid TOML basic-string syntax.
+    """
+    text = (
+        "schema-version = 1\n"
+        f"[task-classes.{request['slug']}]\n"
+        f"module = {json.dumps(request['module'])}\n"
+        f"root = {json.dumps(request['root'])}\n"
+    )
+    return BenchManifest.from_bytes(text.encode(), Path(request["manifest"]))
+
+
+class _RubricWatch:
+    """An audit hook that records every rubric file opened, compiled or executed."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def __call__(self, event: str, args: tuple[Any, ...]) -> None:
+        if event == "open":
+            target = args[0]
+        elif event == "exec":
+            target = getattr(args[0], "co_filename", None)
+        elif event == "compile":
+            target = args[1]
+        else:
+            return
+        if isinstance(target, str | bytes | os.PathLike):
+            path = os.fsdecode(target)
+            if os.path.basename(path) == RUBRIC_FILE and path not in self.seen:
+                self.seen.append(path)
+
+
+def _rubric_names(paths: list[str]) -> list[str]:
+    """Name what was loaded: the module of each rubric file when it has one, else its path."""
+    by_file: dict[str, str] = {}
+    names: set[str] = set()
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if name.rsplit(".", 1)[-1] == "rubric" or (
+            isinstance(file, str) and os.path.basename(file) == RUBRIC_FILE
+        ):
+            names.add(name)
+            if isinstance(file, str):
+                by_file[os.path.realpath(file)] = name
+    names.update(p for p in paths if os.path.realpath(p) not in by_file)
+    return sorted(names)
+
+
+def _live_children() -> int:
+    """Return how many child processes of this process are running (not zombies)."""
+    try:
+        tasks = os.listdir(_PROC_TASKS)
+    except OSError:
+        return 0
+    count = 0
+    for task in tasks:
+        try:
+            with open(f"{_PROC_TASKS}/{task}/children", "rb") as file:
+                pids = file.read().split()
+        except OSError:
+            continue
+        for pid in pids:
+            try:
+                with open(f"/proc/{int(pid)}/stat", "rb") as file:
+                    state = file.read().rpartition(b")")[2].split()[:1]
+            except OSError:
+                continue
+            if state != [b"Z"]:
+                count += 1
+    return count
+
+
+def _left_running() -> str:
+    """Describe the threads and child processes still running, or return ``""``."""
+    threads = sorted(
+        thread.name
+        for thread in threading.enumerate()
+        if thread is not threading.main_thread() and thread.is_alive()
+    )
+    try:
+        native = len(os.listdir(_PROC_TASKS)) - 1
+    except OSError:
+        native = len(threads)
+    children = _live_children()
+    parts = []
+    if threads or native:
+        count = max(native, len(threads))
+        named = f" ({', '.join(threads)})" if threads else ""
+        parts.append(f"{count} thread{'s' if count != 1 else ''}{named}")
+    if children:
+        parts.append(f"{children} child process{'es' if children != 1 else ''}")
+    return " and ".join(parts)
+
+
+def probe(request: Mapping[str, Any]) -> dict[str, Any]:
+    """Import the request's registration; return what happened as a JSON-ready dict.
+
+    Keys: ``registered`` (the slugs the import registered), ``error`` (``None``,
+    or ``{"type", "message", "line"}`` when the load failed), ``not_registered``
+    (the import succeeded but did not register the slug), ``rubric`` (rubric
+    modules or files it loaded) and ``left_running`` (threads and child
+    processes still running when the import returned, or ``""``).
+    """
+    watch = _RubricWatch()
+    sys.addaudithook(watch)
+    registry = TaskClassRegistry()
+    slug: str = request["slug"]
+    error: dict[str, Any] | None = None
+    registered: tuple[str, ...] = ()
+    not_registered = False
+    try:
+        manifest = request_manifest(request)
+        load_task_class(slug, manifest.root_dir(slug), registry=registry, manifest=manifest)
+        registered = registry.names()
+    except TaskClassRegistrationFailed as exc:
+        error = {"type": exc.cause_type, "message": exc.cause_message, "line": exc.line}
+    except TaskClassNotFound as exc:
+        registered = tuple(exc.available_names)
+        not_registered = True
+    except EvalError as exc:
+        error = {"type": type(exc).__name__, "message": str(exc), "line": None}
+    except BaseException as exc:  # KeyboardInterrupt raised by the registration itself
+        error = {"type": type(exc).__name__, "message": "", "line": None}
+    return {
+        "registered": list(registered),
+        "error": error,
+        "not_registered": not_registered,
+        "rubric": _rubric_names(watch.seen),
+        "left_running": _left_running(),
+    }
