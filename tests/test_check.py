@@ -223,22 +223,6 @@ def test_rubric_import_hidden_from_the_ast_is_found_by_importing(tmp_path: Path)
     assert "bench.aa.rubric" in diagnostic.message
 
 
-def test_shadowing_package_is_import_failed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Another `bench` package answering the import is reported, not silently accepted."""
-    bench = make_bench(tmp_path / "repo", "aa")
-    site = tmp_path / "site"
-    (site / "bench" / "aa").mkdir(parents=True)
-    (site / "bench" / "__init__.py").write_text("")
-    (site / "bench" / "aa" / "__init__.py").write_text("")
-    (site / "bench" / "aa" / "registration.py").write_text("")
-    monkeypatch.setenv("PYTHONPATH", str(site))
-    [diagnostic] = check(bench).diagnostics
-    assert diagnostic.code == "import-failed"
-    assert "TaskClassModuleMismatch" in diagnostic.message
-
-
 def test_no_manifest_raises_not_found(tmp_path: Path) -> None:
     """Without a manifest there is nothing to check: BenchManifestNotFound."""
     with pytest.raises(BenchManifestNotFound):

@@ -60,6 +60,13 @@ _PR_SET_CHILD_SUBREAPER: Final = 36
 _POLL: Final = 0.05
 _CHILD_FAILED: Final = 70
 
+# What a child uses after the registration ran, bound now: a registration that
+# monkeypatches json.dumps or os.write must not garble its own answer.
+_dumps: Final = json.dumps
+_write: Final = os.write
+_exit: Final = os._exit
+_getpid: Final = os.getpid
+
 # Modules the children use lazily; imported here, before any bench is on sys.path.
 _PRELOADED: Final = (contextlib, importlib, importlib.machinery, importlib.util, json, linecache)
 _PRELOADED_TOO: Final = (tokenize, traceback, pydantic, loader, models, registry)
@@ -244,22 +251,22 @@ class _Server:
             os.dup2(output_fd, 2)
             os.close(output_fd)
             document = probe(request)
-            if os.getpid() != me:
+            if _getpid() != me:
                 # A fork made by the registration came back through its import:
                 # it is left running on purpose, for the real child to count.
                 while True:
                     signal.pause()
             document["id"] = request["id"]
             document["pid"] = me
-            data = json.dumps(document).encode() + b"\n"
+            data = _dumps(document).encode() + b"\n"
             while data:
-                data = data[os.write(result_fd, data) :]
+                data = data[_write(result_fd, data) :]
             status = 0
         finally:
             for stream in (sys.stdout, sys.stderr):
                 with contextlib.suppress(BaseException):
                     stream.flush()
-            os._exit(status if os.getpid() == me else _CHILD_FAILED)
+            _exit(status if _getpid() == me else _CHILD_FAILED)
 
     def _watch(
         self, request: dict[str, Any], pid: int, result_fd: int, output_fd: int
@@ -274,7 +281,8 @@ class _Server:
         status: int | None = None
         try:
             while status is None:
-                wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+                wait = None if deadline is None else min(3600.0, deadline - time.monotonic())
+                wait = None if wait is None else max(0.0, wait)
                 if pidfd is None:
                     wait = _POLL if wait is None else min(wait, _POLL)
                 ready, _, _ = select.select(watched, [], [], wait)

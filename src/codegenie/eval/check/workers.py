@@ -21,6 +21,7 @@ import contextlib
 import json
 import math
 import os
+import secrets
 import select
 import signal
 import subprocess
@@ -39,6 +40,8 @@ STARTUP_TIMEOUT: Final = 60.0
 #: How long past a slug's own timeout the worker has to report it.
 GRACE: Final = 10.0
 STOP_WAIT: Final = 2.0
+# select() refuses timeouts past time_t; waits are cut into slices no longer than this.
+_LONGEST_WAIT: Final = 3600.0
 _STDERR_TAIL: Final = 400
 
 # The worker starts isolated (-I): neither the current directory nor PYTHONPATH
@@ -115,13 +118,13 @@ class _Worker:
         self.ready = False
         self.started = time.monotonic()
         self.target: ImportTarget | None = None
-        self.request_id = 0
+        self.request_id = ""
         self.deadline: float | None = None
 
     def fileno(self) -> int:
         return self.answers
 
-    def send(self, target: ImportTarget, request_id: int, timeout: float) -> None:
+    def send(self, target: ImportTarget, request_id: str, timeout: float) -> None:
         """Hand the worker ``target``; raise ``_WorkerGone`` if it cannot take it."""
         request = {
             "id": request_id,
@@ -233,7 +236,6 @@ class _Pool:
         self.home = _codegenie_home()
         self.workers: list[_Worker] = []
         self.outcomes: dict[str, Outcome] = {}
-        self.next_id = 0
 
     def run(self) -> dict[str, Outcome]:
         while len(self.workers) < min(self.size, len(self.pending)):
@@ -256,9 +258,10 @@ class _Pool:
             self._retire(worker, gently=True)
             return
         target = self.pending.popleft()
-        self.next_id += 1
+        # Unguessable, so that a registration cannot forge its own answer blindly.
+        request_id = secrets.token_hex(16)
         try:
-            worker.send(target, self.next_id, self.timeout)
+            worker.send(target, request_id, self.timeout)
         except _WorkerGone:
             self._lost(worker, "crashed")
 
@@ -268,7 +271,7 @@ class _Pool:
             w.deadline if w.ready else w.started + STARTUP_TIMEOUT for w in self.workers
         ]
         finite = [d for d in deadlines if d is not None]
-        return max(0.0, min(finite) - now) if finite else None
+        return min(_LONGEST_WAIT, max(0.0, min(finite) - now)) if finite else None
 
     def _hear(self, worker: _Worker) -> None:
         try:
