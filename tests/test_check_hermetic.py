@@ -87,9 +87,7 @@ POLLUTERS = {
     "pol-chdir": "import os\nos.chdir('/')",
     "pol-recursion": "import sys\nsys.setrecursionlimit(60)",
     "pol-monkeypatch": "import json\njson.dumps = lambda *a, **k: 'patched'",
-    "pol-modules": (
-        "import sys, types\nsys.modules['colorsys'] = types.ModuleType('colorsys')"
-    ),
+    "pol-modules": ("import sys, types\nsys.modules['colorsys'] = types.ModuleType('colorsys')"),
     "pol-signal": "import signal\nsignal.signal(signal.SIGUSR1, signal.SIG_IGN)",
     "pol-fds": "import os\nfor fd in (0, 1, 2):\n    os.close(fd)",
 }
@@ -142,9 +140,7 @@ def test_verdicts_do_not_depend_on_jobs_order_or_shards(
     # The one failure is located in its own file, so any order renders the same bytes.
     reference = rendered(report)
     shards = [check(bench, jobs=jobs, shard=Shard(k, count)) for k in range(1, count + 1)]
-    union = sorted(
-        (d for shard in shards for d in shard.diagnostics), key=lambda d: d.sort_key()
-    )
+    union = sorted((d for shard in shards for d in shard.diagnostics), key=lambda d: d.sort_key())
     assert json.dumps([d.to_json() for d in union], sort_keys=True) == reference
     assert sum(shard.checked for shard in shards) == len(ALL_SLUGS)
 

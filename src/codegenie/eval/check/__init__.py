@@ -184,8 +184,7 @@ def _import_diagnostics(
     if outcome.rubric and not rubric_flagged:
         yield _diagnostic(
             "rubric-imported",
-            f"importing {module} for {target.slug!r} loaded rubric "
-            f"{', '.join(outcome.rubric)}",
+            f"importing {module} for {target.slug!r} loaded rubric {', '.join(outcome.rubric)}",
             target,
             manifest=manifest,
         )

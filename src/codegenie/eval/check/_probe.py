@@ -12,7 +12,6 @@ discards it afterwards, so nothing here is undone.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -26,7 +25,7 @@ from codegenie.eval.errors import (
     TaskClassRegistrationFailed,
 )
 from codegenie.eval.loader import load_task_class
-from codegenie.eval.manifest import BenchManifest
+from codegenie.eval.manifest import BenchManifest, ManifestEntry
 from codegenie.eval.registry import TaskClassRegistry
 
 __all__ = ("probe", "request_manifest")
@@ -40,24 +39,29 @@ def request_manifest(request: Mapping[str, Any]) -> BenchManifest:
 
     The static pass has already validated the entry; the worker needs it as a
     ``BenchManifest`` only so that the loader checks the request as it would
-    for ``show``. JSON string syntax is valid TOML basic-string syntax.
+    for ``show``.
     """
-    text = (
-        "schema-version = 1\n"
-        f"[task-classes.{request['slug']}]\n"
-        f"module = {json.dumps(request['module'])}\n"
-        f"root = {json.dumps(request['root'])}\n"
-    )
-    return BenchManifest.from_bytes(text.encode(), Path(request["manifest"]))
+    entry = ManifestEntry.model_construct(module=request["module"], root=request["root"])
+    return BenchManifest.trusted(Path(request["manifest"]), {request["slug"]: entry})
 
 
 class _RubricWatch:
-    """An audit hook that records every rubric file opened, compiled or executed."""
+    """An audit hook that records every rubric imported, opened, compiled or executed.
+
+    ``modules`` holds the names of imported modules called ``rubric``;
+    ``files`` the rubric files read or run by any route.
+    """
 
     def __init__(self) -> None:
-        self.seen: list[str] = []
+        self.modules: list[str] = []
+        self.files: list[str] = []
 
     def __call__(self, event: str, args: tuple[Any, ...]) -> None:
+        if event == "import":
+            name = args[0]
+            if isinstance(name, str) and (name == "rubric" or name.endswith(".rubric")):
+                self.modules.append(name)
+            return
         if event == "open":
             target = args[0]
         elif event == "exec":
@@ -68,24 +72,25 @@ class _RubricWatch:
             return
         if isinstance(target, str | bytes | os.PathLike):
             path = os.fsdecode(target)
-            if os.path.basename(path) == RUBRIC_FILE and path not in self.seen:
-                self.seen.append(path)
+            if os.path.basename(path) == RUBRIC_FILE:
+                self.files.append(path)
 
+    def names(self) -> list[str]:
+        """Name what was loaded: each rubric module, and each rubric file no module came from.
 
-def _rubric_names(paths: list[str]) -> list[str]:
-    """Name what was loaded: the module of each rubric file when it has one, else its path."""
-    by_file: dict[str, str] = {}
-    names: set[str] = set()
-    for name, module in list(sys.modules.items()):
-        file = getattr(module, "__file__", None)
-        if name.rsplit(".", 1)[-1] == "rubric" or (
-            isinstance(file, str) and os.path.basename(file) == RUBRIC_FILE
-        ):
-            names.add(name)
-            if isinstance(file, str):
-                by_file[os.path.realpath(file)] = name
-    names.update(p for p in paths if os.path.realpath(p) not in by_file)
-    return sorted(names)
+        ``importlib.import_module`` raises no ``import`` event, so modules are
+        also found from the files: only when there are any, as walking
+        ``sys.modules`` in a forked child copies pages.
+        """
+        names = {name for name in self.modules if name in sys.modules}
+        files = {os.path.realpath(path): path for path in self.files}
+        if files:
+            for name, module in list(sys.modules.items()):
+                file = getattr(module, "__file__", None)
+                if isinstance(file, str) and os.path.realpath(file) in files:
+                    names.add(name)
+                    del files[os.path.realpath(file)]
+        return sorted(names) + sorted(files.values())
 
 
 def _live_children() -> int:
@@ -134,8 +139,12 @@ def _left_running() -> str:
     return " and ".join(parts)
 
 
-def probe(request: Mapping[str, Any]) -> dict[str, Any]:
-    """Import the request's registration; return what happened as a JSON-ready dict.
+def probe(slug: str, manifest: BenchManifest, registry: TaskClassRegistry) -> dict[str, Any]:
+    """Import the registration of ``slug`` into ``registry``; return what happened, JSON-ready.
+
+    ``manifest`` and ``registry`` are built by the caller before it forks, so
+    that the child touches (and copies) as little of its parent's memory as
+    it can.
 
     Keys: ``registered`` (the slugs the import registered), ``error`` (``None``,
     or ``{"type", "message", "line"}`` when the load failed), ``not_registered``
@@ -145,13 +154,10 @@ def probe(request: Mapping[str, Any]) -> dict[str, Any]:
     """
     watch = _RubricWatch()
     sys.addaudithook(watch)
-    registry = TaskClassRegistry()
-    slug: str = request["slug"]
     error: dict[str, Any] | None = None
     registered: tuple[str, ...] = ()
     not_registered = False
     try:
-        manifest = request_manifest(request)
         load_task_class(slug, manifest.root_dir(slug), registry=registry, manifest=manifest)
         registered = registry.names()
     except TaskClassRegistrationFailed as exc:
@@ -167,6 +173,6 @@ def probe(request: Mapping[str, Any]) -> dict[str, Any]:
         "registered": list(registered),
         "error": error,
         "not_registered": not_registered,
-        "rubric": _rubric_names(watch.seen),
+        "rubric": watch.names(),
         "left_running": _left_running(),
     }

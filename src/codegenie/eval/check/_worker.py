@@ -21,7 +21,7 @@ only the last few KiB are kept.
 
 The worker dies with its parent: ``PR_SET_PDEATHSIG`` where the platform has
 it, and in any case when the request pipe reaches end of file while a child
-runs. SIGTERM makes it kill its current child's group and exit.
+runs. SIGINT makes it kill its current child's group and exit.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ import tokenize
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 import pydantic
 
@@ -72,11 +72,24 @@ _PRELOADED: Final = (contextlib, importlib, importlib.machinery, importlib.util,
 _PRELOADED_TOO: Final = (tokenize, traceback, pydantic, loader, models, registry)
 
 
-def _prctl(option: int, value: int) -> None:
+def _load_prctl() -> Callable[..., int] | None:
     if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+        return None
+    try:
+        function: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return function
+
+
+# Looked up once: a child calls it right after the fork, where every object it
+# touches costs a copied page.
+_PRCTL: Final = _load_prctl()
+
+
+def _prctl(option: int, value: int) -> None:
+    if _PRCTL is not None:
+        _PRCTL(option, value, 0, 0, 0)
 
 
 def _warm_up() -> None:
@@ -191,12 +204,32 @@ class _Server:
         self.current: int | None = None
         self.pidfd_works = hasattr(os, "pidfd_open")
 
-    def on_signal(self, signum: int, frame: object) -> None:
+    def stop(self, status: int) -> NoReturn:
         """End: kill the current child's group and whatever it left, then exit."""
         if self.current is not None:
             _kill_group(self.current)
         _reap_strays()
-        os._exit(128 + signum)
+        os._exit(status)
+
+    def warm(self, request: dict[str, Any]) -> None:
+        """Fill the import system's directory caches for the request's bench, once.
+
+        The children inherit them, so each does not list the bench's
+        directories again. This reads directory listings (validated by their
+        modification time on every lookup, as always); it imports nothing.
+        """
+        root = os.path.join(os.path.dirname(request["manifest"]), request["root"])
+        for directory in (os.path.dirname(root), root):
+            if directory in sys.path_importer_cache or not os.path.isdir(directory):
+                continue
+            for hook in sys.path_hooks:
+                try:
+                    finder = hook(directory)
+                except ImportError:
+                    continue
+                sys.path_importer_cache[directory] = finder
+                finder.find_spec("codegenie_eval_warm_up")
+                break
 
     def serve(self) -> None:
         """Answer requests until the request pipe closes."""
@@ -209,6 +242,7 @@ class _Server:
                 buffer += chunk
             line, _, buffer = buffer.partition(b"\n")
             request = json.loads(line)
+            self.warm(request)
             answer = {"id": request["id"], **self.run(request)}
             os.write(self.answers, json.dumps(answer).encode() + b"\n")
 
@@ -216,13 +250,17 @@ class _Server:
 
     def run(self, request: dict[str, Any]) -> dict[str, Any]:
         """Check one slug in a fresh fork; return the answer for the parent."""
+        manifest = request_manifest(request)
+        fresh = registry.TaskClassRegistry()
         result_read, result_write = os.pipe()
         output_read, output_write = os.pipe()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child never returns here
             os.close(result_read)
             os.close(output_read)
-            self._child(request, result_write, output_write)
+            self._child(
+                request, result_write, output_write, lambda: probe(request["slug"], manifest, fresh)
+            )
         with contextlib.suppress(OSError):
             os.setpgid(pid, pid)  # as the child does: whichever runs first, killpg works
         self.current = pid
@@ -235,22 +273,25 @@ class _Server:
             os.close(result_read)
             os.close(output_read)
 
-    def _child(self, request: dict[str, Any], result_fd: int, output_fd: int) -> None:
+    def _child(
+        self,
+        request: dict[str, Any],
+        result_fd: int,
+        output_fd: int,
+        work: Callable[[], dict[str, Any]],
+    ) -> None:
         """Become the slug's process: import, answer, exit. Never returns."""
         status = _CHILD_FAILED
         me = os.getpid()
         try:
             os.setpgid(0, 0)
             _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-            for signum in (signal.SIGTERM, signal.SIGHUP):
-                signal.signal(signum, signal.SIG_DFL)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
             os.close(self.requests)
             os.close(self.answers)
             os.dup2(output_fd, 1)
             os.dup2(output_fd, 2)
             os.close(output_fd)
-            document = probe(request)
+            document = work()
             if _getpid() != me:
                 # A fork made by the registration came back through its import:
                 # it is left running on purpose, for the real child to count.
@@ -290,7 +331,7 @@ class _Server:
                     if fd in sinks and _drain(fd, sinks[fd]):
                         watched.remove(fd)
                 if self.requests in ready:  # the parent is gone: stop everything
-                    self.on_signal(signal.SIGTERM, None)
+                    self.stop(1)
                 if pidfd is None or pidfd in ready:
                     done, raw = os.waitpid(pid, os.WNOHANG)
                     if done:
@@ -371,17 +412,25 @@ class _Server:
 
 def main(argv: list[str]) -> int:
     """Start the worker: preload, announce readiness, serve requests until told to stop."""
+    # SIGINT (KeyboardInterrupt) is how the worker is told to stop, by its
+    # parent or by the parent's death: its signal handlers stay Python's
+    # defaults, which is what each forked child must start with.
     parent = os.getppid()
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGINT)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     if os.getppid() != parent:
         return 1  # the parent died before the death signal was armed
     server = _Server(int(argv[1]), int(argv[2]))
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, server.on_signal)
+    try:
+        _serve(server)
+    except BaseException:
+        server.stop(130)
+    return 0
+
+
+def _serve(server: _Server) -> None:
     _warm_up()
     gc.collect()
     gc.freeze()  # children share these pages instead of copying them when the GC walks them
     os.write(server.answers, b'{"ready": true}\n')
     server.serve()
-    return 0

@@ -10,7 +10,7 @@ crashed or timed out and the remaining slugs are still checked.
 
 Whatever happens here — an exception, ``KeyboardInterrupt`` — no worker and no
 process a registration started outlives :func:`import_all`: each worker is
-asked to stop (SIGTERM, on which it kills its current child's group and
+asked to stop (SIGINT, on which it kills its current child's group and
 every process it adopted), then killed with its process group. A worker also
 ends by itself when this process dies.
 """
@@ -58,7 +58,9 @@ _BOOTSTRAP: Final = (
 def _codegenie_home() -> str:
     import codegenie.eval  # noqa: PLC0415 - the package this module belongs to
 
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(codegenie.eval.__file__))))
+    return os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(codegenie.eval.__file__)))
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +100,8 @@ class _Worker:
                 [
                     sys.executable,
                     "-I",
+                    # -I ignores PYTHONDONTWRITEBYTECODE: honour it as this process does.
+                    *(["-B"] if sys.dont_write_bytecode else []),
                     "-c",
                     _BOOTSTRAP.format(home=home),
                     str(request_read),
@@ -168,14 +172,14 @@ class _Worker:
         """End the worker and everything under it; return how it ended.
 
         Gently: close its request pipe and let it exit. Otherwise (or when it
-        lingers) SIGTERM, on which it kills its current child and what that
+        lingers) SIGINT, on which it kills its current child and what that
         left; then SIGKILL to its whole process group.
         """
         with contextlib.suppress(OSError):
             os.close(self.requests)
         if not gently and self.process.poll() is None:
             with contextlib.suppress(OSError):
-                self.process.send_signal(signal.SIGTERM)
+                self.process.send_signal(signal.SIGINT)
         try:
             self.process.wait(timeout=STOP_WAIT)
         except subprocess.TimeoutExpired:
@@ -267,9 +271,7 @@ class _Pool:
 
     def _wait(self) -> float | None:
         now = time.monotonic()
-        deadlines = [
-            w.deadline if w.ready else w.started + STARTUP_TIMEOUT for w in self.workers
-        ]
+        deadlines = [w.deadline if w.ready else w.started + STARTUP_TIMEOUT for w in self.workers]
         finite = [d for d in deadlines if d is not None]
         return min(_LONGEST_WAIT, max(0.0, min(finite) - now)) if finite else None
 
@@ -298,7 +300,9 @@ class _Pool:
         for worker in list(self.workers):
             if not worker.ready and now >= worker.started + STARTUP_TIMEOUT:
                 self._lost(worker, "crashed")
-            elif worker.deadline is not None and worker.target is not None and now >= worker.deadline:
+            elif (
+                worker.deadline is not None and worker.target is not None and now >= worker.deadline
+            ):
                 self._lost(worker, "timeout")
 
     def _lost(self, worker: _Worker, kind: Literal["crashed", "timeout"]) -> None:
