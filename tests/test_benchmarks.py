@@ -43,6 +43,8 @@ def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
         "typo: suggestions",
         "`check --jobs 1`",
         "`check --jobs 2`",
+        "per slug (hermetic: a fork each)",
+        "against a bare fork + import",
         "peak memory: list",
         "peak memory: check",
     ):

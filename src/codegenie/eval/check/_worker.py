@@ -95,7 +95,7 @@ def _prctl(option: int, value: int) -> None:
 def _warm_up() -> None:
     """Run the loader's error and success paths once, so their lazy imports happen now."""
     try:
-        raise RuntimeError("warm-up")  # noqa: TRY301
+        raise RuntimeError("warm-up")
     except RuntimeError as exc:
         traceback.format_exception(exc)
         TaskClassRegistrationFailed("warm-up", "RuntimeError", "warm-up", Path(__file__), 1)

@@ -180,10 +180,8 @@ class _Worker:
         if not gently and self.process.poll() is None:
             with contextlib.suppress(OSError):
                 self.process.send_signal(signal.SIGINT)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=STOP_WAIT)
-        except subprocess.TimeoutExpired:
-            pass
         with contextlib.suppress(OSError):
             os.killpg(self.process.pid, signal.SIGKILL)
         code = self.process.wait()
@@ -306,7 +304,7 @@ class _Pool:
                 self._lost(worker, "timeout")
 
     def _lost(self, worker: _Worker, kind: Literal["crashed", "timeout"]) -> None:
-        """A worker that died or hung: report its slug, replace it if work remains."""
+        """Report the slug of a worker that died or hung; replace it if work remains."""
         target = worker.target
         detail = self._retire(worker, gently=False)
         if not worker.ready and target is None:
