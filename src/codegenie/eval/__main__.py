@@ -37,11 +37,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: list[str]) -> int:
     from codegenie.eval._listing import fast_list  # noqa: PLC0415
+    from codegenie.eval._output import LineSafeStream  # noqa: PLC0415
 
+    stdout = sys.stdout
+    # The fast path prints cached manifest strings: let no escape sequence through.
+    sys.stdout = LineSafeStream(stdout)
     try:
         code = fast_list(args)
     except BrokenPipeError:  # the reader went away: nothing left to say
         return 0
+    finally:
+        sys.stdout = stdout
     if code is not None:
         return code
     from codegenie.eval.cli import main as full  # noqa: PLC0415

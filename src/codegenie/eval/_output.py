@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from typing import TextIO
 
 __all__ = (
+    "LineSafeStream",
     "ResultStream",
     "escape_control",
     "finish_console",
@@ -69,6 +70,29 @@ def escape_control(text: str) -> str:
     whole multi-line output (its own newlines would be escaped too).
     """
     return text.translate(_TABLE)
+
+
+_TABLE_KEEPING_NEWLINES = {code: text for code, text in _TABLE.items() if code != ord("\n")}
+
+
+class LineSafeStream:
+    """A text stream that escapes every control character but the newline it passes on.
+
+    For output whose only control characters are its own line ends (the
+    ``list`` fast path's text and JSON): whatever the data holds, no escape
+    sequence or carriage return reaches the terminal.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        """Write ``text`` with its control characters other than newlines escaped."""
+        return self._stream.write(text.translate(_TABLE_KEEPING_NEWLINES))
+
+    def flush(self) -> None:
+        """Flush the underlying stream."""
+        self._stream.flush()
 
 
 def _quiet_errno(error: OSError) -> bool:
