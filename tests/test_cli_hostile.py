@@ -388,7 +388,11 @@ def test_usage_errors_in_text_keep_the_usage_line() -> None:
     result = run("list", "--unknown-\x1b[2J", cwd=REPO)
     assert result.returncode == 2
     assert result.stdout == ""
-    assert result.stderr.startswith("usage: codegenie-bench")
+    assert result.stderr.startswith("usage: codegenie-bench [-h]")
+    assert result.stderr.splitlines()[1].lstrip().startswith("[")  # the usage's own lines
+    assert result.stderr.splitlines()[-1] == (
+        "codegenie-bench: error: unrecognized arguments: --unknown-\\x1b[2J"
+    )
     assert ESC not in result.stderr
 
 

@@ -422,8 +422,8 @@ def _fail(
         out.stdout.write(_dumps({"error": document}))
         return error.exit_code
     if isinstance(error, UsageError):
-        usage, detail = escape_control(error.usage), escape_control(error.detail)
-        out.stderr.write(f"{usage}\n{PROG}: error: {detail}\n")
+        usage = "".join(escape_control(line) + "\n" for line in error.usage.splitlines())
+        out.stderr.write(f"{usage}{PROG}: error: {escape_control(error.detail)}\n")
         return error.exit_code
     out.stderr.write(_render_text(_diagnostics(error, manifest, slug), quiet=out.quiet))
     return error.exit_code
@@ -698,12 +698,13 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, _Output], int]] = {
 
 def _json_requested(argv: Sequence[str]) -> bool:
     """Whether ``argv`` asks for ``--format json``, read even when it does not parse."""
-    scout = argparse.ArgumentParser(add_help=False)
+    scout = _Parser(add_help=False)
     scout.add_argument("--format")
-    with contextlib.suppress(SystemExit):  # a malformed --format: not json, then
+    try:
         known, _ = scout.parse_known_args(list(argv))
-        return bool(known.format == "json")
-    return False
+    except UsageError:  # a --format without a value: not json, then
+        return False
+    return bool(known.format == "json")
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
