@@ -240,5 +240,10 @@ def reserve_stdout() -> TextIO | None:
         os.dup2(2, 1)
     except OSError:  # no stderr: registrations write to /dev/null instead
         _silence(1)
+    # What still goes through sys.stdout now lands on stderr: line by line,
+    # so that it interleaves with diagnostics in the order it was written.
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(line_buffering=True)
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
     return open(private, "w", encoding=encoding, errors="backslashreplace")
