@@ -445,3 +445,17 @@ def test_version_is_accepted_before_or_after_the_subcommand(args: list[str]) -> 
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("codegenie-bench ")
     assert result.stdout == run("--version", cwd=REPO).stdout
+
+
+def test_a_bug_while_reporting_an_error_is_still_an_internal_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """When reporting an error fails too, the result is the internal-error document, not a traceback."""
+
+    def broken_report(*_: object, **__: object) -> list[Diagnostic]:
+        raise KeyError("report")
+
+    monkeypatch.setattr(cli, "_diagnostics", broken_report)
+    assert main(["show", "Bad-Slug", "--format", "json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["error"]["type"] == "KeyError"

@@ -749,8 +749,9 @@ def main(argv: Sequence[str] | None = None, *, console: bool = False) -> int:
 def _run(args: argparse.Namespace, out: _Output) -> int:
     """Run the command; map what it raises to an exit code (and a report)."""
     try:
-        return _COMMANDS[args.command](args, out)
-    except EvalError as error:
-        return _fail(error, out)
-    except Exception as error:  # a bug: reported, never raised
+        try:
+            return _COMMANDS[args.command](args, out)
+        except EvalError as error:
+            return _fail(error, out)
+    except Exception as error:  # a bug, in the command or in reporting its error
         return _internal_error(error, out)
