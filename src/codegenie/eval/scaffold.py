@@ -266,6 +266,10 @@ def validate_new_entry(slug: str, root: str) -> ManifestEntry:
     return entry
 
 
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
 def _lock_manifest(path: Path) -> tuple[int, Path]:
     """Take an exclusive lock on the manifest ``path`` names; return the fd and the file.
 
@@ -273,13 +277,13 @@ def _lock_manifest(path: Path) -> tuple[int, Path]:
     when the file was replaced while waiting (another run wrote it), locks
     the new file instead. Raises ``BenchManifestNotFound`` when there is no
     such file, ``ScaffoldFailed`` when it is not a regular file or cannot be
-    opened.
+    opened or locked.
     """
     while True:
         target = path.resolve()
         try:
             # Non-blocking open: a FIFO in the manifest's place must not hang us.
-            fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            fd = os.open(target, os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC)
         except FileNotFoundError:
             raise BenchManifestNotFound(path) from None
         except OSError as exc:
@@ -296,6 +300,9 @@ def _lock_manifest(path: Path) -> tuple[int, Path]:
         except FileNotFoundError:
             os.close(fd)
             continue
+        except OSError as exc:  # e.g. a file system without locks
+            os.close(fd)
+            raise ScaffoldFailed(target, f"cannot lock it: {exc.strerror or exc}") from exc
         except BaseException:
             os.close(fd)
             raise
