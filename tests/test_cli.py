@@ -462,7 +462,7 @@ def _tree(path: Path) -> dict[str, bytes]:
     [
         ("foo", None, 1),
         ("bar", "directory", 1),
-        ("Bad", None, 1),
+        ("Bad", None, 2),
         ("baz", "module", 1),
         ("baz", "invalid", 4),
     ],
@@ -470,7 +470,7 @@ def _tree(path: Path) -> dict[str, bytes]:
 def test_new_refuses_with_nothing_written(
     tmp_path: Path, slug: str, setup: str | None, code: int
 ) -> None:
-    """An existing slug, directory or module (1), a bad slug (1), an invalid manifest (4): nothing written."""
+    """An existing slug, directory or module (1), a bad slug (2, usage), an invalid manifest (4): nothing written."""
     bench = make_bench(tmp_path, "foo")
     if setup == "directory":
         (bench.root / "bar").mkdir()

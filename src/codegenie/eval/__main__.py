@@ -1,8 +1,13 @@
 """``codegenie-bench`` and ``python -m codegenie.eval``: the console entry point.
 
-A plain ``list`` whose manifest is in the cache is answered here, before the
+The standard streams are made safe first (:func:`~codegenie.eval._output.prepare_console`:
+a closed stdout gets ``/dev/null``, any locale can print any text). A plain
+``list`` whose manifest is in the cache is then answered here, before the
 command line's parser and the package's heavier modules are imported; every
-other command line goes to :func:`codegenie.eval.cli.main`.
+other command line goes to :func:`codegenie.eval.cli.main`, told that it runs
+the whole process (``console=True``). A reader that goes away (``| head``)
+ends the command quietly, with its usual exit status; Ctrl-C exits 130
+without a traceback.
 """
 
 from __future__ import annotations
@@ -13,18 +18,41 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
-    from codegenie.eval._listing import fast_list  # noqa: PLC0415
+    from codegenie.eval._output import finish_console, prepare_console  # noqa: PLC0415
 
-    code = fast_list(args)
+    prepare_console()
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    finally:
+        finish_console()
+
+
+def _run(args: list[str]) -> int:
+    from codegenie.eval._listing import fast_list  # noqa: PLC0415
+    from codegenie.eval._output import LineSafeStream  # noqa: PLC0415
+
+    stdout = sys.stdout
+    # The fast path prints cached manifest strings: let no escape sequence through.
+    sys.stdout = LineSafeStream(stdout)
+    try:
+        code = fast_list(args)
+    except BrokenPipeError:  # the reader went away: nothing left to say
+        return 0
+    finally:
+        sys.stdout = stdout
     if code is not None:
         return code
     from codegenie.eval.cli import main as full  # noqa: PLC0415
 
-    return full(args)
+    return full(args, console=True)
 
 
 if __name__ == "__main__":

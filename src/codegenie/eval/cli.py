@@ -6,6 +6,15 @@ their class's ``exit_code`` in one place (:func:`_fail`), never through
 message text. Modules are imported inside the commands that need them, so the
 cheap commands (``--help``, ``--version``, ``list``, ``schema``) import neither
 the loader nor structlog.
+
+Output is hostile-proof (design section 10): every string from a manifest, a
+path or a registration is printed with its control characters escaped; a
+reader that goes away or a closed stdout ends the command quietly with its
+usual exit status; under ``--format json`` every failure, usage errors and
+internal errors included, is one JSON error document on stdout. The commands
+that import registrations (``show``, ``plan``, ``check``) write their results
+to a private copy of stdout while file descriptor 1 points at stderr, so
+nothing a registration writes, by any route, reaches stdout.
 """
 
 from __future__ import annotations
@@ -17,8 +26,9 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, final
 
+from codegenie.eval._output import ResultStream, escape_control, reserve_stdout
 from codegenie.eval._version import __version__
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.errors import (
@@ -38,10 +48,37 @@ if TYPE_CHECKING:
     from codegenie.eval.manifest import BenchManifest
     from codegenie.eval.models import TaskClass
 
-__all__ = ("main",)
+__all__ = ("UsageError", "main")
 
 PROG = "codegenie-bench"
 EXIT_USAGE = 2
+VERSION = f"{PROG} {__version__}"
+
+#: The commands that import registration modules: their stdout is protected.
+_IMPORTING = frozenset({"show", "plan", "check"})
+
+
+@final
+class UsageError(EvalError):
+    """The command line itself is wrong: an unknown option, a missing argument (exit 2).
+
+    ``usage`` is the usage line of the command concerned and ``detail`` what
+    is wrong with the command line.
+    """
+
+    code = "usage-error"
+    exit_code = EXIT_USAGE
+    fields = ("usage", "detail")
+
+    def __init__(self, usage: str, detail: str) -> None:
+        self.usage = usage
+        self.detail = detail
+        super().__init__(detail)
+
+    @property
+    def hint(self) -> str:
+        """Where to read how the command is used."""
+        return f"run `{PROG} --help` for the commands and options"
 
 
 # -- the parser ------------------------------------------------------------------
@@ -107,6 +144,7 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         return value if defaults else argparse.SUPPRESS
 
     group = parser.add_argument_group("global options")
+    group.add_argument("--version", action="version", version=VERSION, help="print the version")
     group.add_argument(
         "--manifest",
         type=Path,
@@ -173,12 +211,19 @@ def _shard(text: str) -> object:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser that raises ``UsageError`` instead of printing and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        """Raise ``UsageError`` for ``message`` (argparse's own errors end here)."""
+        raise UsageError(self.format_usage().strip(), message)
+
+
 def _parser() -> argparse.ArgumentParser:
     formatter = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG, description=_DESCRIPTION, epilog=_EXAMPLES[None], formatter_class=formatter
     )
-    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     _global_options(parser, defaults=True)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -237,9 +282,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 class _Output:
-    """Where results (stdout) and notes (stderr) go, in the chosen format."""
+    """Where results (stdout) and notes (stderr) go, in the chosen format.
 
-    def __init__(self, args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
+    ``stdout`` is a :class:`ResultStream`: a reader that goes away makes the
+    rest of the results vanish quietly. Notes are printed with their control
+    characters escaped.
+    """
+
+    def __init__(self, args: argparse.Namespace, stdout: ResultStream, stderr: TextIO) -> None:
         self.json = args.format == "json"
         self.quiet = args.quiet
         self.verbose = args.verbose
@@ -247,14 +297,21 @@ class _Output:
         self.stderr = stderr
 
     def result(self, document: dict[str, Any], text: str) -> None:
+        """Print the JSON ``document`` or the (already escaped) ``text``."""
         if self.json:
-            self.stdout.write(json.dumps(document, indent=2) + "\n")
+            self.stdout.write(_dumps(document))
         elif text:
             self.stdout.write(text if text.endswith("\n") else text + "\n")
 
     def note(self, text: str) -> None:
+        """Print one line of ``text`` on stderr, unless quiet or under JSON."""
         if not self.quiet and not self.json:
-            self.stderr.write(text + "\n")
+            self.stderr.write(escape_control(text) + "\n")
+
+
+def _dumps(document: object) -> str:
+    """Return ``document`` as JSON text: ASCII only, so valid under any locale."""
+    return json.dumps(document, indent=2, ensure_ascii=True) + "\n"
 
 
 def _jsonable(value: object) -> object:
@@ -362,21 +419,74 @@ def _fail(
     if out.json:
         document = _error_document(error)
         document["diagnostics"] = [d.to_json() for d in _diagnostics(error, manifest, slug)]
-        out.stdout.write(json.dumps({"error": document}, indent=2) + "\n")
+        out.stdout.write(_dumps({"error": document}))
         return error.exit_code
-    for diagnostic in _diagnostics(error, manifest, slug):
-        text = diagnostic.render_text()
-        if out.quiet:
-            text = text.split("\n  hint: ", 1)[0]
-        out.stderr.write(text + "\n")
+    if isinstance(error, UsageError):
+        usage = "".join(escape_control(line) + "\n" for line in error.usage.splitlines())
+        out.stderr.write(f"{usage}{PROG}: error: {escape_control(error.detail)}\n")
+        return error.exit_code
+    out.stderr.write(_render_text(_diagnostics(error, manifest, slug), quiet=out.quiet))
     return error.exit_code
 
 
+def _render_text(diagnostics: Sequence[Diagnostic], *, quiet: bool) -> str:
+    """Return the diagnostics in compiler style, without hint lines when ``quiet``."""
+    lines = []
+    for diagnostic in diagnostics:
+        text = diagnostic.render_text()
+        if quiet:
+            text = text.split("\n  hint: ", 1)[0]
+        lines.append(text + "\n")
+    return "".join(lines)
+
+
+def _internal_error(error: Exception, out: _Output) -> int:
+    """Report a bug (an exception no command expected): exit 1, the traceback with ``-v``."""
+    try:
+        detail = str(error)
+    except Exception:  # the bug's own __str__ may be broken too
+        detail = f"<unprintable {type(error).__name__} object>"
+    message = f"internal error: {type(error).__name__}: {detail}"
+    hint = "run again with -v for the traceback, and report it"
+    if out.json:
+        document = {
+            "type": type(error).__name__,
+            "exit_code": 1,
+            "code": "internal-error",
+            "message": message,
+            "hint": hint,
+            "attributes": {},
+            "diagnostics": [],
+        }
+        out.stdout.write(_dumps({"error": document}))
+    if out.verbose:
+        lines = "".join(traceback.format_exception(error)).splitlines()
+        out.stderr.write("".join(escape_control(line) + "\n" for line in lines))
+    elif not out.json:
+        out.stderr.write(f"{PROG}: {escape_control(message)}\n  hint: {hint}\n")
+    return 1
+
+
 @contextlib.contextmanager
-def _registrations_quiet_on_stdout() -> Iterator[None]:
-    """Send whatever registration modules print to stderr: stdout carries results."""
+def _registrations_off_stdout(*, console: bool) -> Iterator[ResultStream]:
+    """Yield the stream for results while registrations cannot write to stdout.
+
+    In a console process the results go to a private copy of file
+    descriptor 1, which now points at stderr for good (:func:`reserve_stdout`),
+    so ``os.write(1, …)``, ``sys.__stdout__``, child processes and threads
+    that outlive the import all write to stderr. In-process (tests, embedding)
+    only ``sys.stdout`` is redirected, for the duration of the command.
+    """
+    if console:
+        results = ResultStream(reserve_stdout())
+        try:
+            yield results
+        finally:
+            results.close()
+        return
+    results = ResultStream(sys.stdout)
     with contextlib.redirect_stdout(sys.stderr):
-        yield
+        yield results
 
 
 def _configure_logging(args: argparse.Namespace) -> None:
@@ -392,22 +502,29 @@ def _configure_logging(args: argparse.Namespace) -> None:
     import structlog  # noqa: PLC0415 - only when logs are wanted
 
     level = logging.INFO if args.verbose == 1 else logging.DEBUG
-    renderer: Any
+    processors: list[Any] = [
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
     if args.log_format == "json":
-        renderer = structlog.processors.JSONRenderer(sort_keys=True)
+        processors.append(structlog.processors.JSONRenderer(sort_keys=True))
     else:
-        renderer = structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+        processors += [
+            _escape_log_strings,
+            structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()),
+        ]
     structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            renderer,
-        ],
+        processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(level),
         # Looked up per logger, so a replaced sys.stderr (tests, redirection) is honoured.
         logger_factory=lambda *_: structlog.PrintLogger(sys.stderr),
         cache_logger_on_first_use=False,
     )
+
+
+def _escape_log_strings(_logger: object, _method: str, event: dict[str, Any]) -> dict[str, Any]:
+    """Escape control characters in a console log line's strings (JSON escapes its own)."""
+    return {key: escape_control(v) if isinstance(v, str) else v for key, v in event.items()}
 
 
 def _load_manifest(args: argparse.Namespace) -> BenchManifest:
@@ -425,14 +542,19 @@ def _root_for(manifest: BenchManifest, slug: str) -> Path:
 
 
 def _describe(task_class: TaskClass) -> str:
+    """Return ``show``'s text: one ``key: value`` line per field, values escaped."""
     document = task_class.to_json()
     width = max(len(key) for key in document) + 1
-    return "\n".join(f"{key + ':':<{width}} {value}" for key, value in document.items())
+    return "\n".join(
+        f"{key + ':':<{width}} {escape_control(str(value))}" for key, value in document.items()
+    )
 
 
 def _columns(rows: Sequence[tuple[str, ...]]) -> str:
+    """Return ``rows`` as aligned columns, each cell's control characters escaped."""
     if not rows:
         return ""
+    rows = [tuple(escape_control(cell) for cell in row) for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     lines = []
     for row in rows:
@@ -467,7 +589,8 @@ def _cmd_list(args: argparse.Namespace, out: _Output) -> int:
     if out.json:
         out.stdout.write(_listing.render_json(str(path), listing))
     else:
-        out.stdout.write(_listing.render_text(listing))
+        slugs, modules, roots = ([escape_control(cell) for cell in column] for column in listing)
+        out.stdout.write(_listing.render_text((slugs, modules, roots)))
     if not listing[0]:
         out.note(f"{path}: no task classes declared")
     return 0
@@ -480,13 +603,12 @@ def _cmd_show(args: argparse.Namespace, out: _Output) -> int:
     _configure_logging(args)
     manifest = _load_manifest(args)
     try:
-        with _registrations_quiet_on_stdout():
-            task_class = load_task_class(
-                args.slug,
-                _root_for(manifest, args.slug),
-                registry=TaskClassRegistry(),
-                manifest=manifest,
-            )
+        task_class = load_task_class(
+            args.slug,
+            _root_for(manifest, args.slug),
+            registry=TaskClassRegistry(),
+            manifest=manifest,
+        )
     except EvalError as error:
         return _fail(error, out, manifest, args.slug)
     out.result(task_class.to_json(), _describe(task_class))
@@ -503,8 +625,7 @@ def _cmd_plan(args: argparse.Namespace, out: _Output) -> int:
     manifest = _load_manifest(args)
     runner = Runner(manifest, registry=TaskClassRegistry())
     try:
-        with _registrations_quiet_on_stdout():
-            plan = asyncio.run(runner.plan(args.slugs or None))
+        plan = asyncio.run(runner.plan(args.slugs or None))
     except RunPlanError as error:
         if not out.json and error.resolved:
             rows = [(tc.name, tc.module, str(tc.source)) for tc in error.resolved]
@@ -528,14 +649,11 @@ def _cmd_check(args: argparse.Namespace, out: _Output) -> int:
         out.result(report.to_json(strict=args.strict), "")
     elif args.format == "github":
         lines = [d.render_github() for d in report.diagnostics]
+        # A plain log line, escaped so that no path can start a workflow command.
+        lines.append(escape_control(report.summary()))
         out.stdout.write("".join(line + "\n" for line in lines))
-        out.stdout.write(report.summary() + "\n")
     else:
-        for diagnostic in report.diagnostics:
-            text = diagnostic.render_text()
-            if out.quiet:
-                text = text.split("\n  hint: ", 1)[0]
-            out.stdout.write(text + "\n")
+        out.stdout.write(_render_text(report.diagnostics, quiet=out.quiet))
         out.note(report.summary())
     return 0 if report.ok(strict=args.strict) else 1
 
@@ -552,7 +670,7 @@ def _cmd_new(args: argparse.Namespace, out: _Output) -> int:
         "files": [str(f) for f in created.files],
         "manifest": str(created.manifest),
     }
-    text = "\n".join(str(f) for f in created.files)
+    text = "\n".join(escape_control(str(f)) for f in created.files)
     out.result(document, text)
     out.note(
         f"added [task-classes.{created.slug}] to {created.manifest}; "
@@ -564,7 +682,7 @@ def _cmd_new(args: argparse.Namespace, out: _Output) -> int:
 def _cmd_schema(args: argparse.Namespace, out: _Output) -> int:
     from codegenie.eval.manifest import json_schema  # noqa: PLC0415
 
-    out.stdout.write(json.dumps(json_schema(), indent=2) + "\n")
+    out.stdout.write(_dumps(json_schema()))
     return 0
 
 
@@ -578,33 +696,62 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, _Output], int]] = {
 }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _json_requested(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` asks for ``--format json``, read even when it does not parse."""
+    scout = _Parser(add_help=False)
+    scout.add_argument("--format")
+    try:
+        known, _ = scout.parse_known_args(list(argv))
+    except UsageError:  # a --format without a value: not json, then
+        return False
+    return bool(known.format == "json")
+
+
+def _parse(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse ``argv``; raise ``UsageError`` for a command line that does not make sense."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.format == "github" and args.command != "check":
+        raise UsageError(parser.format_usage().strip(), "--format github is only for check")
+    return args
+
+
+def main(argv: Sequence[str] | None = None, *, console: bool = False) -> int:
     """Run ``codegenie-bench`` with ``argv`` (default ``sys.argv[1:]``); return the exit code.
 
     0 success; 1, 3, 4 as the error's class says (docs/errors.md); 2 a
     command-line usage error. No traceback for an expected failure; an
-    unexpected one shows its traceback with ``-v``.
+    unexpected one shows its traceback with ``-v``. Under ``--format json``
+    every failure is a JSON error document on stdout. A reader that goes
+    away early, or a closed stdout, drops the rest of the output quietly;
+    the exit status is the command's own.
+
+    ``console=True`` says that this call is the whole process (the console
+    script): the commands that import registrations then point file
+    descriptor 1 at stderr for the rest of the process. Otherwise only
+    ``sys.stdout`` is redirected while they run.
     """
-    parser = _parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:  # --help, --version, or a usage error (2)
-        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
-    if args.format == "github" and args.command != "check":
-        parser.print_usage(sys.stderr)
-        sys.stderr.write(f"{PROG}: error: --format github is only for check\n")
-        return EXIT_USAGE
-    out = _Output(args, sys.stdout, sys.stderr)
+        args = _parse(argv)
+    except UsageError as error:
+        fallback = argparse.Namespace(format="json" if _json_requested(argv) else "text")
+        vars(fallback).update(quiet=False, verbose=0)
+        return _fail(error, _Output(fallback, ResultStream(sys.stdout), sys.stderr))
+    except SystemExit as exit_:  # --help or --version, printed on stdout
+        return exit_.code if isinstance(exit_.code, int) else 0
+    if args.command not in _IMPORTING:
+        return _run(args, _Output(args, ResultStream(sys.stdout), sys.stderr))
+    with _registrations_off_stdout(console=console) as stdout:
+        return _run(args, _Output(args, stdout, sys.stderr))
+
+
+def _run(args: argparse.Namespace, out: _Output) -> int:
+    """Run the command; map what it raises to an exit code (and a report)."""
     try:
-        return _COMMANDS[args.command](args, out)
-    except EvalError as error:
-        return _fail(error, out)
-    except Exception as error:  # an unexpected bug: say so, with the traceback on -v
-        if args.verbose:
-            traceback.print_exc()
-        else:
-            sys.stderr.write(
-                f"{PROG}: internal error: {type(error).__name__}: {error}\n"
-                f"  hint: run again with -v for the traceback, and report it\n"
-            )
-        return 1
+        try:
+            return _COMMANDS[args.command](args, out)
+        except EvalError as error:
+            return _fail(error, out)
+    except Exception as error:  # a bug, in the command or in reporting its error
+        return _internal_error(error, out)

@@ -1,10 +1,14 @@
-"""Diagnostics: one located problem, rendered for people, machines and CI.
+r"""Diagnostics: one located problem, rendered for people, machines and CI.
 
 A diagnostic is what the command line prints for an error and what ``check``
 reports for each inconsistency: a stable ``code``, a ``severity``, a message,
 where it is (``file``, ``line``, ``column``), the ``slug`` concerned and a
 ``hint``. Renderers follow the compiler convention
-(``FILE:LINE:COL: error[code]: message``) and GitHub's workflow commands.
+(``FILE:LINE:COL: error[code]: message``) and GitHub's workflow commands, and
+never let a string from a manifest, a path or a registration forge a line or
+reach the terminal raw: control characters are escaped
+(:func:`escape_control`), and the ``github`` form also escapes ``%``, ``\r``
+and ``\n`` in data, plus ``:`` and ``,`` in properties.
 """
 
 from __future__ import annotations
@@ -12,7 +16,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-__all__ = ("Diagnostic", "Severity")
+from codegenie.eval._output import escape_control
+
+__all__ = (
+    "Diagnostic",
+    "Severity",
+    "escape_control",
+    "escape_github_data",
+    "escape_github_property",
+)
 
 Severity = Literal["error", "warning"]
 
@@ -35,7 +47,11 @@ class Diagnostic:
     hint: str | None = None
 
     def location(self, program: str = "codegenie-bench") -> str:
-        """Return ``FILE:LINE:COL``, as much of it as is known, or ``program``."""
+        """Return ``FILE:LINE:COL``, as much of it as is known, or ``program``.
+
+        The file is returned as it is, control characters included: callers
+        that print it escape it.
+        """
         if self.file is None:
             return program
         parts = [self.file]
@@ -46,25 +62,36 @@ class Diagnostic:
         return ":".join(parts)
 
     def render_text(self) -> str:
-        """Return the compiler-convention text, with a ``hint:`` line when there is one."""
-        text = f"{self.location()}: {self.severity}[{self.code}]: {self.message}"
+        """Return the compiler-convention text, with a ``hint:`` line when there is one.
+
+        One line for the diagnostic and one for its hint, whatever the
+        strings hold: their control characters are escaped.
+        """
+        text = escape_control(f"{self.location()}: {self.severity}[{self.code}]: {self.message}")
         if self.hint:
-            text += f"\n  hint: {self.hint}"
+            text += f"\n  hint: {escape_control(self.hint)}"
         return text
 
     def render_github(self) -> str:
-        """Return a GitHub Actions workflow command (``::error file=…,line=…::…``)."""
+        """Return a GitHub Actions workflow command (``::error file=…,line=…::…``).
+
+        One line, whatever the strings hold: control characters are escaped
+        first (:func:`escape_control`), then the message and hint as
+        workflow-command data and the file and title as properties.
+        """
         properties = []
         if self.file is not None:
-            properties.append(f"file={_escape_property(self.file)}")
+            properties.append(f"file={escape_github_property(escape_control(self.file))}")
             if self.line is not None:
                 properties.append(f"line={self.line}")
             if self.column is not None:
                 properties.append(f"col={self.column}")
         title = f"{self.code}" + (f" ({self.slug})" if self.slug else "")
-        properties.append(f"title={_escape_property(title)}")
-        message = self.message + (f"\nhint: {self.hint}" if self.hint else "")
-        return f"::{self.severity} {','.join(properties)}::{_escape_data(message)}"
+        properties.append(f"title={escape_github_property(escape_control(title))}")
+        message = escape_control(self.message)
+        if self.hint:
+            message += f"\nhint: {escape_control(self.hint)}"
+        return f"::{self.severity} {','.join(properties)}::{escape_github_data(message)}"
 
     def to_json(self) -> dict[str, Any]:
         """Return the documented JSON shape of a diagnostic."""
@@ -82,9 +109,11 @@ class Diagnostic:
         )
 
 
-def _escape_data(value: str) -> str:
+def escape_github_data(value: str) -> str:
+    """Return ``value`` escaped as the data of a GitHub workflow command (``%``, CR, LF)."""
     return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def _escape_property(value: str) -> str:
-    return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
+def escape_github_property(value: str) -> str:
+    """Return ``value`` escaped as a workflow-command property: the data rules, ``:`` and ``,``."""
+    return escape_github_data(value).replace(":", "%3A").replace(",", "%2C")

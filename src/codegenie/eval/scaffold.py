@@ -1,30 +1,120 @@
 """``codegenie-bench new``: scaffold a task class and append its manifest entry.
 
-Everything is checked before anything is written: the slug (the loader's own
-rules), that the manifest is valid and lacks the slug and the module, that the
-directory does not exist, and that the manifest with the new entry appended
-still validates. Then the package is written under a temporary name and
-renamed into place, and the manifest is replaced atomically with its old bytes
-followed by the new entry, so existing text and comments stay byte-for-byte
-as they were. If the manifest cannot be written, the new package is removed.
+Everything is checked before anything is written. The slug and ``--root`` are
+checked with the manifest's own rules (a ``ManifestEntry`` is built from them)
+and ``--root`` must stay inside the manifest's directory once symbolic links
+are resolved: ``ScaffoldArgumentInvalid``, a usage error. Then, holding an
+exclusive lock on the manifest file, the manifest is read again (so that
+concurrent runs each see the entries the others added), and the slug, its
+module and its directory must be new: ``ScaffoldConflict``.
+
+The package is written under a temporary name and renamed into place, and the
+manifest is replaced atomically with its old bytes followed by the new entry,
+so existing text and comments stay byte-for-byte as they were. A manifest that
+is a symbolic link is updated through it: its target changes, the link stays.
+Any operating-system failure (a read-only tree, a full disk) becomes
+``ScaffoldFailed`` after every file and directory this run created is removed.
+
+The lock is ``flock(LOCK_EX)`` on the manifest file itself (its target, when
+it is a link), not on a separate lock file: nothing is added to the tree.
+Because the manifest is replaced by a rename, a run that obtained the lock on
+a file that has since been replaced lets it go and locks the new file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import keyword
 import os
 import shutil
+import stat
+import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+from typing import final
 
 import tomli_w
+from pydantic import ValidationError
 
-from codegenie.eval.errors import BenchManifestInvalid, ScaffoldConflict
-from codegenie.eval.manifest import BenchManifest, ManifestEntry
+from codegenie.eval.errors import (
+    BenchManifestInvalid,
+    BenchManifestNotFound,
+    EvalError,
+    InvalidTaskClassName,
+    ScaffoldConflict,
+)
+from codegenie.eval.manifest import BenchManifest, ManifestEntry, read_manifest_bytes
 from codegenie.eval.naming import check_slug, slug_to_identifier
 
-__all__ = ("Scaffold", "scaffold_task_class")
+__all__ = (
+    "Scaffold",
+    "ScaffoldArgumentInvalid",
+    "ScaffoldFailed",
+    "scaffold_task_class",
+    "validate_new_entry",
+)
+
+
+@final
+class ScaffoldArgumentInvalid(EvalError):
+    """``new`` refused an argument: the slug or ``--root`` breaks the manifest's rules.
+
+    ``argument`` is ``"SLUG"`` or ``"--root"``, ``value`` what was given and
+    ``reason`` the rule it breaks. A command-line usage error (exit 2);
+    nothing was written.
+    """
+
+    code = "invalid-argument"
+    exit_code = 2
+    fields = ("argument", "value", "reason")
+
+    def __init__(self, argument: str, value: str, reason: str) -> None:
+        self.argument = argument
+        self.value = value
+        self.reason = reason
+        super().__init__(f"invalid {argument} {value!r}: {reason}")
+
+    @property
+    def hint(self) -> str:
+        """The rules of the argument that was refused."""
+        if self.argument == "--root":
+            return (
+                "--root is a relative POSIX path inside the manifest's directory, "
+                "without '..' or '.', whose last component is a Python identifier "
+                "(e.g. 'bench' or 'suites/bench')"
+            )
+        return (
+            "a slug is 2 to 64 characters of lowercase ASCII letters, digits and "
+            "hyphens, starts with a letter and does not end with a hyphen "
+            "(e.g. 'secret-rotation')"
+        )
+
+
+@final
+class ScaffoldFailed(EvalError):
+    """``new`` could not write the task class (a read-only tree, a full disk, …).
+
+    ``path`` is the file or directory being written and ``reason`` what the
+    operating system said. Every file and directory the run had created is
+    removed again, and the manifest is unchanged.
+    """
+
+    code = "scaffold-failed"
+    exit_code = 4
+    fields = ("path", "reason")
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"cannot write {path}: {reason}; nothing was changed")
+
+    @property
+    def hint(self) -> str:
+        """What to fix before trying again."""
+        return "make the bench tree writable (or free some space), then run `new` again"
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +214,8 @@ def _entry_bytes(slug: str, entry: ManifestEntry, existing: bytes) -> bytes:
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
-    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
+    """Replace the file ``path`` with ``data``: readers see the old bytes or the new ones."""
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as file:
@@ -138,6 +229,127 @@ def _write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
+def _write_new_file(path: Path, text: str) -> None:
+    """Create the file ``path`` (it must not exist) holding ``text`` in UTF-8."""
+    with path.open("x", encoding="utf-8") as file:
+        file.write(text)
+
+
+def validate_new_entry(slug: str, root: str) -> ManifestEntry:
+    """Return the manifest entry ``new`` would add for ``slug`` under ``root``.
+
+    The slug and the root are checked with the manifest's own rules: the slug
+    rules, then a ``ManifestEntry`` built from them (so ``root`` is a relative,
+    normalized POSIX path without ``..`` whose last component is an
+    identifier). Raises ``ScaffoldArgumentInvalid`` naming the argument and the
+    rule it breaks. Pure: no I/O.
+    """
+    try:
+        check_slug(slug)
+    except InvalidTaskClassName as exc:
+        raise ScaffoldArgumentInvalid("SLUG", slug, exc.reason) from None
+    package = root.rpartition("/")[2]
+    try:
+        module = f"{package}.{slug_to_identifier(slug)}.registration"
+        entry = ManifestEntry(module=module, root=root)
+    except ValidationError as exc:
+        problems = exc.errors(include_url=False)
+        messages = [p["msg"] for p in problems if tuple(p["loc"]) == ("root",)]
+        reason = "; ".join(messages or [p["msg"] for p in problems])
+        prefix = f"root {root!r} "
+        reason = reason.removeprefix(prefix)
+        raise ScaffoldArgumentInvalid("--root", root, reason) from None
+    # Until manifest.py refuses control characters in roots (issue 9), refuse
+    # them here: such a root would be written into bench.toml.
+    if any(ord(c) < 0x20 or c == "\x7f" for c in root):
+        raise ScaffoldArgumentInvalid("--root", root, "must not contain control characters")
+    return entry
+
+
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def _lock_manifest(path: Path) -> tuple[int, Path]:
+    """Take an exclusive lock on the manifest ``path`` names; return the fd and the file.
+
+    The file is ``path`` with symbolic links resolved. Waits for the lock;
+    when the file was replaced while waiting (another run wrote it), locks
+    the new file instead. Raises ``BenchManifestNotFound`` when there is no
+    such file, ``ScaffoldFailed`` when it is not a regular file or cannot be
+    opened or locked.
+    """
+    while True:
+        target = path.resolve()
+        try:
+            # Non-blocking open: a FIFO in the manifest's place must not hang us.
+            fd = os.open(target, os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC)
+        except FileNotFoundError:
+            raise BenchManifestNotFound(path) from None
+        except OSError as exc:
+            raise ScaffoldFailed(target, exc.strerror or str(exc)) from exc
+        try:
+            opened = os.fstat(fd)
+            if not stat.S_ISREG(opened.st_mode):
+                raise ScaffoldFailed(target, "not a regular file")
+            if sys.platform != "win32":
+                import fcntl  # noqa: PLC0415
+
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            current = os.stat(target)
+        except FileNotFoundError:
+            os.close(fd)
+            continue
+        except OSError as exc:  # e.g. a file system without locks
+            os.close(fd)
+            raise ScaffoldFailed(target, f"cannot lock it: {exc.strerror or exc}") from exc
+        except BaseException:
+            os.close(fd)
+            raise
+        if (current.st_dev, current.st_ino) == (opened.st_dev, opened.st_ino):
+            return fd, target
+        os.close(fd)  # replaced while we waited: lock the file that is there now
+
+
+def _blocking_component(directory: Path, top: Path) -> Path | None:
+    """Return the first path from ``top`` down to ``directory`` that exists but is no directory."""
+    for candidate in [*reversed(directory.relative_to(top).parents), directory.relative_to(top)]:
+        path = top / candidate
+        if path == top:
+            continue
+        if os.path.lexists(path) and not path.is_dir():
+            return path
+    return None
+
+
+class _Created:
+    """What one run created, so that a failure can remove exactly that."""
+
+    def __init__(self) -> None:
+        self._undo: list[Callable[[], None]] = []
+
+    def directories(self, directory: Path) -> None:
+        """Create ``directory`` and its missing parents, remembering each one."""
+        missing = []
+        while not directory.exists():
+            missing.append(directory)
+            directory = directory.parent
+        for path in reversed(missing):
+            path.mkdir()
+            self._undo.append(path.rmdir)
+
+    def tree(self, path: Path) -> None:
+        """Remember ``path`` as a directory tree this run made."""
+        self._undo.append(functools.partial(shutil.rmtree, path))
+
+    def undo(self) -> None:
+        """Remove everything remembered, newest first, as far as possible."""
+        for action in reversed(self._undo):
+            with contextlib.suppress(OSError):
+                action()
+        self._undo.clear()
+
+
 def scaffold_task_class(
     manifest: BenchManifest,
     slug: str,
@@ -147,15 +359,44 @@ def scaffold_task_class(
 ) -> Scaffold:
     """Create ``<root>/<ident>/`` and append the entry for ``slug`` to the manifest.
 
-    Raises ``InvalidTaskClassName`` for a bad slug, ``ScaffoldConflict`` when
-    the slug, its module or its directory exists (or the manifest cannot take
-    the entry), and ``BenchManifestInvalid`` when the manifest changed on
-    disk into an invalid one. Nothing is written when it raises.
+    ``manifest`` names the file to update (``manifest.path``); it is read
+    again under an exclusive lock, so concurrent runs lose no entry. Raises
+    ``ScaffoldArgumentInvalid`` (exit 2) when the slug or ``root`` breaks the
+    manifest's rules or ``root`` resolves outside the manifest's directory;
+    ``ScaffoldConflict`` when the slug, its module or its directory exists, a
+    path component of the directory is a file, or the manifest cannot take
+    the entry; ``BenchManifestNotFound`` or ``BenchManifestInvalid`` when the
+    manifest is gone or changed into an invalid one; ``ScaffoldFailed`` when
+    the operating system refuses a write. Nothing is left written when it
+    raises.
     """
-    check_slug(slug)
-    ident = slug_to_identifier(slug)
-    package = PurePosixPath(root).name
-    entry = ManifestEntry(module=f"{package}.{ident}.registration", root=root)
+    entry = validate_new_entry(slug, root)
+    path = manifest.path
+    fd, target = _lock_manifest(path)
+    try:
+        current = read_manifest_bytes(target)
+        fresh = BenchManifest.from_bytes(current, path)
+        plan = _plan(fresh, current, slug, root, entry)
+        _create(plan, target, description or f"The {slug} task class.")
+    finally:
+        os.close(fd)  # releases the lock
+    files = tuple(sorted(p for p in plan.directory.rglob("*") if p.is_file()))
+    return Scaffold(slug, entry.module, plan.directory, files, path)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What one run will write: the package directory and the manifest's new bytes."""
+
+    slug: str
+    directory: Path
+    manifest: bytes
+
+
+def _plan(
+    manifest: BenchManifest, current: bytes, slug: str, root: str, entry: ManifestEntry
+) -> _Plan:
+    """Check that ``entry`` can be added to ``manifest`` (whose bytes are ``current``)."""
     path = manifest.path
     if slug in manifest:
         raise ScaffoldConflict(slug, "slug", path, f"{path} already declares {slug!r}")
@@ -163,11 +404,19 @@ def scaffold_task_class(
         if existing.module == entry.module:
             detail = f"module {entry.module!r} already belongs to {other!r} in {path}"
             raise ScaffoldConflict(slug, "module", path, detail)
-    directory = entry.case_dir(manifest.directory / root)
-    if directory.exists() or directory.is_symlink():
+    top = manifest.directory
+    directory = entry.case_dir(top / root)
+    inside = top.resolve()
+    resolved = (top / root).resolve()
+    if not resolved.is_relative_to(inside):
+        reason = f"resolves to {resolved}, outside the manifest's directory {inside}"
+        raise ScaffoldArgumentInvalid("--root", root, reason)
+    blocker = _blocking_component(directory, top)
+    if blocker is not None:
+        detail = f"{blocker} exists and is not a directory"
+        raise ScaffoldConflict(slug, "directory", blocker, detail)
+    if os.path.lexists(directory):
         raise ScaffoldConflict(slug, "directory", directory, f"{directory} already exists")
-
-    current = path.read_bytes()
     updated = current + _entry_bytes(slug, entry, current)
     try:
         BenchManifest.from_bytes(updated, path)
@@ -177,31 +426,41 @@ def scaffold_task_class(
             f"({exc.problems[0].message})"
         )
         raise ScaffoldConflict(slug, "manifest", path, detail) from exc
+    return _Plan(slug, directory, updated)
 
-    description = description or f"The {slug} task class."
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=directory.parent, prefix=f".{ident}."))
+
+def _create(plan: _Plan, target: Path, description: str) -> None:
+    """Write the package, then the manifest file ``target``; on failure remove what was made."""
+    slug, directory = plan.slug, plan.directory
+    ident = directory.name
+    created = _Created()
+    writing = directory.parent
     try:
-        (staging / "registration.py").write_text(
-            _REGISTRATION.format(slug=slug, description=description, class_name=_class_name(slug)),
-            encoding="utf-8",
-        )
-        (staging / "rubric.py").write_text(_RUBRIC.format(slug=slug), encoding="utf-8")
-        case = staging / "cases" / "example"
-        (case / "expected").mkdir(parents=True)
-        (case / "case.toml").write_text(_CASE, encoding="utf-8")
-        (case / "expected" / "README.txt").write_text(
-            "Files a correct candidate produces.\n", encoding="utf-8"
-        )
+        created.directories(directory.parent)
+        writing = directory
+        staging = Path(tempfile.mkdtemp(dir=directory.parent, prefix=f".{ident}."))
+        created.tree(staging)
+        files = {
+            "registration.py": _REGISTRATION.format(
+                slug=slug, description=description, class_name=_class_name(slug)
+            ),
+            "rubric.py": _RUBRIC.format(slug=slug),
+            "cases/example/case.toml": _CASE,
+            "cases/example/expected/README.txt": "Files a correct candidate produces.\n",
+        }
+        (staging / "cases" / "example" / "expected").mkdir(parents=True)
+        for name, text in files.items():
+            writing = directory / name
+            _write_new_file(staging / name, text)
+        writing = directory
         staging.chmod(0o755)
         staging.rename(directory)
+        created.tree(directory)
+        writing = target
+        _write_atomically(target, plan.manifest)
+    except OSError as exc:
+        created.undo()
+        raise ScaffoldFailed(writing, exc.strerror or str(exc)) from exc
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        created.undo()
         raise
-    try:
-        _write_atomically(path, updated)
-    except BaseException:
-        shutil.rmtree(directory, ignore_errors=True)
-        raise
-    files = tuple(sorted(p for p in directory.rglob("*") if p.is_file()))
-    return Scaffold(slug, entry.module, directory, files, path)
