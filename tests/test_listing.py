@@ -38,7 +38,7 @@ def listing(
 
 def cache_files() -> list[Path]:
     root = Path(os.environ["XDG_CACHE_HOME"]) / "codegenie-eval" / "manifests"
-    return sorted(root.glob("*")) if root.is_dir() else []
+    return sorted(root.glob("*.cache")) if root.is_dir() else []
 
 
 def imported_modules(cwd: Path, *args: str) -> set[str]:
