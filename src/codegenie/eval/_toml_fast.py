@@ -32,7 +32,7 @@ _INTEGER: Final = r"(0|[1-9][0-9]{0,18})"
 _COMMENT: Final = r"(?:#[^\x00-\x08\x0a-\x1f\x7f]*)?"
 _LINE: Final = re.compile(
     rf"[ \t]*(?:"
-    rf"\[[ \t]*({_BARE}(?:[ \t]*\.[ \t]*{_BARE})*)[ \t]*\]"  # 1: table header
+    rf"\[[ \t]*({_BARE}(?:[ \t]*\.[ \t]*{_BARE}){{0,{MAX_KEY_PARTS - 1}}})[ \t]*\]"  # 1: header
     rf"|({_BARE})[ \t]*=[ \t]*(?:{_STRING}|{_INTEGER})"  # 2: key, 3: string, 4: integer
     rf")?[ \t]*{_COMMENT}"
 )
@@ -56,7 +56,7 @@ def parse_plain(text: str) -> dict[str, Any] | None:
         header, key, string, integer = found.groups()
         if header is not None:
             path = tuple(_DOT.split(header))
-            if path in headers or len(path) > MAX_KEY_PARTS:
+            if path in headers:
                 return None
             headers.add(path)
             table = document

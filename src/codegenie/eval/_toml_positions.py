@@ -11,8 +11,6 @@ expressions, so a 16 MiB document is scanned in well under a second.
 
 from __future__ import annotations
 
-import bisect
-import contextlib
 import re
 from typing import Final
 
@@ -57,22 +55,26 @@ class TomlPositions:
     """Positions of the keys and table headers of one valid TOML document.
 
     ``find(path)`` returns the 1-based ``(line, column)`` of the key or table
-    at ``path``, or of its nearest written ancestor, or ``(1, 1)``. Building
-    one never raises: should the scanner misread a document, the keys after
-    that point resolve to their nearest recorded ancestor.
+    at ``path``, or of its nearest written ancestor, or ``(1, 1)``. The
+    document is scanned lazily, only as far as the keys asked for (a problem
+    near the top of a huge file costs a few lines, not the file). Nothing
+    here raises: should the scanner misread a document, the keys after that
+    point resolve to their nearest recorded ancestor.
     """
 
     def __init__(self, text: str) -> None:
         self._text = text
-        self._line_starts = [0, *(m.end() for m in re.finditer(r"\n", text))]
+        self._line = 1  # the line of offset _counted_to
+        self._counted_to = 0
         self._positions: dict[KeyPath, Position] = {}
         self._aot_counts: dict[KeyPath, int] = {}
-        # A position is a courtesy: a problem is still reported without one.
-        with contextlib.suppress(IndexError, ValueError, RecursionError):
-            self._scan()
+        self._offset = 0  # where the scan goes on
+        self._table: KeyPath = ()  # the table that the scan is in
+        self._done = False
 
     def find(self, path: KeyPath) -> Position:
         """Return where ``path`` (or its longest written prefix) is written."""
+        self._scan_to(path)
         for end in range(len(path), 0, -1):
             position = self._positions.get(path[:end])
             if position is not None:
@@ -81,13 +83,25 @@ class TomlPositions:
 
     def exact(self, path: KeyPath) -> Position | None:
         """Return where ``path`` itself is written, or ``None``."""
+        self._scan_to(path)
         return self._positions.get(path)
 
     # -- scanning ---------------------------------------------------------
 
+    def _scan_to(self, path: KeyPath) -> None:
+        try:
+            while not self._done and path not in self._positions:
+                self._step()
+        except (IndexError, ValueError, RecursionError):
+            self._done = True  # a position is a courtesy: the problem is reported without one
+
     def _position(self, offset: int) -> Position:
-        line = bisect.bisect_right(self._line_starts, offset)
-        return (line, offset - self._line_starts[line - 1] + 1)
+        # The scan asks in increasing order: count the newlines since the last answer.
+        if offset < self._counted_to:
+            self._counted_to, self._line = 0, 1
+        self._line += self._text.count("\n", self._counted_to, offset)
+        self._counted_to = offset
+        return (self._line, offset - self._text.rfind("\n", 0, offset))
 
     def _record(self, path: KeyPath, offset: int) -> None:
         if path not in self._positions:
@@ -102,35 +116,34 @@ class TomlPositions:
         match = _TRIVIA.match(self._text, i)
         return match.end() if match else i
 
-    def _scan(self) -> None:
+    def _step(self) -> None:
+        """Scan one statement: a table header or a key/value pair."""
         text = self._text
-        table: KeyPath = ()
-        i = 0
-        while i < len(text):
-            i = self._skip_trivia(i)
-            if i >= len(text):
-                break
-            if text.startswith("[[", i):
-                start = i
-                key, i = self._key(i + 2)
-                i = self._skip_ws(i) + 2
-                index = self._aot_counts.get(key, 0)
-                self._aot_counts[key] = index + 1
-                for end in range(1, len(key) + 1):
-                    self._record(key[:end], start)
-                table = (*key, index)
-                self._record(table, start)
-            elif text[i] == "[":
-                start = i
-                key, i = self._key(i + 1)
-                i = self._skip_ws(i) + 1
-                table = key
-                for end in range(1, len(key) + 1):
-                    self._record(key[:end], start)
-            else:
-                i = self._key_value(i, table)
-            end = text.find("\n", i)
-            i = len(text) if end < 0 else end + 1
+        i = self._skip_trivia(self._offset)
+        if i >= len(text):
+            self._done = True
+            return
+        if text.startswith("[[", i):
+            start = i
+            key, i = self._key(i + 2)
+            i = self._skip_ws(i) + 2
+            index = self._aot_counts.get(key, 0)
+            self._aot_counts[key] = index + 1
+            for end in range(1, len(key) + 1):
+                self._record(key[:end], start)
+            self._table = (*key, index)
+            self._record(self._table, start)
+        elif text[i] == "[":
+            start = i
+            key, i = self._key(i + 1)
+            i = self._skip_ws(i) + 1
+            self._table = key
+            for end in range(1, len(key) + 1):
+                self._record(key[:end], start)
+        else:
+            i = self._key_value(i, self._table)
+        end = text.find("\n", i)
+        self._offset = len(text) if end < 0 else end + 1
 
     def _key(self, i: int) -> tuple[KeyPath, int]:
         text = self._text

@@ -516,13 +516,15 @@ def _duplicate_modules(entries: Mapping[str, object]) -> list[tuple[str, str, st
 
 
 def _duplicate_problems(
-    raw: Mapping[str, object], positions: TomlPositions
-) -> list[ManifestProblem]:
+    raw: Mapping[str, object], positions: TomlPositions, limit: int
+) -> tuple[list[ManifestProblem], int]:
+    """Return the first ``limit`` duplicate-module problems, and how many there are."""
     entries = raw.get("task-classes")
     if not isinstance(entries, Mapping):
-        return []
+        return [], 0
     problems = []
-    for slug, module, first in _duplicate_modules(entries):
+    duplicates = _duplicate_modules(entries)
+    for slug, module, first in duplicates[:limit]:
         key: KeyPath = ("task-classes", slug, "module")
         problems.append(
             ManifestProblem(
@@ -534,7 +536,7 @@ def _duplicate_problems(
                 slug,
             )
         )
-    return problems
+    return problems, len(duplicates)
 
 
 _TOML_POSITION: Final = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
@@ -623,18 +625,81 @@ def _parse(data: bytes, path: Path) -> BenchManifest:
     try:
         manifest = BenchManifest.model_validate(raw, by_alias=True, by_name=False)
     except ValidationError as exc:
-        positions = TomlPositions(text)
-        problems = [
-            problem
-            for error in exc.errors(include_url=False)
-            if (problem := _problem_from_pydantic(error, positions)) is not None
-        ]
-        problems += _duplicate_problems(raw, positions)
-        problems.sort(key=lambda p: (p.line, p.column, p.key))
-        raise BenchManifestInvalid(path, tuple(problems)) from None
+        raise BenchManifestInvalid(path, _schema_problems(exc, raw, text)) from None
     manifest._path = path
     manifest._text = text
     return manifest
+
+
+#: Problems listed at most: a file with more (a hostile or generated one) ends
+#: its list with one problem saying how many more there are.
+MAX_PROBLEMS: Final = 1000
+
+
+def _schema_problems(
+    exc: ValidationError, raw: dict[str, Any], text: str
+) -> tuple[ManifestProblem, ...]:
+    """Every schema problem of ``raw``, located in ``text`` — the first MAX_PROBLEMS of them."""
+    positions = TomlPositions(text)
+    total = exc.error_count()
+    errors = None
+    if total > MAX_PROBLEMS:
+        # Converting a million pydantic errors takes seconds: list those of
+        # the document's beginning, validated again on its own.
+        try:
+            BenchManifest.model_validate(
+                _beginning(raw, 4 * MAX_PROBLEMS), by_alias=True, by_name=False
+            )
+        except ValidationError as cut:
+            if cut.error_count() >= MAX_PROBLEMS:
+                errors = cut.errors(include_url=False)
+    if errors is None:
+        errors = exc.errors(include_url=False)
+    problems = [
+        problem
+        for error in errors
+        if (problem := _problem_from_pydantic(error, positions)) is not None
+    ]
+    duplicates, duplicate_count = _duplicate_problems(raw, positions, MAX_PROBLEMS + 1)
+    problems += duplicates
+    problems.sort(key=lambda p: (p.line, p.column, p.key))
+    if total <= MAX_PROBLEMS:  # every error was converted: count exactly
+        total = len(problems) - len(duplicates)
+    total += duplicate_count
+    if total <= MAX_PROBLEMS:
+        return tuple(problems)
+    shown = problems[:MAX_PROBLEMS]
+    first_unlisted = problems[MAX_PROBLEMS] if len(problems) > MAX_PROBLEMS else shown[-1]
+    line, column = first_unlisted.line, first_unlisted.column
+    more = total - MAX_PROBLEMS
+    summary = f"and {more} more problem{'s' if more != 1 else ''}, not listed; fix these first"
+    return (*shown, ManifestProblem(line, column, "", summary))
+
+
+def _beginning(raw: dict[str, Any], budget: int) -> dict[str, Any]:
+    """Return ``raw`` cut to about ``budget`` keys (known keys kept): its errors come first."""
+    known = {"module", "root"}
+    cut: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key == "task-classes" and isinstance(value, dict):
+            entries: dict[str, Any] = {}
+            for slug, entry in value.items():
+                if budget <= 0:
+                    break
+                budget -= 1
+                if not isinstance(entry, dict):
+                    entries[slug] = entry
+                    continue
+                entries[slug] = kept = {}
+                for name, item in entry.items():
+                    if name in known or budget > 0:
+                        kept[name] = item
+                        budget -= name not in known
+            cut[key] = entries
+        elif key == "schema-version" or budget > 0:
+            budget -= key != "schema-version"
+            cut[key] = value
+    return cut
 
 
 def read_manifest_bytes(path: Path | str) -> bytes:
