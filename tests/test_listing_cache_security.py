@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import stat
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from codegenie.eval import _listing
 from codegenie.eval._listing import read_cached, store
 
 from .factory import Bench, make_bench
@@ -191,7 +193,7 @@ def _forge(entry: Path, payload: bytes, checksum: str) -> None:
     entry.write_bytes(b"\n".join([magic, digest, checksum.encode(), payload]))
 
 
-@pytest.mark.parametrize("checksum", ["sha256", "blake2b-unkeyed", "blake2b-other-key"])
+@pytest.mark.parametrize("checksum", ["sha256-payload", "sha256-signed", "other-key"])
 def test_an_entry_edited_by_hand_is_a_miss_even_with_its_checksum_recomputed(
     bench: Bench, expected: str, checksum: str
 ) -> None:
@@ -205,10 +207,10 @@ def test_an_entry_edited_by_hand_is_a_miss_even_with_its_checksum_recomputed(
     magic, digest = entry.read_bytes().split(b"\n", 2)[:2]
     signed = magic + b"\n" + digest + b"\n" + forged
     value = {
-        "sha256": lambda: hashlib.sha256(forged).hexdigest(),
-        "blake2b-unkeyed": lambda: hashlib.blake2b(signed, digest_size=32).hexdigest(),
-        "blake2b-other-key": lambda: hashlib.blake2b(
-            signed, key=os.urandom(32), digest_size=32
+        "sha256-payload": lambda: hashlib.sha256(forged).hexdigest(),
+        "sha256-signed": lambda: hashlib.sha256(signed).hexdigest(),
+        "other-key": lambda: hashlib.sha256(
+            os.urandom(32) + hashlib.sha256(signed).digest()
         ).hexdigest(),
     }[checksum]()
     _forge(entry, forged, value)
@@ -319,3 +321,55 @@ def test_an_unusable_cache_never_fails_store_or_read(
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
     store(b"x", POISON)
     assert read_cached(b"x") is None
+
+
+def test_without_directory_descriptors_there_is_no_cache(
+    bench: Bench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where files cannot be reached through an open directory, nothing is read or written."""
+    monkeypatch.setattr(_listing, "_SUPPORTED", False)
+    data = bench.manifest.read_bytes()
+    store(data, POISON)
+    assert read_cached(data) is None
+    assert not cache_root().exists()
+
+
+# -- printing from the cache ------------------------------------------------------------
+
+
+def test_a_reader_that_stops_early_ends_the_cached_list_quietly(tmp_path: Path) -> None:
+    """`list | head -1` served from the cache exits 0 with nothing on stderr."""
+    entries = "".join(
+        f'[task-classes.t{i:05d}]\nmodule = "bench.t{i:05d}.registration"\nroot = "bench"\n'
+        for i in range(4000)
+    )
+    (tmp_path / "bench.toml").write_text("schema-version = 1\n" + entries)
+    assert listing(tmp_path).returncode == 0  # fills the cache
+    process = subprocess.Popen(
+        [sys.executable, "-m", "codegenie.eval", "list"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    assert process.stdout.readline().startswith(b"t00000")
+    process.stdout.close()
+    stderr = process.stderr.read()
+    process.stderr.close()
+    assert process.wait(timeout=30) == 0
+    assert stderr == b""
+
+
+def test_output_the_locale_cannot_encode_is_left_to_the_full_command_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The cached path writes nothing it cannot encode, and nothing to a closed stdout."""
+    buffer = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(buffer, encoding="ascii"))
+    assert _listing._write("root é\n") is None
+    sys.stdout.flush()
+    assert buffer.getvalue() == b""
+    monkeypatch.setattr(sys, "stdout", None)
+    assert _listing._write("x\n") is None
