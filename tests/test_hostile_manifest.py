@@ -631,3 +631,21 @@ def test_check_reports_hostile_manifests_as_diagnostics(tmp_path: Path, kind: st
     [diagnostic] = json.loads(result.stdout)["diagnostics"]
     assert diagnostic["code"] == "manifest-syntax"
     assert diagnostic["line"] == 2
+
+
+def test_a_bare_key_of_digits_is_not_taken_for_an_integer() -> None:
+    """A key written as 20 digits is a key (an unknown one), not an out-of-range integer."""
+    digits = "1" * 20
+    assert excess(f"{digits} = 1\n{digits}.x = 2\n") is None
+    assert invalid(HEADER + f"{digits} = 1\n").problems[0].message.startswith("unknown key")
+
+
+def test_sparse_problems_after_many_valid_entries_stay_bounded() -> None:
+    """Thousands of valid entries, then thousands of unknown keys: 1,000 listed, the rest counted."""
+    entry = '[task-classes.s{i}]\nmodule = "bench.s{i}.registration"\nroot = "bench"\n'
+    text = HEADER + "".join(f"k{i} = 1\n" for i in range(6000))
+    text += "".join(entry.format(i=i) for i in range(5000))
+    problems = invalid(text).problems
+    assert len(problems) == MAX_PROBLEMS + 1
+    assert problems[0].line == 2
+    assert problems[-1].message.startswith("and 5000 more problems")

@@ -35,9 +35,9 @@ INT64_MAX: Final = 2**63 - 1
 # Every string and comment, each matched to its end or, unterminated, to the end
 # of its line (or of the document), so that no start is tried twice: linear.
 _STRINGS_AND_COMMENTS: Final = re.compile(
-    r'"""(?:[^"\\]|\\.|"{1,2}(?!"))*+(?:"{3,5}|\Z)'
-    r"|'''(?:[^']|'{1,2}(?!'))*+(?:'{3,5}|\Z)"
-    r'|"(?:[^"\\\n]|\\.)*+(?:"|$)'
+    r'"""(?:[^"\\]++|\\.|"{1,2}(?!"))*+(?:"{3,5}|\Z)'
+    r"|'''(?:[^']++|'{1,2}(?!'))*+(?:'{3,5}|\Z)"
+    r'|"(?:[^"\\\n]++|\\.)*+(?:"|$)'
     r"|'[^'\n]*+(?:'|$)"
     r"|#[^\n]*+",
     re.S | re.M,
@@ -50,11 +50,17 @@ _PART: Final = r'(?:[A-Za-z0-9_-]++|"")'
 _LONG_KEY: Final = re.compile(
     rf'(?<![A-Za-z0-9_."-]){_PART}(?:[ \t]*+\.[ \t]*+{_PART}){{{MAX_KEY_PARTS}}}'
 )
-# A decimal, hexadecimal, octal or binary integer long enough to leave 64 bits.
+# A key cannot span lines: only a line with that many dots can hold one (a
+# pattern that starts with a literal is scanned for at C speed).
+_MANY_DOTS: Final = re.compile(rf"\.(?:[^.\n]*+\.){{{MAX_KEY_PARTS - 1}}}")
+# Where a long integer may be: a run of digits (hexadecimal ones included).
+_DIGIT_RUN: Final = re.compile(r"[0-9A-Fa-f_]{17,}+")
+# A decimal, hexadecimal, octal or binary integer long enough to leave 64 bits
+# (not a bare key made of digits: one followed by "=" or ".").
 _LONG_INTEGER: Final = re.compile(
     r"(?<![\w.+:-])([+-]?)(?:"
     r"0x((?:_?+[0-9A-Fa-f]){17,}+)|0o((?:_?+[0-7]){22,}+)|0b((?:_?+[01]){64,}+)"
-    r"|([0-9](?:_?+[0-9]){18,}+))(?![\w.:+-])"
+    r"|([0-9](?:_?+[0-9]){18,}+))(?![\w.:+-]|[ \t]*+=)"
 )
 
 
@@ -102,14 +108,25 @@ def _too_deep(bare: str) -> tuple[int, str] | None:
 
 
 def _too_long_key(bare: str) -> tuple[int, str] | None:
-    match = _LONG_KEY.search(bare)
-    if match is None:
-        return None
-    return match.start(), f"a dotted key or table name has more than {MAX_KEY_PARTS} parts"
+    position = 0
+    while (dots := _MANY_DOTS.search(bare, position)) is not None:
+        line_start = bare.rfind("\n", 0, dots.start()) + 1
+        line_end = bare.find("\n", dots.end())
+        line_end = len(bare) if line_end < 0 else line_end
+        match = _LONG_KEY.search(bare, line_start, line_end)
+        if match is not None:
+            return match.start(), f"a dotted key or table name has more than {MAX_KEY_PARTS} parts"
+        position = line_end
+    return None
 
 
 def _too_large_integer(bare: str) -> tuple[int, str] | None:
-    for match in _LONG_INTEGER.finditer(bare):
+    for run in _DIGIT_RUN.finditer(bare):
+        # The integer starts at most 3 characters before its digits ("-0x"), and
+        # the window ends past anything its look-ahead needs to see.
+        match = _LONG_INTEGER.search(bare, max(run.start() - 3, 0), run.end() + 256)
+        if match is None or match.start() >= run.end():
+            continue
         sign, hexadecimal, octal, binary, decimal = match.groups()
         prefix, base, digits = next(
             (prefix, base, digits)

@@ -23,9 +23,9 @@ _BARE_KEY: Final = re.compile(r"[A-Za-z0-9_-]+")
 _INLINE_WS: Final = re.compile(r"[ \t]*")
 _TRIVIA: Final = re.compile(r"(?:[ \t\r\n]++|#[^\n]*+)*+")
 _STRINGS: Final = {
-    '"""': re.compile(r'"""(?:[^"\\]|\\.|"{1,2}(?!"))*+"{3,5}', re.S),
-    "'''": re.compile(r"'''(?:[^']|'{1,2}(?!'))*+'{3,5}", re.S),
-    '"': re.compile(r'"(?:[^"\\\n]|\\.)*+"'),
+    '"""': re.compile(r'"""(?:[^"\\]++|\\.|"{1,2}(?!"))*+"{3,5}', re.S),
+    "'''": re.compile(r"'''(?:[^']++|'{1,2}(?!'))*+'{3,5}", re.S),
+    '"': re.compile(r'"(?:[^"\\\n]++|\\.)*+"'),
     "'": re.compile(r"'[^'\n]*+'"),
 }
 _SCALAR_END: Final = re.compile(r"[,\]\}#\r\n]")

@@ -657,7 +657,7 @@ def _schema_problems(
         errors = exc.errors(include_url=False)
     problems = [
         problem
-        for error in errors
+        for error in errors[: 4 * MAX_PROBLEMS]  # in document order: enough to pick the first
         if (problem := _problem_from_pydantic(error, positions)) is not None
     ]
     duplicates, duplicate_count = _duplicate_problems(raw, positions, MAX_PROBLEMS + 1)
