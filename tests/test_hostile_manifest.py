@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -649,3 +651,39 @@ def test_sparse_problems_after_many_valid_entries_stay_bounded() -> None:
     assert len(problems) == MAX_PROBLEMS + 1
     assert problems[0].line == 2
     assert problems[-1].message.startswith("and 5000 more problems")
+
+
+# -- the commands, in-process, on any bytes ---------------------------------------------
+
+DOCUMENTS = st.one_of(
+    st.binary(max_size=300),
+    st.lists(TOML_CHUNKS, max_size=20).map(lambda chunks: "".join(chunks).encode()),
+    toml_documents().map(str.encode),
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "exits"),
+    [(["list"], {0, 4}), (["show", "foo"], {3, 4}), (["check", "--format", "json"], {0, 1})],
+    ids=["list", "show", "check"],
+)
+def test_commands_answer_any_manifest_with_a_typed_result(
+    tmp_path_factory: pytest.TempPathFactory, command: list[str], exits: set[int]
+) -> None:
+    """list, show and check on any manifest bytes: a result or a typed error, never `internal error`."""
+    from codegenie.eval.cli import main
+
+    manifest = tmp_path_factory.mktemp("any") / "bench.toml"
+
+    @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+    @given(DOCUMENTS)
+    def run(data: bytes) -> None:
+        manifest.write_bytes(data)
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            code = main(["--manifest", str(manifest), *command])
+        assert code in exits, stderr.getvalue()
+        assert "internal error" not in stderr.getvalue()
+        assert "Traceback" not in stderr.getvalue()
+
+    run()
