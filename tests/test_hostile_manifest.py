@@ -687,3 +687,16 @@ def test_commands_answer_any_manifest_with_a_typed_result(
         assert "Traceback" not in stderr.getvalue()
 
     run()
+
+
+def test_the_loader_manifest_cache_is_bounded(tmp_path: Path) -> None:
+    """A long-lived process reading 200 distinct manifests remembers at most 64 of them."""
+    from codegenie.eval import manifest as manifest_module
+
+    for n in range(200):
+        path = tmp_path / f"m{n}" / "bench.toml"
+        path.parent.mkdir()
+        path.write_text(HEADER)
+        load_manifest_cached(str(path))
+    assert len(manifest_module._cache) == 64
+    assert str(tmp_path / "m199" / "bench.toml") in manifest_module._cache
