@@ -119,18 +119,18 @@ def _open_directory(*, create: bool) -> int | None:
     return fd
 
 
-def _read_private(directory: int, name: str) -> bytes | None:
-    """Return the bytes of ``name`` if it is a regular file of this user's, of bounded size."""
+def _read_private(directory: int, name: str, limit: int = _MAX_ENTRY) -> bytes | None:
+    """Return the bytes of ``name`` if it is a regular file of this user's, of ``limit`` at most."""
     try:
         fd = os.open(name, _READ_FLAGS, dir_fd=directory)
     except OSError:  # missing, a symbolic link (ELOOP), a socket (ENXIO)...
         return None
     try:
         status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode) or status.st_size > _MAX_ENTRY or _foreign(status):
+        if not stat.S_ISREG(status.st_mode) or status.st_size > limit or _foreign(status):
             return None
         chunks = []
-        remaining = _MAX_ENTRY + 1
+        remaining = limit + 1
         while remaining > 0:
             chunk = os.read(fd, min(remaining, max(status.st_size + 1, 1 << 16)))
             if not chunk:
@@ -138,20 +138,22 @@ def _read_private(directory: int, name: str) -> bytes | None:
             chunks.append(chunk)
             remaining -= len(chunk)
         data = b"".join(chunks)
-        return data if len(data) <= _MAX_ENTRY else None
+        return data if len(data) <= limit else None
     finally:
         os.close(fd)
 
 
-def _checksum(key: bytes, signed: bytes) -> str:
+def _checksum(key: bytes, header: bytes, payload: bytes) -> str:
     # SHA-256(key || SHA-256(data)): the outer input has a fixed length, so
     # length extension gains nothing; OpenSSL's SHA-256 is twice as fast here as
     # keyed BLAKE2b, and the hmac module would cost this path more to import.
-    return hashlib.sha256(key + hashlib.sha256(signed).digest()).hexdigest()
+    inner = hashlib.sha256(header)
+    inner.update(payload)
+    return hashlib.sha256(key + inner.digest()).hexdigest()
 
 
 def _read_key(directory: int) -> bytes | None:
-    key = _read_private(directory, _KEY_NAME)
+    key = _read_private(directory, _KEY_NAME, _KEY_SIZE)
     return key if key is not None and len(key) == _KEY_SIZE else None
 
 
@@ -187,7 +189,7 @@ def _decode(blob: bytes, digest: str, key: bytes) -> Listing | None:
         signed = blob[: len(magic) + len(manifest_digest) + 2]
         if magic.decode() != _MAGIC or manifest_digest.decode() != digest:
             return None
-        if _checksum(key, signed + payload) != checksum.decode():
+        if _checksum(key, signed, payload) != checksum.decode():
             return None
         slugs, modules, roots = (part.split("\n") for part in payload.decode().split("\0"))
     except ValueError:  # truncated, not UTF-8, not three columns: not ours
@@ -216,7 +218,7 @@ def store(data: bytes, listing: Listing) -> None:
         digest = hashlib.sha256(data).hexdigest()
         payload = "\0".join("\n".join(column) for column in (slugs, modules, roots)).encode()
         signed = f"{_MAGIC}\n{digest}\n".encode()
-        entry = signed + _checksum(key, signed + payload).encode() + b"\n" + payload
+        entry = signed + _checksum(key, signed, payload).encode() + b"\n" + payload
         _write_into(directory, digest + _SUFFIX, entry)
         _prune(directory)
     except (OSError, ValueError):
