@@ -700,3 +700,12 @@ def test_the_loader_manifest_cache_is_bounded(tmp_path: Path) -> None:
         load_manifest_cached(str(path))
     assert len(manifest_module._cache) == 64
     assert str(tmp_path / "m199" / "bench.toml") in manifest_module._cache
+
+
+def test_interleaved_nesting_is_refused_too() -> None:
+    """Nesting that never opens 33 brackets in a row ("[[]" repeated) is still bounded."""
+    value = "[[]," * 40 + "1" + "]" * 40
+    line, column, message = only(invalid(HEADER + "x = " + value + "\n"))
+    assert line == 2
+    assert f"nested more than {MAX_NESTING} deep" in message
+    assert column == 5 + 4 * (MAX_NESTING - 1) + 1  # the second "[" of the 32nd "[[],"

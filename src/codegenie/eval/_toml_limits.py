@@ -45,6 +45,8 @@ _STRINGS_AND_COMMENTS: Final = re.compile(
 _PLACEHOLDER: Final = '""'  # what a string or comment becomes: a quoted key part still counts
 _NOT_BRACKET: Final = re.compile(r"[^\[\]{}]++")
 _BRACKET: Final = re.compile(r"[\[\]{}]")
+# MAX_NESTING + 1 openers with no closer between them: nesting beyond the bound, found at C speed.
+_OPEN_RUN: Final = re.compile(r"[\[{](?:[^\[\]{}]*+[\[{]){" + str(MAX_NESTING) + "}")
 _TO_SQUARE: Final = str.maketrans("{}", "[]")
 _PART: Final = r'(?:[A-Za-z0-9_-]++|"")'
 _LONG_KEY: Final = re.compile(
@@ -65,7 +67,7 @@ _LONG_INTEGER: Final = re.compile(
 
 
 def excess(text: str) -> tuple[int, str] | None:
-    """Return ``(offset, message)`` of the first place ``text`` goes beyond the bounds, or None.
+    """Return ``(offset, message)`` of a place where ``text`` goes beyond the bounds, or None.
 
     The bounds: :data:`MAX_NESTING` arrays and inline tables open at once,
     :data:`MAX_KEY_PARTS` parts in a dotted key or table header, and integers
@@ -80,11 +82,16 @@ def excess(text: str) -> tuple[int, str] | None:
 
 
 def _too_deep(bare: str) -> tuple[int, str] | None:
+    message = f"arrays and inline tables are nested more than {MAX_NESTING} deep"
+    run = _OPEN_RUN.search(bare)
+    if run is not None:
+        return run.end() - 1, message
     brackets = _NOT_BRACKET.sub("", bare)
     if brackets.count("[") + brackets.count("{") <= MAX_NESTING:
         return None  # cannot open more than that at once
-    # Each pass removes the innermost pairs; what survives MAX_NESTING passes
-    # was nested deeper, or is a run of unclosed brackets.
+    # Openers and closers interleaved ("[[][[][[]…"): each pass removes the
+    # innermost pairs; what survives MAX_NESTING passes was nested deeper, or
+    # is a run of unclosed brackets.
     reduced = brackets.translate(_TO_SQUARE)
     for _ in range(MAX_NESTING):
         shorter = reduced.replace("[]", "")
@@ -98,10 +105,7 @@ def _too_deep(bare: str) -> tuple[int, str] | None:
         if match.group() in "[{":
             depth += 1
             if depth > MAX_NESTING:
-                return (
-                    match.start(),
-                    f"arrays and inline tables are nested more than {MAX_NESTING} deep",
-                )
+                return match.start(), message
         elif depth:
             depth -= 1
     return None
