@@ -40,8 +40,13 @@ def cache_root() -> Path:
     return Path(os.environ["XDG_CACHE_HOME"]) / "codegenie-eval" / "manifests"
 
 
+def entry_name(data: bytes) -> str:
+    """The name of the cache entry of the manifest whose bytes are ``data``."""
+    return f"{hashlib.blake2b(data, digest_size=32).hexdigest()}.cache"
+
+
 def entry_of(bench: Bench) -> Path:
-    return cache_root() / f"{hashlib.sha256(bench.manifest.read_bytes()).hexdigest()}.cache"
+    return cache_root() / entry_name(bench.manifest.read_bytes())
 
 
 def finishes(action: Callable[[], object], seconds: float = 10.0) -> object:
@@ -93,7 +98,7 @@ def test_a_link_planted_at_the_old_temporary_name_is_never_written_through(
     """A symbolic link at `<entry>.<pid>.tmp` (once the temporary name) leaves its target alone."""
     store(b"another manifest", POISON)  # the directory exists, private
     data = bench.manifest.read_bytes()
-    target = cache_root() / f"{hashlib.sha256(data).hexdigest()}.cache"
+    target = cache_root() / entry_name(data)
     planted = Path(f"{target}.{os.getpid()}.tmp")
     planted.symlink_to(victim)
     store(data, (["alpha"], ["bench.alpha.registration"], ["bench"]))
@@ -193,7 +198,9 @@ def _forge(entry: Path, payload: bytes, checksum: str) -> None:
     entry.write_bytes(b"\n".join([magic, digest, checksum.encode(), payload]))
 
 
-@pytest.mark.parametrize("checksum", ["sha256-payload", "sha256-signed", "other-key"])
+@pytest.mark.parametrize(
+    "checksum", ["sha256-payload", "sha256-signed", "blake2b-unkeyed", "blake2b-other-key"]
+)
 def test_an_entry_edited_by_hand_is_a_miss_even_with_its_checksum_recomputed(
     bench: Bench, expected: str, checksum: str
 ) -> None:
@@ -209,8 +216,9 @@ def test_an_entry_edited_by_hand_is_a_miss_even_with_its_checksum_recomputed(
     value = {
         "sha256-payload": lambda: hashlib.sha256(forged).hexdigest(),
         "sha256-signed": lambda: hashlib.sha256(signed).hexdigest(),
-        "other-key": lambda: hashlib.sha256(
-            os.urandom(32) + hashlib.sha256(signed).digest()
+        "blake2b-unkeyed": lambda: hashlib.blake2b(signed, digest_size=32).hexdigest(),
+        "blake2b-other-key": lambda: hashlib.blake2b(
+            signed, key=os.urandom(32), digest_size=32
         ).hexdigest(),
     }[checksum]()
     _forge(entry, forged, value)
@@ -282,7 +290,7 @@ def test_a_directory_that_is_a_link_is_ignored(bench: Bench, expected: str, tmp_
 
 
 def test_pruning_removes_only_the_cache_own_names(tmp_path: Path, victim: Path) -> None:
-    """Pruning deletes old `<sha256>.cache` entries and stale temporaries, nothing else."""
+    """Pruning deletes old `<digest>.cache` entries and stale temporaries, nothing else."""
     store(b"first", POISON)
     root = cache_root()
     foreign = {
@@ -301,7 +309,7 @@ def test_pruning_removes_only_the_cache_own_names(tmp_path: Path, victim: Path) 
     os.utime(stale, (old, old))
     for n in range(40):
         store(f"manifest {n}".encode(), POISON)
-        os.utime(root / f"{hashlib.sha256(f'manifest {n}'.encode()).hexdigest()}.cache")
+        os.utime(root / entry_name(f"manifest {n}".encode()))
     own = [p for p in root.iterdir() if len(p.name) == 70 and p.name.endswith(".cache")]
     assert len([p for p in own if p.is_file() and p.name[:64].islower()]) <= 32
     for name, text in foreign.items():
