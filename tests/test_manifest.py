@@ -390,11 +390,14 @@ def test_missing_file_is_not_found(tmp_path: Path) -> None:
     assert exc.value.path == tmp_path / "bench.toml"
 
 
-def test_directory_instead_of_file_is_not_found(tmp_path: Path) -> None:
-    """A directory called bench.toml is not a manifest."""
+def test_directory_instead_of_file_is_invalid_and_says_so(tmp_path: Path) -> None:
+    """A directory named as the manifest is refused at line 1, saying it is a directory."""
     (tmp_path / "bench.toml").mkdir()
-    with pytest.raises(BenchManifestNotFound):
+    with pytest.raises(BenchManifestInvalid) as exc:
         BenchManifest.load(tmp_path / "bench.toml")
+    [problem] = exc.value.problems
+    assert (problem.line, problem.column) == (1, 1)
+    assert problem.message == "the file is a directory, not a regular file"
 
 
 def test_unreadable_file_is_invalid_not_a_traceback(
@@ -404,10 +407,10 @@ def test_unreadable_file_is_invalid_not_a_traceback(
     path = tmp_path / "bench.toml"
     path.write_text(GOOD)
 
-    def denied(self: Path) -> bytes:
-        raise PermissionError(13, "Permission denied", str(self))
+    def denied(*args: object, **kwargs: object) -> int:
+        raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(Path, "read_bytes", denied)
+    monkeypatch.setattr("codegenie.eval._paths.os.open", denied)
     with pytest.raises(BenchManifestInvalid) as exc:
         BenchManifest.load(path)
     assert exc.value.problems[0].message == "cannot read the file: Permission denied"

@@ -6,8 +6,9 @@ plain layout — the one ``codegenie-bench new`` appends and the docs show:
 comments, ``key = "string"`` or ``key = 123`` lines, and ``[a.b]`` table headers
 with bare keys. :func:`parse_plain` reads exactly that layout, line by line,
 and returns ``None`` for anything else (escapes, multi-line values, arrays,
-inline tables, dotted keys, a repeated key or table, a control character…),
-so the caller falls back to ``tomllib``. Whatever it accepts, it reads to the
+inline tables, dotted keys, a repeated key or table, a control character, an
+integer beyond 64 bits, a table name of many parts…), so the caller falls
+back to ``tomllib`` (after the bounds of ``_toml_limits``). Whatever it accepts, it reads to the
 very dict ``tomllib`` would: the tests check that on generated documents and
 on the toml-test suite.
 """
@@ -17,18 +18,21 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
+from codegenie.eval._toml_limits import INT64_MAX, MAX_KEY_PARTS
+
 __all__ = ("parse_plain",)
 
 _BARE: Final = r"[A-Za-z0-9_-]+"
 # A basic string without escapes: no quote, no backslash, no control
 # character other than tab (DEL included).
 _STRING: Final = r'"([^"\\\x00-\x08\x0a-\x1f\x7f]*)"'
-_INTEGER: Final = r"(0|[1-9][0-9]*)"
+# At most 19 digits: the range of a TOML (64-bit) integer, and never near int()'s limit.
+_INTEGER: Final = r"(0|[1-9][0-9]{0,18})"
 # A comment may hold any character but the control characters TOML forbids.
 _COMMENT: Final = r"(?:#[^\x00-\x08\x0a-\x1f\x7f]*)?"
 _LINE: Final = re.compile(
     rf"[ \t]*(?:"
-    rf"\[[ \t]*({_BARE}(?:[ \t]*\.[ \t]*{_BARE})*)[ \t]*\]"  # 1: table header
+    rf"\[[ \t]*({_BARE}(?:[ \t]*\.[ \t]*{_BARE}){{0,{MAX_KEY_PARTS - 1}}})[ \t]*\]"  # 1: header
     rf"|({_BARE})[ \t]*=[ \t]*(?:{_STRING}|{_INTEGER})"  # 2: key, 3: string, 4: integer
     rf")?[ \t]*{_COMMENT}"
 )
@@ -66,5 +70,11 @@ def parse_plain(text: str) -> dict[str, Any] | None:
         elif key is not None:
             if key in table:
                 return None
-            table[key] = string if string is not None else int(integer)
+            if string is not None:
+                table[key] = string
+            else:
+                value = int(integer)
+                if value > INT64_MAX:
+                    return None
+                table[key] = value
     return document

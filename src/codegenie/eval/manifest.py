@@ -12,6 +12,12 @@ The manifest is the one declarative list of task classes (design section 3)::
 Reading turns every bad input (missing file, bad bytes, TOML syntax, schema
 violations) into ``BenchManifestNotFound`` or ``BenchManifestInvalid``; the
 latter lists *every* schema problem of the file with its line and column.
+
+Whatever the bytes, nothing else escapes (design section 10): only regular
+files of at most 16 MiB are read (:func:`read_manifest_bytes`, the one reader
+every command uses), and a document nested too deep, with a dotted key too
+long or an integer beyond 64 bits is refused at its line before ``tomllib``
+sees it (``_toml_limits``).
 """
 
 from __future__ import annotations
@@ -37,8 +43,15 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from codegenie.eval._paths import MANIFEST_NAME, find_manifest_path
+from codegenie.eval._paths import (
+    MANIFEST_NAME,
+    MANIFEST_SIZE_LIMIT,
+    FileRefused,
+    find_manifest_path,
+    read_regular_file,
+)
 from codegenie.eval._toml_fast import parse_plain
+from codegenie.eval._toml_limits import excess
 from codegenie.eval._toml_positions import KeyPath, TomlPositions
 from codegenie.eval.errors import (
     BenchManifestInvalid,
@@ -56,6 +69,7 @@ from codegenie.eval.naming import (
 
 __all__ = (
     "MANIFEST_NAME",
+    "MANIFEST_SIZE_LIMIT",
     "SUPPORTED_SCHEMA_VERSIONS",
     "BenchManifest",
     "ManifestEntry",
@@ -72,11 +86,18 @@ _IDENT_PART: Final = r"[A-Za-z_][A-Za-z0-9_]*"
 # the keyword checks, which a regular expression without look-ahead cannot
 # express; the validators are authoritative.
 _MODULE_PATTERN: Final = rf"^{_IDENT_PART}(\.{_IDENT_PART})+\.registration$"
-_ROOT_COMPONENT: Final = r"([^./\\][^/\\]*|\.[^./\\][^/\\]*|\.\.[^/\\]+)"
+# No control characters (C0, DEL, C1): \xHH reads the same in ECMA-262, Rust and Python.
+_NOT_CONTROL: Final = r"\x00-\x1f\x7f-\x9f"
+_ROOT_COMPONENT: Final = (
+    rf"([^./\\{_NOT_CONTROL}][^/\\{_NOT_CONTROL}]*"
+    rf"|\.[^./\\{_NOT_CONTROL}][^/\\{_NOT_CONTROL}]*"
+    rf"|\.\.[^/\\{_NOT_CONTROL}]+)"
+)
 _ROOT_PATTERN: Final = rf"^({_ROOT_COMPONENT}/)*{_IDENT_PART}$"
 _ASCII_IDENT: Final = re.compile(_IDENT_PART)
 _MODULE_OK: Final = re.compile(rf"{_IDENT_PART}(?:\.{_IDENT_PART})+\.registration")
 _KEYWORDS: Final = frozenset(keyword.kwlist)
+_CONTROL: Final = re.compile(f"[{_NOT_CONTROL}]")
 
 
 def _fail(kind: str, message: str) -> PydanticCustomError:
@@ -114,6 +135,9 @@ def _root_problem(value: str) -> str | None:
     # Cached: a manifest repeats a handful of roots across all its entries.
     if not value:
         return "is empty"
+    control = _CONTROL.search(value)
+    if control is not None:
+        return f"contains a control character (U+{ord(control.group()):04X})"
     if "\\" in value:
         return "must use '/' as separator, not '\\'"
     if value.startswith("/") or re.match(r"^[A-Za-z]:", value):
@@ -146,9 +170,11 @@ def _check_slug(value: str) -> str:
 def _check_schema_version(value: int) -> int:
     if value not in SUPPORTED_SCHEMA_VERSIONS:
         supported = ", ".join(str(v) for v in SUPPORTED_SCHEMA_VERSIONS)
+        # str() of a huge int raises (over 4,300 digits): never print one whole.
+        shown = str(value) if value.bit_length() <= 64 else "(an integer beyond 64 bits)"
         raise _fail(
             "schema_version",
-            f"unsupported schema-version {value}; this version of codegenie-eval "
+            f"unsupported schema-version {shown}; this version of codegenie-eval "
             f"reads schema-version {supported}",
         )
     return value
@@ -293,7 +319,8 @@ class BenchManifest(BaseModel):
 
         Raises ``BenchManifestNotFound`` when there is no such file and
         ``BenchManifestInvalid`` (with every problem, line and column) when its
-        bytes, TOML syntax or schema are wrong.
+        bytes, TOML syntax or schema are wrong, or when it is not a regular
+        file of at most 16 MiB (see :func:`read_manifest_bytes`).
         """
         file = Path(path).absolute()
         return cls.from_bytes(read_manifest_bytes(file), file)
@@ -309,7 +336,14 @@ class BenchManifest(BaseModel):
 
     @classmethod
     def from_bytes(cls, data: bytes, path: Path) -> BenchManifest:
-        """Validate manifest ``data`` as if read from ``path``."""
+        """Validate manifest ``data`` as if read from ``path``.
+
+        Whatever ``data`` holds, this returns a manifest or raises
+        ``BenchManifestInvalid`` whose problems each have a line and column
+        (1-based): bytes over 16 MiB, bad UTF-8, TOML syntax, nesting deeper
+        than 32, a dotted key of more than 32 parts, an integer beyond 64
+        bits, and every schema problem. No other exception escapes.
+        """
         return _parse(data, path)
 
     @classmethod
@@ -415,8 +449,20 @@ def _toml_type(value: object) -> str:
     return "a date or time" if value is not None else "nothing"
 
 
+_KEY_ESCAPES: Final = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _escape_control(match: re.Match[str]) -> str:
+    char = match.group()
+    return _KEY_ESCAPES.get(char) or f"\\u{ord(char):04X}"
+
+
 def render_key(path: KeyPath) -> str:
-    """Render a key path the way TOML writes it: ``task-classes."foo.bar".module``."""
+    r"""Render a key path the way TOML writes it: ``task-classes."foo.bar".module``.
+
+    A quoted part escapes ``\``, ``"`` and every control character as TOML
+    does (``"a\nb"``), so a rendered key is always one line of plain text.
+    """
     rendered = []
     for part in path:
         text = str(part)
@@ -425,7 +471,8 @@ def render_key(path: KeyPath) -> str:
         elif re.fullmatch(r"[A-Za-z0-9_-]+", text):
             rendered.append(text)
         else:
-            rendered.append('"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"')
+            quoted = text.replace("\\", "\\\\").replace('"', '\\"')
+            rendered.append('"' + _CONTROL.sub(_escape_control, quoted) + '"')
     return ".".join(rendered).replace(".[", "[")
 
 
@@ -483,13 +530,15 @@ def _duplicate_modules(entries: Mapping[str, object]) -> list[tuple[str, str, st
 
 
 def _duplicate_problems(
-    raw: Mapping[str, object], positions: TomlPositions
-) -> list[ManifestProblem]:
+    raw: Mapping[str, object], positions: TomlPositions, limit: int
+) -> tuple[list[ManifestProblem], int]:
+    """Return the first ``limit`` duplicate-module problems, and how many there are."""
     entries = raw.get("task-classes")
     if not isinstance(entries, Mapping):
-        return []
+        return [], 0
     problems = []
-    for slug, module, first in _duplicate_modules(entries):
+    duplicates = _duplicate_modules(entries)
+    for slug, module, first in duplicates[:limit]:
         key: KeyPath = ("task-classes", slug, "module")
         problems.append(
             ManifestProblem(
@@ -501,7 +550,7 @@ def _duplicate_problems(
                 slug,
             )
         )
-    return problems
+    return problems, len(duplicates)
 
 
 _TOML_POSITION: Final = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
@@ -521,7 +570,37 @@ def _syntax_problem(exc: tomllib.TOMLDecodeError, text: str) -> ManifestProblem:
     return ManifestProblem(line, column, "", f"TOML syntax error: {message}", "syntax")
 
 
+def _line_column(text: str, offset: int) -> tuple[int, int]:
+    line_start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset) + 1, offset - line_start + 1
+
+
+def _file_problem(message: str) -> ManifestProblem:
+    return ManifestProblem(1, 1, "", message, "syntax")
+
+
+def _read_toml(text: str, path: Path) -> dict[str, Any]:
+    """``tomllib.loads(text)``, within bounds; every failure is ``BenchManifestInvalid``."""
+    found = excess(text)
+    if found is not None:
+        offset, message = found
+        line, column = _line_column(text, offset)
+        problem = ManifestProblem(line, column, "", message, "syntax")
+        raise BenchManifestInvalid(path, (problem,))
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise BenchManifestInvalid(path, (_syntax_problem(exc, text),)) from None
+    except (RecursionError, ValueError, OverflowError, MemoryError) as exc:
+        # Beyond what excess() bounds: a last line of defence, never seen in tests.
+        problem = _file_problem(f"the TOML reader gave up ({type(exc).__name__})")
+        raise BenchManifestInvalid(path, (problem,)) from None
+
+
 def _parse(data: bytes, path: Path) -> BenchManifest:
+    if len(data) > MANIFEST_SIZE_LIMIT:
+        message = f"the manifest is {len(data)} bytes; manifests over 16 MiB are not read"
+        raise BenchManifestInvalid(path, (_file_problem(message),))
     if data.startswith(b"\xef\xbb\xbf"):
         raise BenchManifestInvalid(
             path,
@@ -556,41 +635,114 @@ def _parse(data: bytes, path: Path) -> BenchManifest:
         ) from None
     raw = parse_plain(text)
     if raw is None:
-        try:
-            raw = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise BenchManifestInvalid(path, (_syntax_problem(exc, text),)) from None
+        raw = _read_toml(text, path)
     try:
         manifest = BenchManifest.model_validate(raw, by_alias=True, by_name=False)
     except ValidationError as exc:
-        positions = TomlPositions(text)
-        problems = [
-            problem
-            for error in exc.errors(include_url=False)
-            if (problem := _problem_from_pydantic(error, positions)) is not None
-        ]
-        problems += _duplicate_problems(raw, positions)
-        problems.sort(key=lambda p: (p.line, p.column, p.key))
-        raise BenchManifestInvalid(path, tuple(problems)) from None
+        raise BenchManifestInvalid(path, _schema_problems(exc, raw, text)) from None
     manifest._path = path
     manifest._text = text
     return manifest
 
 
-def read_manifest_bytes(file: Path) -> bytes:
-    """Return the bytes of the manifest ``file``.
+#: Problems listed at most: a file with more (a hostile or generated one) ends
+#: its list with one problem saying how many more there are.
+MAX_PROBLEMS: Final = 1000
 
-    Raises ``BenchManifestNotFound`` when there is no such file and
-    ``BenchManifestInvalid`` when it cannot be read.
+
+def _schema_problems(
+    exc: ValidationError, raw: dict[str, Any], text: str
+) -> tuple[ManifestProblem, ...]:
+    """Every schema problem of ``raw``, located in ``text`` — the first MAX_PROBLEMS of them."""
+    positions = TomlPositions(text)
+    total = exc.error_count()
+    errors = None
+    if total > MAX_PROBLEMS:
+        # Converting a million pydantic errors takes seconds: list those of
+        # the document's beginning, validated again on its own.
+        try:
+            BenchManifest.model_validate(
+                _beginning(raw, 4 * MAX_PROBLEMS), by_alias=True, by_name=False
+            )
+        except ValidationError as cut:
+            if cut.error_count() >= MAX_PROBLEMS:
+                errors = cut.errors(include_url=False)
+    if errors is None:
+        errors = exc.errors(include_url=False)
+    problems = [
+        problem
+        for error in errors[: 4 * MAX_PROBLEMS]  # in document order: enough to pick the first
+        if (problem := _problem_from_pydantic(error, positions)) is not None
+    ]
+    duplicates, duplicate_count = _duplicate_problems(raw, positions, MAX_PROBLEMS + 1)
+    problems += duplicates
+    problems.sort(key=lambda p: (p.line, p.column, p.key))
+    if total <= MAX_PROBLEMS:  # every error was converted: count exactly
+        total = len(problems) - len(duplicates)
+    total += duplicate_count
+    if total <= MAX_PROBLEMS:
+        return tuple(problems)
+    shown = problems[:MAX_PROBLEMS]
+    first_unlisted = problems[MAX_PROBLEMS] if len(problems) > MAX_PROBLEMS else shown[-1]
+    line, column = first_unlisted.line, first_unlisted.column
+    more = total - MAX_PROBLEMS
+    summary = f"and {more} more problem{'s' if more != 1 else ''}, not listed; fix these first"
+    return (*shown, ManifestProblem(line, column, "", summary))
+
+
+def _beginning(raw: dict[str, Any], budget: int) -> dict[str, Any]:
+    """Return ``raw`` cut to about ``budget`` keys (known keys kept): its errors come first."""
+    known = {"module", "root"}
+    cut: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key == "task-classes" and isinstance(value, dict):
+            entries: dict[str, Any] = {}
+            for slug, entry in value.items():
+                if budget <= 0:
+                    break
+                budget -= 1
+                if not isinstance(entry, dict):
+                    entries[slug] = entry
+                    continue
+                entries[slug] = kept = {}
+                for name, item in entry.items():
+                    if name in known or budget > 0:
+                        kept[name] = item
+                        budget -= name not in known
+            cut[key] = entries
+        elif key == "schema-version" or budget > 0:
+            budget -= key != "schema-version"
+            cut[key] = value
+    return cut
+
+
+def read_manifest_bytes(path: Path | str) -> bytes:
+    """Return the bytes of the manifest file at ``path``: the one way a manifest is read.
+
+    Only a regular file (or a symbolic link to one) of at most 16 MiB is
+    read. It is opened without blocking and checked on the open descriptor,
+    so a FIFO never hangs the caller and a device is never read.
+
+    Raises ``BenchManifestNotFound(path)`` when there is no such file, and
+    ``BenchManifestInvalid(path, problems)`` with one problem at line 1 when
+    the path is a directory, a FIFO, a device or a socket (the message says
+    which), when the file is over 16 MiB (refused before reading), or when it
+    cannot be read (permissions, I/O error).
     """
+    return _read_manifest(Path(path))[0]
+
+
+def _read_manifest(file: Path) -> tuple[bytes, os.stat_result]:
     try:
-        return file.read_bytes()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return read_regular_file(str(file), MANIFEST_SIZE_LIMIT)
+    except (FileNotFoundError, NotADirectoryError):
         raise BenchManifestNotFound(file) from None
+    except FileRefused as exc:
+        raise BenchManifestInvalid(file, (_file_problem(f"the file {exc.reason}"),)) from None
     except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
         raise BenchManifestInvalid(
-            file,
-            (ManifestProblem(1, 1, "", f"cannot read the file: {exc.strerror}", "syntax"),),
+            file, (_file_problem(f"cannot read the file: {reason}"),)
         ) from exc
 
 
@@ -609,25 +761,38 @@ def find_manifest(start: Path) -> Path:
 
 _StatKey = tuple[int, int, int, int, int]
 _cache: dict[str, tuple[_StatKey, BenchManifest]] = {}
+#: Manifests remembered at once; a long-lived process loading from many roots
+#: keeps the most recently read ones (design section 10).
+_CACHE_SIZE: Final = 64
+
+
+def _stat_key(st: os.stat_result) -> _StatKey:
+    return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def load_manifest_cached(path: str) -> BenchManifest:
     """Like :meth:`BenchManifest.load` of the absolute ``path``, reused while it is unchanged.
 
     The file counts as unchanged while its inode, size, modification and change
-    times are the same; a changed file is read again.
+    times are those of the bytes last read (taken from the open file, so an
+    edit between looking and reading is never cached under the old times); a
+    changed file is read again, through :func:`read_manifest_bytes`'s checks.
+    At most 64 manifests are remembered.
     """
     try:
-        st = os.stat(path)
+        key = _stat_key(os.stat(path))
     except OSError:
-        _cache.pop(path, None)
-        return BenchManifest.load(path)
-    key = (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        key = None
     hit = _cache.get(path)
     if hit is not None and hit[0] == key:
         return hit[1]
-    manifest = BenchManifest.load(path)
-    _cache[path] = (key, manifest)
+    _cache.pop(path, None)
+    file = Path(path).absolute()
+    data, status = _read_manifest(file)
+    manifest = BenchManifest.from_bytes(data, file)
+    while len(_cache) >= _CACHE_SIZE:
+        del _cache[next(iter(_cache))]
+    _cache[path] = (_stat_key(status), manifest)
     return manifest
 
 
