@@ -40,9 +40,7 @@ def cli(*args: str, cwd: Path, **options: Any) -> subprocess.CompletedProcess[st
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=300,
-        check=False,
-        **options,
+        **{"timeout": 300, "check": False, **options},
     )
 
 
@@ -496,3 +494,21 @@ def test_a_module_beside_the_root_package_never_runs(tmp_path: Path) -> None:
     assert "TaskClassModuleMismatch" in report.diagnostics[0].message
     assert "bench.py" in report.diagnostics[0].message
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory"])
+def test_check_on_a_manifest_that_is_not_a_regular_file(tmp_path: Path, kind: str) -> None:
+    """check --manifest on a FIFO, a device or a directory reports it at once, never hangs."""
+    if kind == "fifo":
+        target = tmp_path / "bench.toml"
+        os.mkfifo(target)
+    elif kind == "device":
+        target = Path("/dev/zero")
+    else:
+        target = tmp_path / "bench.toml"
+        target.mkdir()
+    result = cli("--manifest", str(target), "check", "--format", "json", cwd=tmp_path, timeout=60)
+    assert result.returncode == 1, result.stderr
+    [diagnostic] = json.loads(result.stdout)["diagnostics"]
+    assert diagnostic["code"] == "manifest-syntax"
+    assert diagnostic["line"] == 1

@@ -216,7 +216,7 @@ def run_check(
 
     shard = shard or Shard()
     path = manifest.absolute()
-    if not path.is_file():
+    if not path.exists():
         raise BenchManifestNotFound(path)
     static = check_static(path, shard.__contains__)
     diagnostics = list(static.diagnostics)

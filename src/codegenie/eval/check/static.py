@@ -18,11 +18,19 @@ from pydantic import ValidationError
 from codegenie.eval._toml_positions import TomlPositions
 from codegenie.eval.check.codes import diagnostic
 from codegenie.eval.diagnostics import Diagnostic
-from codegenie.eval.errors import BenchManifestInvalid, ManifestProblem
-from codegenie.eval.manifest import BenchManifest, ManifestEntry
+from codegenie.eval.errors import BenchManifestInvalid, BenchManifestNotFound, ManifestProblem
+from codegenie.eval.manifest import (
+    MANIFEST_SIZE_LIMIT,
+    BenchManifest,
+    ManifestEntry,
+    read_manifest_bytes,
+)
 from codegenie.eval.naming import slug_problem, slug_to_identifier
 
 __all__ = ("ImportTarget", "StaticResult", "check_static", "display_path")
+
+#: Registrations larger than this are not parsed (nor imported): source-unparsable.
+MAX_SOURCE_BYTES = MANIFEST_SIZE_LIMIT
 
 _PROBLEM_CODES = {
     "syntax": "manifest-syntax",
@@ -79,14 +87,13 @@ def _read(path: Path) -> _Read:
     """Return the usable entries, their positions and the manifest's own diagnostics."""
     shown = display_path(path)
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        message = f"cannot read the file: {exc.strerror or exc}"
+        data = read_manifest_bytes(path)
+        manifest = BenchManifest.from_bytes(data, path)
+    except BenchManifestNotFound:
+        message = "the file disappeared while it was being checked"
         return _Read(
             {}, None, [diagnostic("manifest-syntax", message, file=shown, line=1, column=1)]
         )
-    try:
-        manifest = BenchManifest.from_bytes(data, path)
     except BenchManifestInvalid as exc:
         diagnostics = [_problem(p, shown) for p in exc.problems]
         if any(p.kind == "syntax" for p in exc.problems):
@@ -193,13 +200,15 @@ def _source_checks(
     """
     shown = display_path(registration)
     try:
+        if registration.stat().st_size > MAX_SOURCE_BYTES:
+            raise MemoryError
         tree = ast.parse(registration.read_bytes(), filename=str(registration))
     except SyntaxError:
         return ()
     except (RecursionError, MemoryError, ValueError, OSError) as exc:
         reason = {
             RecursionError: "it is nested too deeply for the parser",
-            MemoryError: "the parser ran out of memory",
+            MemoryError: f"it is larger than {MAX_SOURCE_BYTES >> 20} MiB",
             ValueError: "it contains a NUL byte",
         }.get(type(exc), f"it cannot be read ({exc})")
         result.diagnostics.append(
