@@ -119,3 +119,37 @@ def make_bench(base: Path, *slugs: str, **options: object) -> Bench:
     for slug in slugs:
         bench.add(slug, **options)  # type: ignore[arg-type]
     return bench
+
+
+def write_case(
+    cases: Path,
+    case_id: str,
+    toml: str | None = "",
+    *,
+    input_files: dict[str, str] | None = None,
+    expected_files: dict[str, str] | None = None,
+    input_dir: bool = True,
+    expected_dir: bool = True,
+) -> Path:
+    """Write the case ``cases/<case_id>/``: ``case.toml`` (``None``: none), ``input/``, ``expected/``.
+
+    ``input_files`` and ``expected_files`` map relative paths to text; a
+    directory is created even when it is empty, unless ``input_dir`` or
+    ``expected_dir`` is false.
+    """
+    directory = cases / case_id
+    directory.mkdir(parents=True, exist_ok=True)
+    if toml is not None:
+        (directory / "case.toml").write_text(textwrap.dedent(toml), encoding="utf-8")
+    for name, wanted, files in (
+        ("input", input_dir, input_files),
+        ("expected", expected_dir, expected_files),
+    ):
+        if not wanted:
+            continue
+        (directory / name).mkdir(exist_ok=True)
+        for relative, text in (files or {}).items():
+            target = directory / name / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+    return directory

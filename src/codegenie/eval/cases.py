@@ -500,6 +500,8 @@ class _CaseReader:
             message = f"expected {_EXPECTED[kind]}, got {_toml_type(error.get('input'))}"
         elif message.startswith(("Value error, ", "Assertion failed, ")):
             message = message.split(", ", 1)[1]
+        elif message.startswith("Input should be "):
+            message = "must be " + message.removeprefix("Input should be ")
         self._problem(file, positions.find(loc), message, key=render_key(loc), case=case_id)
 
 
