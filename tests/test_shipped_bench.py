@@ -1,8 +1,8 @@
-"""The repository's own bench: both story task classes load, and their rubrics grade."""
+"""The repository's own bench: its task classes load, their cases validate, their rubrics grade."""
 
 from __future__ import annotations
 
-import json
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -10,13 +10,19 @@ from pathlib import Path
 import pytest
 
 from codegenie.eval import BenchManifest, TaskClassRegistry
-from codegenie.eval.loader import load_task_class
+from codegenie.eval.cases import COMMON_KEYS
+from codegenie.eval.loader import load_cases, load_task_class
+from codegenie.eval.rubrics import run_rubric
 
 REPO = Path(__file__).resolve().parent.parent
-SLUGS = ("vuln-remediation", "migration-chainguard-distroless")
 
 
-@pytest.mark.parametrize("slug", SLUGS)
+def _slugs() -> tuple[str, ...]:
+    """The slugs the shipped manifest declares, whichever they are."""
+    return BenchManifest.load(REPO / "bench.toml").slugs()
+
+
+@pytest.mark.parametrize("slug", _slugs())
 def test_shipped_task_class_resolves_without_importing_its_rubric(slug: str) -> None:
     """Each shipped slug loads from bench/, with an existing rubric and at least two cases."""
     task_class = load_task_class(slug, REPO / "bench", registry=TaskClassRegistry())
@@ -30,6 +36,7 @@ def test_shipped_task_class_resolves_without_importing_its_rubric(slug: str) -> 
 
 
 def _cases() -> list[tuple[str, Path]]:
+    """Every (slug, case directory) of the shipped bench, whatever task classes it holds."""
     manifest = BenchManifest.load(REPO / "bench.toml")
     found = []
     for slug, entry in manifest:
@@ -38,23 +45,114 @@ def _cases() -> list[tuple[str, Path]]:
     return found
 
 
-@pytest.mark.parametrize(("slug", "case"), _cases(), ids=lambda v: getattr(v, "name", v))
-def test_rubric_runs_as_a_subprocess_and_grades_each_case(slug: str, case: Path) -> None:
-    """The rubric, run as a script, passes the expected solution and fails the untouched input."""
-    rubric = case.parent.parent / "rubric.py"
-    verdicts = {}
-    for candidate in ("expected", "input"):
-        result = subprocess.run(
-            [sys.executable, str(rubric), str(case), str(case / candidate)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        verdict = json.loads(result.stdout)
-        assert verdict["case"] == case.name
-        verdicts[candidate] = (result.returncode, verdict["passed"])
-    assert verdicts == {"expected": (0, True), "input": (1, False)}
+@pytest.mark.parametrize(("slug", "case_dir"), _cases(), ids=lambda v: getattr(v, "name", v))
+def test_rubric_passes_the_expected_solution_and_fails_the_input(slug: str, case_dir: Path) -> None:
+    """Through the one rubric runner, each shipped case's expected/ passes and its input/ fails."""
+    registry = TaskClassRegistry()
+    task_class = load_task_class(slug, REPO / "bench", registry=registry)
+    cases = {case.id: case for case in load_cases(slug, REPO / "bench", registry=registry)}
+    case = cases[case_dir.name]
+    assert task_class.rubric is not None
+    golden = run_rubric(task_class.rubric, case, case.expected)
+    null = run_rubric(task_class.rubric, case, case.input)
+    assert (golden.status, null.status) == ("passed", "failed"), (golden, null)
+    assert golden.verdict is not None
+    assert null.verdict is not None
+    assert golden.verdict["case"] == null.verdict["case"] == case.id
+    assert null.reason
+
+
+@pytest.mark.parametrize("slug", _slugs())
+def test_shipped_cases_are_valid_and_typed(slug: str) -> None:
+    """Each shipped task class declares a closed, strict case model, and all its cases load."""
+    registry = TaskClassRegistry()
+    task_class = load_task_class(slug, REPO / "bench", registry=registry)
+    model = task_class.case_model
+    assert model is not None
+    assert model.model_config.get("extra") == "forbid"
+    assert model.model_config.get("strict") is True
+    cases = load_cases(slug, REPO / "bench", registry=registry)
+    assert len(cases) >= 2
+    for case in cases:
+        assert isinstance(case.data, model)
+        assert case.description
+
+
+def _keys_read(rubric: Path) -> tuple[set[str], list[str]]:
+    """The case.toml keys a rubric reads, and every other use of the parsed case it makes.
+
+    The parsed case is whatever name a ``tomllib.load``/``tomllib.loads`` call is
+    assigned to; a read is ``case["key"]`` or ``case.get("key")``.
+    """
+    tree = ast.parse(rubric.read_text(encoding="utf-8"))
+    names = {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Attribute)
+        and node.value.func.attr in {"load", "loads"}
+        and isinstance(node.value.func.value, ast.Name)
+        and node.value.func.value.id == "tomllib"
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    keys: set[str] = set()
+    accounted: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            if node.value.id in names and isinstance(node.slice, ast.Constant):
+                keys.add(str(node.slice.value))
+                accounted.add(id(node.value))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in names
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            keys.add(str(node.args[0].value))
+            accounted.add(id(node.func.value))
+    other_uses = [
+        f"line {node.lineno}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name)
+        and node.id in names
+        and isinstance(node.ctx, ast.Load)
+        and id(node) not in accounted
+    ]
+    return keys, other_uses
+
+
+@pytest.mark.parametrize("slug", _slugs())
+def test_rubrics_read_only_keys_their_case_model_declares(slug: str) -> None:
+    """Every case.toml key a shipped rubric reads is a common key or declared by the case model."""
+    task_class = load_task_class(slug, REPO / "bench", registry=TaskClassRegistry())
+    assert task_class.rubric is not None
+    assert task_class.case_model is not None
+    declared = {field.alias or name for name, field in task_class.case_model.model_fields.items()}
+    keys, other_uses = _keys_read(task_class.rubric)
+    assert keys, "the scan found no read: the rubric reads case.toml some other way"
+    assert other_uses == []
+    assert keys <= declared | set(COMMON_KEYS)
+
+
+def test_the_key_scan_sees_reads_and_other_uses(tmp_path: Path) -> None:
+    """The scan behind the previous test finds subscripts and get() reads, and flags anything else."""
+    rubric = tmp_path / "rubric.py"
+    rubric.write_text(
+        "import tomllib\n"
+        "case = tomllib.loads(text)\n"
+        "a = case['id']\n"
+        "b = case.get('timeout', 60)\n"
+        "for key in case:\n"
+        "    pass\n"
+    )
+    keys, other_uses = _keys_read(rubric)
+    assert keys == {"id", "timeout"}
+    assert other_uses == ["line 5"]
 
 
 def test_rubric_usage_error_exits_2() -> None:

@@ -305,13 +305,13 @@ def _judge(case_id: str, outcome: _Outcome, limit: float, duration: float) -> Ru
         reason = f"the rubric printed more than {STDOUT_LIMIT // 1024} KiB on stdout"
         return RubricResult(status="error", reason=reason, **result)
     verdict, problem = _parse_verdict(outcome.stdout)
+    last = _last_line(tail)
+    said = f"; its stderr ends with: {last}" if last else ""
     if code not in (0, 1):
-        reason = f"the rubric exited with status {code} (0 is a pass, 1 a fail)"
-        last = _last_line(tail)
-        reason += f": {last}" if last else ""
+        reason = f"the rubric exited with status {code} (0 is a pass, 1 a fail){said}"
         return RubricResult(status="error", reason=reason, verdict=verdict, **result)
     if problem is not None or verdict is None:
-        return RubricResult(status="error", reason=problem, verdict=verdict, **result)
+        return RubricResult(status="error", reason=f"{problem}{said}", verdict=verdict, **result)
     passed = verdict["passed"]
     if passed != (code == 0):
         reason = (
