@@ -585,18 +585,31 @@ def test_case_data_round_trips_through_case_toml(data: dict[str, object]) -> Non
 
 def test_case_model_is_frozen_and_closed() -> None:
     """Case refuses unknown fields and assignment."""
-    case = Case(
-        task_class="t",
-        id="c",
-        directory=Path("/c"),
-        input=Path("/c/input"),
-        expected=Path("/c/expected"),
-    )
+    case = Case(task_class="t", id="c", directory=Path("/c"))
     with pytest.raises(ValueError, match="frozen"):
         case.id = "d"  # type: ignore[misc]
     with pytest.raises(ValueError, match="Extra inputs"):
         Case.model_validate({**case.model_dump(), "other": 1})
     assert repr(case) == "Case(task_class='t', id='c')"
+
+
+def test_case_round_trips_through_its_dump(tmp_path: Path) -> None:
+    """model_dump (input and expected included) validates back to an equal Case."""
+    bench = pins_bench(tmp_path)
+    write_case(cases_dir(bench), "one", 'tags = ["t"]\ntimeout = 2\n' + GOOD)
+    (case,) = load_cases("pins", bench.root, registry=TaskClassRegistry())
+    dumped = case.model_dump()
+    assert dumped["input"] == case.directory / "input"
+    assert Case.model_validate(dumped).model_dump() == dumped
+    assert pickle.loads(pickle.dumps(case)) == case
+
+
+def test_input_and_expected_follow_the_directory() -> None:
+    """input/ and expected/ are the case directory's; a Case given others is refused."""
+    case = Case(task_class="t", id="c", directory=Path("/b/c"))
+    assert (case.input, case.expected) == (Path("/b/c/input"), Path("/b/c/expected"))
+    with pytest.raises(ValueError, match="input must be the case directory's input/"):
+        Case(task_class="t", id="c", directory=Path("/b/c"), input=Path("/elsewhere"))  # type: ignore[call-arg]
 
 
 def test_task_class_without_a_source_has_no_cases() -> None:

@@ -54,14 +54,7 @@ def case(tmp_path: Path) -> Case:
         input_files={"main.txt": "start\n", "sub/deep.txt": "deep\n"},
         expected_files={"main.txt": "done\n"},
     )
-    return Case(
-        task_class="t",
-        id="c1",
-        directory=directory,
-        input=directory / "input",
-        expected=directory / "expected",
-        timeout=30,
-    )
+    return Case(task_class="t", id="c1", directory=directory, timeout=30)
 
 
 def write_rubric(tmp_path: Path, body: str, name: str = "rubric.py") -> Path:

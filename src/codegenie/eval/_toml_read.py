@@ -17,7 +17,7 @@ import re
 import tomllib
 from typing import Any, Final, final
 
-from codegenie.eval._toml_limits import excess
+from codegenie.eval._toml_limits import MAX_KEY_PARTS, MAX_NESTING, excess
 
 __all__ = ("TomlUnreadable", "parse_toml")
 
@@ -54,6 +54,26 @@ def _syntax_error(exc: tomllib.TOMLDecodeError, text: str) -> TomlUnreadable:
     return TomlUnreadable(line, column, f"TOML syntax error: {message}")
 
 
+# A run that could hold an integer beyond 64 bits (decimal, hexadecimal, octal, binary).
+_LONG_RUN: Final = re.compile(r"[0-9A-Fa-f_]{17}")
+
+
+def _may_exceed(text: str) -> bool:
+    """Whether :func:`excess` could find anything: a cheap test on the raw text.
+
+    ``excess`` looks at the text with strings and comments blanked out, which
+    only removes brackets, dots and digits; so a text with at most
+    ``MAX_NESTING`` openers, fewer than ``MAX_KEY_PARTS - 1`` dots and no run of
+    17 digit-like characters has nothing for it to find. Most case files are
+    like that, and skip its scan.
+    """
+    return (
+        text.count("[") + text.count("{") > MAX_NESTING
+        or text.count(".") >= MAX_KEY_PARTS - 1
+        or _LONG_RUN.search(text) is not None
+    )
+
+
 def parse_toml(data: bytes) -> tuple[str, dict[str, Any]]:
     """Return ``(text, document)`` for the TOML ``data``.
 
@@ -76,7 +96,7 @@ def parse_toml(data: bytes) -> tuple[str, dict[str, Any]]:
         raise TomlUnreadable(
             line, column, f"not valid UTF-8 (byte {bad}); save the file as UTF-8"
         ) from None
-    found = excess(text)
+    found = excess(text) if _may_exceed(text) else None
     if found is not None:
         offset, message = found
         raise TomlUnreadable(*_line_column(text, offset), message)

@@ -40,8 +40,10 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    computed_field,
     create_model,
     field_serializer,
+    model_validator,
 )
 
 from codegenie.eval._logging import LazyLogger
@@ -91,6 +93,9 @@ DEFAULT_TIMEOUT: Final = 60.0
 _CASE_ID: Final = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _CASE_ID_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-")
 _RESERVED: Final = frozenset(RESERVED_KEYS)
+_INPUT_SUFFIX: Final = os.sep + INPUT_DIR
+_EXPECTED_SUFFIX: Final = os.sep + EXPECTED_DIR
+_CASE_FILE_SUFFIX: Final = os.sep + CASE_FILE
 
 _log = LazyLogger(__name__)
 
@@ -147,9 +152,11 @@ def check_case_model(case_model: object) -> type[BaseModel]:
 class Case(BaseModel):
     """One validated case of a task class.
 
-    ``id`` is the case directory's name; ``directory`` the case directory and
-    ``input`` and ``expected`` its two subdirectories (absolute paths, under
-    the task class's resolved ``cases`` path). ``description``, ``tags`` and
+    ``id`` is the case directory's name; ``directory`` the case directory
+    (absolute, under the task class's resolved ``cases`` path), and
+    ``input`` and ``expected`` its two subdirectories: computed from
+    ``directory``, serialised with the fields, and accepted back by
+    validation when they agree with it. ``description``, ``tags`` and
     ``timeout`` (seconds, for one rubric run) come from the common keys of
     ``case.toml``. ``data`` holds the other keys: an instance of the task
     class's ``case_model``, or a plain ``dict`` when it declares none.
@@ -164,8 +171,6 @@ class Case(BaseModel):
     task_class: str
     id: str
     directory: Path
-    input: Path
-    expected: Path
     description: str | None = None
     tags: tuple[str, ...] = ()
     timeout: float = DEFAULT_TIMEOUT
@@ -173,6 +178,37 @@ class Case(BaseModel):
 
     def __hash__(self) -> int:
         return hash((self.task_class, self.id, self.directory))
+
+    # input and expected are derived from directory, not stored: a case cannot
+    # disagree with the layout, and loading many cases does not build two more
+    # paths for each. They are still serialised, and read back when they agree.
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def input(self) -> Path:
+        """``directory / "input"``: what the solver starts from."""
+        return self.directory / INPUT_DIR
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def expected(self) -> Path:
+        """``directory / "expected"``: a known-good solution."""
+        return self.directory / EXPECTED_DIR
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_paths(cls, values: Any) -> Any:
+        if not isinstance(values, dict) or not {"input", "expected"} & values.keys():
+            return values
+        values = dict(values)
+        directory = values.get("directory")
+        for name in ("input", "expected"):
+            if name not in values:
+                continue
+            given = values.pop(name)
+            if isinstance(directory, str | Path) and str(given) != str(Path(directory) / name):
+                msg = f"{name} must be the case directory's {name}/, got {given}"
+                raise ValueError(msg)
+        return values
 
     def __repr__(self) -> str:
         return f"Case(task_class={self.task_class!r}, id={self.id!r})"
@@ -342,6 +378,8 @@ class _CaseReader:
     def __init__(self, slug: str, directory: str, case_model: type[BaseModel] | None) -> None:
         self.slug = slug
         self.directory = directory
+        self.prefix = os.path.join(directory, "")
+        self.root = Path(directory)
         self.case_model = case_model
         self.envelope = _envelope(case_model)
         self.cases: list[Case] = []
@@ -364,7 +402,9 @@ class _CaseReader:
         for name, is_dir in sorted(listed):
             if name.startswith("."):
                 continue
-            path = os.path.join(self.directory, name)
+            # Plain concatenation: the names are directory entries (no separator in
+            # them), and os.path.join costs as much as a stat on this path.
+            path = self.prefix + name
             if not is_dir:
                 self._layout(
                     Path(path),
@@ -388,8 +428,8 @@ class _CaseReader:
         reason = case_id_problem(case_id)
         if reason is not None:
             self._layout(Path(path), case_id, f"invalid case id {case_id!r}: {reason}")
-        input_dir = os.path.join(path, INPUT_DIR)
-        expected_dir = os.path.join(path, EXPECTED_DIR)
+        input_dir = path + _INPUT_SUFFIX
+        expected_dir = path + _EXPECTED_SUFFIX
         if not os.path.isdir(input_dir):
             self._layout(
                 Path(path), case_id, "has no input/ directory (what the solver starts from)"
@@ -404,9 +444,7 @@ class _CaseReader:
             Case.model_construct(
                 task_class=self.slug,
                 id=case_id,
-                directory=Path(path),
-                input=Path(input_dir),
-                expected=Path(expected_dir),
+                directory=self.root / case_id,  # cheaper than parsing the whole path
                 description=common.description,
                 tags=tuple(common.tags),
                 timeout=common.timeout,
@@ -418,7 +456,7 @@ class _CaseReader:
         self, case_id: str, path: str
     ) -> tuple[_CommonKeys, BaseModel | dict[str, Any]] | None:
         """Read and validate ``path/case.toml``; record its problems; return it when valid."""
-        file = os.path.join(path, CASE_FILE)
+        file = path + _CASE_FILE_SUFFIX
         try:
             data, _ = read_regular_file(file, CASE_FILE_SIZE_LIMIT)
         except FileNotFoundError:
@@ -438,9 +476,10 @@ class _CaseReader:
             where = (exc.line, exc.column)
             self._problem(file, where, exc.message, kind="syntax", case=case_id)
             return None
-        rest = dict(raw)
-        document: dict[str, Any] = {key: rest.pop(key) for key in RESERVED_KEYS if key in rest}
-        document["data"] = rest
+        # ``raw`` is this function's own: the common keys move out of it, and
+        # what is left is the task class's.
+        document: dict[str, Any] = {key: raw.pop(key) for key in RESERVED_KEYS if key in raw}
+        document["data"] = raw
         written_id = document.get("id")
         positions: TomlPositions | None = None
         if isinstance(written_id, str) and written_id != case_id:
