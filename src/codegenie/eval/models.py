@@ -3,11 +3,27 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_serializer
 
-__all__ = ("TaskClass",)
+__all__ = ("TaskClass", "class_path")
+
+
+def class_path(cls: type[object]) -> str:
+    """Return ``"module:qualname"`` for ``cls``, the way entry points name an object.
+
+    Never raises: the names are read with ``type``'s own descriptors (a
+    metaclass cannot override them), and a ``__module__`` that is not a string
+    (a class body can set it to anything) shows as ``?``.
+    """
+    module = _TYPE_MODULE.__get__(cls, type)
+    qualname: str = _TYPE_QUALNAME.__get__(cls, type)
+    return f"{module if isinstance(module, str) else '?'}:{qualname}"
+
+
+_TYPE_MODULE: Final = type.__dict__["__module__"]
+_TYPE_QUALNAME: Final = type.__dict__["__qualname__"]
 
 
 class TaskClass(BaseModel):
@@ -16,7 +32,9 @@ class TaskClass(BaseModel):
     Frozen and hashable. ``source`` is the resolved file of the module that
     registered it (``None`` only for a class defined where no file exists, such
     as an interactive session); ``rubric`` and ``cases`` are resolved against
-    that file's directory. ``cls`` is the decorated class itself.
+    that file's directory. ``cls`` is the decorated class itself; in JSON
+    (``model_dump_json()``, ``model_dump(mode="json")``) it is written as
+    ``"module:qualname"``, since a class has no JSON form.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -31,6 +49,10 @@ class TaskClass(BaseModel):
 
     def __repr__(self) -> str:
         return f"TaskClass(name={self.name!r}, module={self.module!r})"
+
+    @field_serializer("cls", when_used="json")
+    def _cls_as_text(self, cls: type[object]) -> str:
+        return class_path(cls)
 
     def to_json(self) -> dict[str, Any]:
         """Return the documented JSON shape (``show``, and each entry of a run plan)."""
