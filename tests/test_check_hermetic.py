@@ -32,15 +32,11 @@ def check(bench: Bench, **options: Any) -> CheckReport:
     return run_check(bench.manifest, **options)
 
 
-def cli(*args: str, cwd: Path, **options: Any) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     script = shutil.which("codegenie-bench", path=str(Path(sys.executable).parent))
     assert script is not None
     return subprocess.run(
-        [script, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        **{"timeout": 300, "check": False, **options},
+        [script, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
     )
 
 

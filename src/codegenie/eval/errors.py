@@ -28,6 +28,7 @@ __all__ = (
     "BenchManifestInvalid",
     "BenchManifestNotFound",
     "BenchRootNotFound",
+    "BenchRootOutsideManifest",
     "CaseProblem",
     "EvalError",
     "InvalidTaskClassName",
@@ -118,9 +119,12 @@ class InvalidTaskClassName(EvalError):
 class TaskClassRegistrationFailed(EvalError):
     """Importing a task class's ``registration.py`` raised.
 
-    The original exception is chained as ``__cause__``; ``cause_type`` and
-    ``cause_message`` (at most 200 characters) survive pickling. ``source`` and
-    ``line`` point at the registration file and the line that raised, when known.
+    Whatever it raised — any ``BaseException`` but ``KeyboardInterrupt``,
+    ``SystemExit`` and ``GeneratorExit`` included — is chained as
+    ``__cause__``; ``cause_type`` and ``cause_message`` (at most 200
+    characters; ``<unprintable X object>`` when the exception cannot be turned
+    into text) survive pickling. ``source`` and ``line`` point at the
+    registration file and the line that raised, when known.
     """
 
     code = "registration-failed"
@@ -312,6 +316,35 @@ class BenchRootNotFound(EvalError):
     @property
     def hint(self) -> str:
         return "pass the directory that holds the task-class packages (e.g. 'bench')"
+
+
+@final
+class BenchRootOutsideManifest(EvalError):
+    """A bench root that resolves (symbolic links followed) outside the manifest's directory.
+
+    Raised before anything is imported: the manifest governs the tree below its
+    own directory, and code outside that tree is never run on its authority.
+    ``bench_root`` is the resolved root, ``manifest_dir`` the resolved
+    directory of the manifest.
+    """
+
+    code = "root-outside"
+    exit_code = 4
+    fields = ("bench_root", "manifest_dir")
+
+    def __init__(self, bench_root: Path, manifest_dir: Path) -> None:
+        self.bench_root = bench_root
+        self.manifest_dir = manifest_dir
+        super().__init__(
+            f"bench root {bench_root} lies outside the manifest's directory {manifest_dir}"
+        )
+
+    @property
+    def hint(self) -> str:
+        return (
+            f"keep the bench root inside {self.manifest_dir}: replace the symbolic link "
+            "with the directory itself, or move bench.toml to a directory that contains both"
+        )
 
 
 @final

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Final, TypeVar, final
 
@@ -109,19 +109,57 @@ default_registry: Final = TaskClassRegistry()
 
 @final
 class RegistrationSession:
-    """What was registered while a :func:`registering_into` block ran.
+    """What was registered while the session was open (see :func:`registering_into`).
 
     ``added`` lists ``(registry, task_class)`` pairs in registration order,
-    whichever registry each went to, so a failed load can take them back.
+    whichever registry each went to, so a failed load can take them back. A
+    pair is recorded *before* the registration is made, so that an interrupt
+    (``KeyboardInterrupt``) between the two can never leave an unrecorded
+    registration; a pair whose registration did not happen is simply not held
+    by its registry, and every reader below checks that.
+
+    :meth:`open`, :meth:`close` and :meth:`rollback` are idempotent, so an
+    undo that was itself interrupted can be run again from the start.
     """
 
     def __init__(self, registry: TaskClassRegistry) -> None:
         self.registry: Final = registry
         self.added: Final[list[tuple[TaskClassRegistry, TaskClass]]] = []
+        self._previous: RegistrationSession | None = None
+        self._token: Token[RegistrationSession | None] | None = None
+
+    def open(self) -> None:
+        """Make this the session of the current context (thread or task)."""
+        if _session.get() is self:
+            return
+        self._previous = _session.get()
+        self._token = _session.set(self)
+
+    def close(self) -> None:
+        """Give the context back its previous session; a no-op unless this one is current."""
+        if _session.get() is not self:
+            return
+        token, self._token = self._token, None
+        if token is not None:
+            try:
+                _session.reset(token)
+            except (RuntimeError, ValueError):  # used already, or made in another context
+                pass
+            else:
+                return
+        _session.set(self._previous)
+
+    def registered(self) -> tuple[tuple[TaskClassRegistry, TaskClass], ...]:
+        """Return the recorded pairs whose registration is in place, in order."""
+        return tuple((reg, tc) for reg, tc in self.added if reg.holds(tc))
+
+    def find(self, name: str) -> TaskClass | None:
+        """Return the first task class registered as ``name`` in this session, if any."""
+        return next((tc for reg, tc in self.added if tc.name == name and reg.holds(tc)), None)
 
     def names(self) -> tuple[str, ...]:
         """Return the names registered in this session, in order."""
-        return tuple(task_class.name for _, task_class in self.added)
+        return tuple(task_class.name for _, task_class in self.registered())
 
     def rollback(self) -> None:
         """Unregister everything this session registered."""
@@ -145,11 +183,11 @@ def registering_into(registry: TaskClassRegistry) -> Iterator[RegistrationSessio
     session records every registration made in the block.
     """
     session = RegistrationSession(registry)
-    token = _session.set(session)
     try:
+        session.open()
         yield session
     finally:
-        _session.reset(token)
+        session.close()
 
 
 def _register(task_class: TaskClass, explicit: TaskClassRegistry | None) -> None:
@@ -161,9 +199,10 @@ def _register(task_class: TaskClass, explicit: TaskClassRegistry | None) -> None
     else:
         # Looked up at call time so that a test may replace the module attribute.
         registry = sys.modules[__name__].default_registry
-    registry.register(task_class)
     if session is not None:
+        # Recorded first: see RegistrationSession.
         session.added.append((registry, task_class))
+    registry.register(task_class)
 
 
 def _relative_part(value: str, what: str) -> PurePosixPath:

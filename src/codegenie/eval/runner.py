@@ -62,14 +62,19 @@ class Runner:
 
         Each slug goes through ``load_task_class``, one after another (the
         loader is caller-serialized), yielding to the event loop between
-        slugs. A slug named twice is resolved once. Returns the ``RunPlan``, or
-        raises one ``RunPlanError`` whose ``errors`` hold each failing slug's
-        own typed error and whose ``resolved`` holds the task classes that did
-        resolve.
+        slugs. A slug named twice is resolved once. Every slug is tried: a
+        failing one — whatever its registration raised — is recorded and the
+        next one resolved. Returns the ``RunPlan``, or raises one
+        ``RunPlanError`` whose ``errors`` hold each failing slug's own typed
+        error and whose ``resolved`` holds the task classes that did resolve.
+
+        ``KeyboardInterrupt`` stops the plan (after the interrupted load is
+        undone). ``slugs`` that is a ``str`` or holds anything but ``str`` is a
+        ``TypeError``, raised before any slug is resolved.
         """
         import asyncio  # noqa: PLC0415 - already loaded in a caller that awaits this
 
-        requested = self.manifest.slugs() if slugs is None else tuple(dict.fromkeys(slugs))
+        requested = self.manifest.slugs() if slugs is None else _checked_slugs(slugs)
         resolved: list[TaskClass] = []
         errors: dict[str, EvalError] = {}
         for slug in requested:
@@ -88,3 +93,17 @@ class Runner:
         if errors:
             raise RunPlanError(errors, tuple(resolved))
         return RunPlan(manifest=self.manifest.path, task_classes=tuple(resolved))
+
+
+def _checked_slugs(slugs: Iterable[object]) -> tuple[str, ...]:
+    """Return ``slugs`` without repeats, in order; ``TypeError`` unless it is an iterable of str."""
+    if isinstance(slugs, str):
+        msg = "slugs must be an iterable of slug strings, not a single str"
+        raise TypeError(msg)
+    listed: list[str] = []
+    for slug in slugs:
+        if not isinstance(slug, str):
+            msg = f"slugs must be str, got {type(slug).__name__}"
+            raise TypeError(msg)
+        listed.append(slug)
+    return tuple(dict.fromkeys(listed))

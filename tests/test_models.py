@@ -1,0 +1,72 @@
+"""TaskClass and RunPlan serialise: ``cls`` is written as ``module:qualname`` in JSON."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from codegenie.eval import BenchManifest, Runner, TaskClass, TaskClassRegistry
+from codegenie.eval.models import class_path
+
+from .factory import make_bench
+
+
+class Outer:
+    """A class with a nested class, for qualified names."""
+
+    class Inner:
+        """The nested class."""
+
+
+def _task_class(cls: type[object]) -> TaskClass:
+    return TaskClass(
+        name="foo",
+        module="bench.foo.registration",
+        source=Path("/r/bench/foo/registration.py"),
+        description="A task class.",
+        rubric=Path("/r/bench/foo/rubric.py"),
+        cases=Path("/r/bench/foo/cases"),
+        cls=cls,
+    )
+
+
+def test_task_class_dumps_to_json_with_the_class_as_module_and_qualname() -> None:
+    """TaskClass.model_dump_json() works and names the class as module:qualname."""
+    document = json.loads(_task_class(Outer.Inner).model_dump_json())
+    assert document == {
+        "name": "foo",
+        "module": "bench.foo.registration",
+        "source": "/r/bench/foo/registration.py",
+        "description": "A task class.",
+        "rubric": "/r/bench/foo/rubric.py",
+        "cases": "/r/bench/foo/cases",
+        "cls": f"{__name__}:Outer.Inner",
+    }
+
+
+def test_python_dump_keeps_the_class_object() -> None:
+    """model_dump() in Python mode still hands back the class itself."""
+    assert _task_class(Outer).model_dump()["cls"] is Outer
+    assert _task_class(Outer).model_dump(mode="json")["cls"] == f"{__name__}:Outer"
+
+
+def test_class_path_survives_a_class_body_that_sets_module_to_a_non_string() -> None:
+    """A class whose __module__ is not a str is still named, with '?' for the module."""
+    odd = type("Odd", (), {"__module__": 3})
+    assert class_path(odd) == "?:Odd"
+    assert json.loads(_task_class(odd).model_dump_json())["cls"] == "?:Odd"
+
+
+def test_run_plan_dumps_to_json(tmp_path: Path) -> None:
+    """RunPlan.model_dump_json() works on a real plan and names each registered class."""
+    bench = make_bench(tmp_path, "aa", "bb")
+    runner = Runner(BenchManifest.load(bench.manifest), registry=TaskClassRegistry())
+    plan = asyncio.run(runner.plan())
+    document = json.loads(plan.model_dump_json())
+    assert document["manifest"] == str(bench.manifest.absolute())
+    assert [tc["name"] for tc in document["task_classes"]] == ["aa", "bb"]
+    assert [tc["cls"] for tc in document["task_classes"]] == [
+        "bench.aa.registration:TaskClassImpl",
+        "bench.bb.registration:TaskClassImpl",
+    ]
