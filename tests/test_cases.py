@@ -9,6 +9,7 @@ import re
 import shutil
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -375,6 +376,47 @@ def test_every_problem_of_every_case_is_reported_at_once(tmp_path: Path) -> None
         "b/case.toml:1:1: package: expected a string, got an integer",
         "b/case.toml:2:1: fixed-version: expected a string, got an integer",
     ]
+
+
+def test_a_case_model_that_crashes_is_a_problem_not_a_traceback(tmp_path: Path) -> None:
+    """A validator raising something pydantic does not wrap (TypeError) is reported on the case."""
+    bench = Bench(tmp_path)
+    bench.add(
+        "crashy",
+        source=textwrap.dedent(
+            """
+            from pydantic import BaseModel, field_validator
+            from codegenie.eval.registry import register_task_class
+
+            class CrashyCase(BaseModel):
+                value: int
+
+                @field_validator("value")
+                @classmethod
+                def _boom(cls, value: int) -> int:
+                    raise TypeError("validator bug")
+
+            @register_task_class("crashy", case_model=CrashyCase)
+            class Crashy:
+                \"\"\"Crashes.\"\"\"
+            """
+        ),
+    )
+    write_case(cases_dir(bench, "crashy"), "c", "value = 1\n")
+    assert problems_of(bench, "crashy") == [
+        "c/case.toml:1:1: bench.crashy.registration:CrashyCase raised TypeError while "
+        "validating: validator bug"
+    ]
+
+
+def test_a_file_with_very_many_problems_lists_the_first_hundred(tmp_path: Path) -> None:
+    """Problems of one file are capped at 100, with a count of the rest."""
+    bench = pins_bench(tmp_path)
+    write_case(cases_dir(bench), "c", GOOD + "".join(f"extra{i} = 1\n" for i in range(150)))
+    problems = problems_of(bench)
+    assert len(problems) == 101
+    assert problems[-2] == "c/case.toml:102:1: extra99: unknown key 'extra99'"
+    assert problems[-1] == "c/case.toml:103:1: and 50 more problems, not listed"
 
 
 def test_scan_cases_returns_the_valid_cases_beside_the_problems(tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ from codegenie.eval._toml_positions import KeyPath, TomlPositions
 from codegenie.eval._toml_read import TomlUnreadable, parse_toml
 from codegenie.eval.errors import BenchCasesInvalid, CaseProblem
 from codegenie.eval.manifest import render_key
-from codegenie.eval.models import TaskClass
+from codegenie.eval.models import TaskClass, class_path
 
 __all__ = (
     "CASE_FILE",
@@ -63,6 +63,7 @@ __all__ = (
     "EXPECTED_DIR",
     "INPUT_DIR",
     "MAX_CASE_ID_LENGTH",
+    "MAX_PROBLEMS_PER_FILE",
     "RESERVED_KEYS",
     "Case",
     "CaseScan",
@@ -89,6 +90,8 @@ COMMON_KEYS: Final = ("description", "tags", "timeout")
 RESERVED_KEYS: Final = ("description", "id", "tags", "timeout")
 #: Seconds one rubric run may take when ``case.toml`` does not say.
 DEFAULT_TIMEOUT: Final = 60.0
+#: Schema problems listed for one file; a file with more ends with a count.
+MAX_PROBLEMS_PER_FILE: Final = 100
 
 _CASE_ID: Final = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _CASE_ID_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-")
@@ -496,8 +499,24 @@ class _CaseReader:
             validated = self.envelope.model_validate(document)
         except ValidationError as exc:
             positions = positions or TomlPositions(text)
-            for error in exc.errors(include_url=False):
+            errors = exc.errors(include_url=False)
+            for error in errors[:MAX_PROBLEMS_PER_FILE]:
                 self._schema_problem(file, case_id, error, positions)
+            if len(errors) > MAX_PROBLEMS_PER_FILE:
+                more = len(errors) - MAX_PROBLEMS_PER_FILE
+                message = f"and {more} more problem{'s' if more != 1 else ''}, not listed"
+                first_unlisted = tuple(errors[MAX_PROBLEMS_PER_FILE]["loc"])
+                if first_unlisted[:1] == ("data",):
+                    first_unlisted = first_unlisted[1:]
+                self._problem(file, positions.find(first_unlisted), message, case=case_id)
+            return None
+        except Exception as exc:  # a bug in the task class's validators
+            # Pydantic wraps ValueError and AssertionError; anything else a
+            # validator raises would escape as a traceback. It is the case
+            # model's fault, reported where the curator will look.
+            model = class_path(self.case_model) if self.case_model else "the case schema"
+            message = f"{model} raised {type(exc).__name__} while validating: {_safe_str(exc)}"
+            self._problem(file, (1, 1), message, case=case_id)
             return None
         return validated, getattr(validated, "data")  # noqa: B009 - created by create_model
 
@@ -542,6 +561,14 @@ class _CaseReader:
         elif message.startswith("Input should be "):
             message = "must be " + message.removeprefix("Input should be ")
         self._problem(file, positions.find(loc), message, key=render_key(loc), case=case_id)
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:  # as the traceback module does
+        return f"<unprintable {type(exc).__name__} object>"
+    return text if len(text) <= 200 else text[:199] + "…"
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
