@@ -18,6 +18,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from codegenie.eval import rubrics
 from codegenie.eval.cases import Case
 from codegenie.eval.rubrics import (
     STDERR_TAIL_LIMIT,
@@ -367,6 +368,16 @@ def test_what_the_rubric_leaves_running_is_killed_when_it_exits(tmp_path: Path, 
     assert time.monotonic() - started < 15
     assert result.status == "passed"
     assert gone(int(pid_file.read_text()))
+
+
+def test_without_a_pidfd_the_exit_is_polled(
+    tmp_path: Path, case: Case, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where pidfd_open is missing (older kernels, macOS), verdicts and timeouts work the same."""
+    monkeypatch.setattr(rubrics, "_pidfd", lambda pid: None)
+    assert run_rubric(write_rubric(tmp_path, PASS), case, case.input).status == "passed"
+    slow = write_rubric(tmp_path, "time.sleep(600)\n", name="slow.py")
+    assert run_rubric(slow, case, case.input, timeout=0.5).status == "timeout"
 
 
 def test_stdin_is_at_end_of_file(tmp_path: Path, case: Case) -> None:

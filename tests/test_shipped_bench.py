@@ -45,6 +45,14 @@ def _cases() -> list[tuple[str, Path]]:
     return found
 
 
+def _tree(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root`` with its bytes (``None`` for a directory)."""
+    return {
+        str(path.relative_to(root)): path.read_bytes() if path.is_file() else None
+        for path in sorted(root.rglob("*"))
+    }
+
+
 @pytest.mark.parametrize(("slug", "case_dir"), _cases(), ids=lambda v: getattr(v, "name", v))
 def test_rubric_passes_the_expected_solution_and_fails_the_input(slug: str, case_dir: Path) -> None:
     """Through the one rubric runner, each shipped case's expected/ passes and its input/ fails."""
@@ -53,8 +61,10 @@ def test_rubric_passes_the_expected_solution_and_fails_the_input(slug: str, case
     cases = {case.id: case for case in load_cases(slug, REPO / "bench", registry=registry)}
     case = cases[case_dir.name]
     assert task_class.rubric is not None
+    before = _tree(case_dir.parent.parent)
     golden = run_rubric(task_class.rubric, case, case.expected)
     null = run_rubric(task_class.rubric, case, case.input)
+    assert _tree(case_dir.parent.parent) == before
     assert (golden.status, null.status) == ("passed", "failed"), (golden, null)
     assert golden.verdict is not None
     assert null.verdict is not None

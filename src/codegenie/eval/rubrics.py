@@ -144,7 +144,11 @@ def run_rubric(
     ``NotImplementedError`` off POSIX. ``KeyboardInterrupt`` propagates, after
     the rubric's process group is killed and the temporary directory removed.
 
-    Thread-safe and blocking: ``grade --jobs N`` runs it from N threads.
+    Thread-safe and blocking: ``grade --jobs N`` runs it from N threads. The
+    clean-up runs in ``finally`` clauses: a caller that must also survive
+    ``SIGTERM`` turns it into an exception (as Python does ``SIGINT``); a
+    caller killed outright (``SIGKILL``) leaves the rubric to finish alone,
+    since it runs in a session of its own.
     """
     limit = case.timeout if timeout is None else timeout
     if isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0:
@@ -168,16 +172,19 @@ def run_rubric(
         return error(f"the rubric {rubric_file} does not exist")
     if not os.path.isdir(candidate_dir):
         return error(f"the candidate {candidate_dir} is not a directory")
-    workspace = tempfile.mkdtemp(prefix="codegenie-rubric-")
+    try:
+        workspace = tempfile.mkdtemp(prefix="codegenie-rubric-")
+    except OSError as exc:
+        return error(f"cannot create a temporary directory: {exc.strerror or exc}")
     try:
         case_copy = os.path.join(workspace, "case", case.id)
         candidate_name = os.path.basename(candidate_dir) or "candidate"
         candidate_copy = os.path.join(workspace, "candidate", candidate_name)
         work = os.path.join(workspace, "work")
         scratch = os.path.join(workspace, "tmp")
-        for name in ("work", "tmp", "case", "candidate"):
-            os.mkdir(os.path.join(workspace, name))
         try:
+            for name in ("work", "tmp", "case", "candidate"):
+                os.mkdir(os.path.join(workspace, name))
             _copy_tree(str(case.directory), case_copy)
             _copy_tree(candidate_dir, candidate_copy)
         except _CopyRefused as exc:
