@@ -237,6 +237,11 @@ class CaseScan:
     class defined where no file exists); ``found`` says whether it exists.
     A task class without cases has ``found`` false, or no cases and no
     problems (``check``'s ``cases-missing``).
+
+    Across a process boundary (``check``'s workers), send ``problems`` (plain
+    picklable data) and ``case_ids``, or ``Case.to_json()``: a ``Case``'s
+    ``data`` is an instance of the registration's case model, and unpickling
+    it would import the registration module in the receiving process.
     """
 
     task_class: str
