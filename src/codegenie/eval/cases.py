@@ -81,7 +81,8 @@ INPUT_DIR: Final = "input"
 EXPECTED_DIR: Final = "expected"
 #: The largest ``case.toml`` that is read at all.
 CASE_FILE_SIZE_LIMIT: Final = 1024 * 1024
-#: The case-id rule as a regular expression (ASCII; see :func:`case_id_problem`).
+#: The case-id rule as a regular expression, for schemas and editors (ASCII;
+#: at most MAX_CASE_ID_LENGTH characters; :func:`case_id_problem` is authoritative).
 CASE_ID_PATTERN: Final = r"^[a-z0-9][a-z0-9._-]*$"
 MAX_CASE_ID_LENGTH: Final = 100
 #: Keys every ``case.toml`` may have, whatever the task class.
@@ -108,8 +109,9 @@ def case_id_problem(case_id: str) -> str | None:
 
     The reason completes "invalid case id 'X': …". The rule: 1 to 100
     characters, lowercase ASCII letters, digits, ``-``, ``_`` and ``.``,
-    starting with a letter or a digit. ``codegenie-bench new`` and ``check``
-    use the same function, so they agree with :func:`scan_cases`.
+    starting with a letter or a digit. Validate case ids with this function
+    wherever they come from (``new``, ``grade --case``), so that every
+    command agrees with :func:`scan_cases`.
     """
     if len(case_id) <= MAX_CASE_ID_LENGTH and _CASE_ID.fullmatch(case_id):
         return None
