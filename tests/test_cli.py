@@ -425,6 +425,7 @@ def test_new_scaffolds_a_task_class_that_resolves_straight_away(tmp_path: Path) 
     assert sorted(str(p.relative_to(package)) for p in package.rglob("*") if p.is_file()) == [
         "cases/example/case.toml",
         "cases/example/expected/README.txt",
+        "cases/example/input/TASK.txt",
         "registration.py",
         "rubric.py",
     ]

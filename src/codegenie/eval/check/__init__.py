@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from codegenie.eval.check.codes import CODES, Code, diagnostic
+from codegenie.eval.check.golden import CaseRun, golden_diagnostics
 from codegenie.eval.check.static import ImportTarget, check_static, display_path
 from codegenie.eval.check.workers import Outcome, import_all
 from codegenie.eval.diagnostics import Diagnostic
@@ -195,6 +196,67 @@ def _import_diagnostics(
             target,
             manifest=manifest,
         )
+    if outcome.parts is not None:
+        yield from _part_diagnostics(target, outcome.parts, manifest=manifest)
+
+
+def _part_diagnostics(
+    target: ImportTarget, parts: dict[str, Any], *, manifest: str
+) -> Iterable[Diagnostic]:
+    """Report the rubric and cases of a task class that loaded."""
+    slug = target.slug
+    line = dict(target.register_lines).get(slug)
+    file = target.display_file if line else None
+    rubric = parts["rubric_file"]
+    if not parts["rubric_exists"]:
+        shown = display_path(Path(rubric)) if rubric else "(none: no source file)"
+        yield _diagnostic(
+            "rubric-missing",
+            f"the rubric of {slug!r}, {shown}, does not exist",
+            target,
+            file=file,
+            line=line,
+            manifest=manifest,
+        )
+    for problem in parts["case_problems"]:
+        case = f"case {problem['case']!r} of {slug!r}" if problem["case"] else f"{slug!r} cases"
+        key = f"{problem['key']}: " if problem["key"] else ""
+        column = problem["column"] if problem["line"] is not None else None
+        yield diagnostic(
+            problem["code"],
+            f"{case}: {key}{problem['message']}",
+            file=display_path(Path(problem["file"])),
+            line=problem["line"],
+            column=column,
+            slug=slug,
+        )
+    if not parts["cases_found"] or not (parts["cases"] or parts["case_problems"]):
+        yield _diagnostic(
+            "cases-missing",
+            f"{slug!r} has no cases: nothing can be graded",
+            target,
+            file=file,
+            line=line,
+            manifest=manifest,
+        )
+
+
+def _case_runs(target: ImportTarget, outcome: Outcome) -> list[CaseRun]:
+    parts = outcome.parts
+    if parts is None or not parts["rubric_exists"]:
+        return []
+    return [
+        CaseRun(
+            target.slug,
+            Path(parts["rubric_file"]),
+            case["id"],
+            Path(case["directory"]),
+            float(case["timeout"]),
+            side,
+        )
+        for case in parts["cases"]
+        for side in ("expected", "input")
+    ]
 
 
 def run_check(
@@ -203,12 +265,16 @@ def run_check(
     jobs: int | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     shard: Shard | None = None,
+    rubrics: bool = False,
 ) -> CheckReport:
     """Check the bench of ``manifest``; return every diagnostic, sorted.
 
-    ``jobs`` worker processes import registrations in parallel (default: the
-    number of CPUs); ``timeout`` bounds each slug's import in seconds; ``shard``
-    restricts the run to a stable slice of the slugs. Raises
+    ``jobs`` slugs are imported at once (default: the number of CPUs), each in
+    a process of its own; ``timeout`` bounds each slug's import in seconds;
+    ``shard`` restricts the run to a stable slice of the slugs. Each task class
+    that loads has its rubric and cases checked too; with ``rubrics``, every
+    case's rubric also runs on copies of its ``expected/`` (which must pass)
+    and its ``input/`` (which must fail), ``jobs`` at a time. Raises
     ``BenchManifestNotFound`` when there is no manifest; a manifest that cannot
     be read is a diagnostic like any other.
     """
@@ -220,15 +286,21 @@ def run_check(
         raise BenchManifestNotFound(path)
     static = check_static(path, shard.__contains__)
     diagnostics = list(static.diagnostics)
+    jobs = jobs or os.cpu_count() or 1
     if static.targets:
-        outcomes = import_all(static.targets, jobs=jobs or os.cpu_count() or 1, timeout=timeout)
+        outcomes = import_all(static.targets, jobs=jobs, timeout=timeout)
         shown = display_path(path)
+        runs: list[CaseRun] = []
         for target in static.targets:
+            outcome = outcomes[target.slug]
             diagnostics += _import_diagnostics(
                 target,
-                outcomes[target.slug],
+                outcome,
                 manifest=shown,
                 rubric_flagged=target.slug in static.rubric_flagged,
             )
+            if rubrics:
+                runs += _case_runs(target, outcome)
+        diagnostics += golden_diagnostics(runs, jobs=jobs)
     diagnostics.sort(key=Diagnostic.sort_key)
     return CheckReport(manifest=path, checked=len(static.slugs), diagnostics=tuple(diagnostics))
