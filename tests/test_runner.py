@@ -11,6 +11,7 @@ import pytest
 
 from codegenie.eval import BenchManifest, Runner, RunPlan, TaskClassRegistry
 from codegenie.eval.errors import (
+    BenchCasesInvalid,
     BenchRootNotFound,
     InvalidTaskClassName,
     RunPlanError,
@@ -96,20 +97,37 @@ def test_only_typos_give_exit_code_3(tmp_path: Path) -> None:
     assert exc.value.exit_code == 3
 
 
-def test_plan_serializes_to_the_documented_shape() -> None:
-    """RunPlan.to_json() has the design's shape and validates against docs/cli-output.schema.json."""
-    runner = Runner(BenchManifest.load(REPO / "bench.toml"), registry=TaskClassRegistry())
+def test_plan_serializes_to_the_documented_shape(tmp_path: Path) -> None:
+    """RunPlan.to_json() has the design's shape, case ids included, and validates against the schema."""
+    bench = make_bench(tmp_path, "aa", parts=True)
+    runner = Runner(BenchManifest.load(bench.manifest), registry=TaskClassRegistry())
     document = plan(runner).to_json()
     schema = json.loads((REPO / "docs" / "cli-output.schema.json").read_text())
     jsonschema.Draft202012Validator({**schema, "$ref": "#/$defs/plan"}).validate(document)
+    package = (bench.root / "aa").resolve()
     assert document["task_classes"][0] == {
-        "slug": "vuln-remediation",
-        "module": "bench.vuln_remediation.registration",
-        "source": str(REPO / "bench" / "vuln_remediation" / "registration.py"),
-        "description": "Upgrade a vulnerable pinned dependency to a fixed release.",
-        "rubric": str(REPO / "bench" / "vuln_remediation" / "rubric.py"),
-        "cases": str(REPO / "bench" / "vuln_remediation" / "cases"),
+        "slug": "aa",
+        "module": "bench.aa.registration",
+        "source": str(package / "registration.py"),
+        "description": "A task class built by the test factory.",
+        "rubric": str(package / "rubric.py"),
+        "cases": str(package / "cases"),
+        "case_ids": ["example"],
     }
+
+
+def test_plan_fails_for_a_task_class_with_invalid_cases(tmp_path: Path) -> None:
+    """A task class whose cases break their schema is that slug's BenchCasesInvalid; others resolve."""
+    bench = make_bench(tmp_path, "aa", "bb", parts=True)
+    (bench.root / "bb" / "cases" / "example" / "case.toml").write_text("timeout = -1\n")
+    runner = Runner(BenchManifest.load(bench.manifest), registry=TaskClassRegistry())
+    with pytest.raises(RunPlanError) as caught:
+        plan(runner)
+    assert list(caught.value.errors) == ["bb"]
+    error = caught.value.errors["bb"]
+    assert isinstance(error, BenchCasesInvalid)
+    assert error.problems[0].line == 1
+    assert [tc.name for tc in caught.value.resolved] == ["aa"]
 
 
 def test_run_plan_is_frozen(tmp_path: Path) -> None:
