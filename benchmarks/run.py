@@ -71,6 +71,12 @@ def build_bench(base: Path, n: int) -> Path:
             "class TaskClassImpl:\n"
             "    pass\n"
         )
+        # A complete task class: check reports rubric-missing and cases-missing otherwise.
+        (package / "rubric.py").write_text("raise SystemExit(2)\n")
+        case = package / "cases" / "example"
+        (case / "input").mkdir(parents=True)
+        (case / "expected").mkdir()
+        (case / "case.toml").write_text('description = "A synthetic case."\n')
         lines += [
             f"[task-classes.{slug}]",
             f'module = "bench.{ident}.registration"',
