@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from codegenie.eval import _listing
+from codegenie.eval import _cache, _listing
 from codegenie.eval._listing import read_cached, store
 
 from .factory import Bench, make_bench
@@ -335,7 +335,7 @@ def test_without_directory_descriptors_there_is_no_cache(
     bench: Bench, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where files cannot be reached through an open directory, nothing is read or written."""
-    monkeypatch.setattr(_listing, "_SUPPORTED", False)
+    monkeypatch.setattr(_cache, "_SUPPORTED", False)
     data = bench.manifest.read_bytes()
     store(data, POISON)
     assert read_cached(data) is None
