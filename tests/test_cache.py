@@ -9,7 +9,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from codegenie.eval import _cache
+from codegenie.eval import _cache, _cache_store
 from codegenie.eval._listing import render_text
 from codegenie.eval.naming import SHORTLIST_SIZE, shortlist
 
@@ -38,7 +38,7 @@ def make_entry(data: bytes, slugs: list[str]) -> _cache.Entry:
     return entry
 
 
-SLUGS = [f"s{(i * 7919) % 1000:03d}-{i}" for i in range(3 * _cache.BLOCK_SIZE + 5)]
+SLUGS = [f"s{(i * 7919) % 1000:03d}-{i}" for i in range(3 * _cache_store.BLOCK_SIZE + 5)]
 
 
 def test_every_slug_is_found_in_its_block_and_no_other_is() -> None:
@@ -75,8 +75,8 @@ def test_the_text_section_is_the_list_output() -> None:
     records = entry.records()
     modules = [records[slug][0] for slug in slugs]
     roots = [records[slug][1] for slug in slugs]
-    assert entry.text() == render_text((slugs, modules, roots))
-    assert entry.text().startswith("zeta ")
+    assert entry.text() == render_text((slugs, modules, roots)).encode()
+    assert entry.text().startswith(b"zeta ")
     entry.close()
 
 
@@ -123,7 +123,7 @@ def test_an_open_entry_survives_its_file_being_replaced_or_pruned() -> None:
 
 def test_pruning_keeps_at_most_the_size_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     """Old entries beyond the byte budget are removed; the newest is always kept."""
-    monkeypatch.setattr(_cache, "_KEEP_BYTES", 1)
+    monkeypatch.setattr(_cache_store, "_KEEP_BYTES", 1)
     for n in range(3):
         make_entry(f"manifest {n}".encode(), ["aa", "bb"]).close()
     assert len([f for f in cache_root().iterdir() if f.name.endswith(".cache")]) == 1
@@ -151,12 +151,12 @@ POOL = st.lists(
 @given(POOL, st.text(alphabet="abc012-_xAqz9", max_size=9))
 def test_the_bigram_index_shortlists_exactly_as_naming_does(pool: list[str], typo: str) -> None:
     """Entry.shortlist equals naming.shortlist: same names, same order, ties in file order."""
-    original = _cache.GRAMS_FROM
-    _cache.GRAMS_FROM = SHORTLIST_SIZE + 1
+    original = _cache_store.GRAMS_FROM
+    _cache_store.GRAMS_FROM = SHORTLIST_SIZE + 1
     try:
         entry = make_entry(("\n".join(pool) + typo).encode(), pool)
     finally:
-        _cache.GRAMS_FROM = original
+        _cache_store.GRAMS_FROM = original
     normalized = typo.lower().replace("_", "-")
     assert entry.has_grams()
     assert entry.shortlist(normalized, SHORTLIST_SIZE) == shortlist(normalized, pool)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from codegenie.eval import _cache, _listing
+from codegenie.eval import _cache, _cache_store, _listing
 from codegenie.eval._listing import read_cached, store
 from codegenie.eval.manifest import clear_manifest_cache, load_manifest_cached
 
@@ -199,7 +199,7 @@ def _forged_entry(data: bytes, checksum: str) -> bytes:
     slugs = ["alpha", "forged-slug", "beta-two"]
     modules = [f"bench.{slug.replace('-', '_')}.registration" for slug in slugs]
     roots = ["bench"] * 3
-    forged = _cache._encode(
+    forged = _cache_store._encode(
         _cache.digest(data),
         os.urandom(32),
         (slugs, modules, roots, [(1, 1, 1, 1, 1, 1)] * 3),

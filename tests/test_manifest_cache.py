@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from codegenie.eval import BenchManifest, TaskClassRegistry, _cache
+from codegenie.eval import BenchManifest, TaskClassRegistry, _cache, _cache_store
 from codegenie.eval import manifest as manifest_module
 from codegenie.eval.cli import main
 from codegenie.eval.errors import BenchManifestInvalid, EvalError, TaskClassNotFound
@@ -210,7 +210,7 @@ def test_suggestions_from_the_bigram_index_are_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int
 ) -> None:
     """With the bigram index (large manifests), suggestions are exactly closest()'s."""
-    monkeypatch.setattr(_cache, "GRAMS_FROM", 65)
+    monkeypatch.setattr(_cache_store, "GRAMS_FROM", 65)
     slugs = [f"t{i % 7}-{(i * 7919) % 1000:03d}x{i}" for i in range(count)]
     bench = make_bench(tmp_path, *slugs, write=False)
     cached = served(bench.manifest)

@@ -24,7 +24,7 @@ from codegenie.eval._paths import FileRefused, absolute, find_manifest_path, rea
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 __all__ = ("Listing", "fast_list", "read_cached", "render_json", "render_text", "store")
 
@@ -170,22 +170,40 @@ def fast_list(argv: Sequence[str]) -> int | None:
         return None
     try:
         output = entry.text()
-    except (_cache.Damaged, UnicodeDecodeError):
+    except _cache.Damaged:
         return None
     finally:
         entry.close()
-    return _write(output)
+    return _write_utf8(output)
+
+
+def _write_utf8(output: bytes) -> int | None:
+    """Print the UTF-8 ``output``; as bytes when ``sys.stdout`` takes them (``LineSafeStream``)."""
+    stdout = sys.stdout
+    write_utf8 = getattr(stdout, "write_utf8", None)
+    if write_utf8 is not None:
+        return _print(lambda: write_utf8(output))
+    try:
+        text = output.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return _write(text)
 
 
 def _write(output: str) -> int | None:
     """Print ``output``; ``None`` (nothing written) when the full command line must answer."""
+    return _print(lambda: sys.stdout.write(output))
+
+
+def _print(write: Callable[[], object]) -> int | None:
+    """Run ``write``, then flush stdout; ``None`` when the full command line must answer."""
     stdout = sys.stdout
     if stdout is None:
         return None  # stdout closed: the full command line decides what that means
     try:
-        stdout.write(output)
+        write()
         stdout.flush()
-    except UnicodeEncodeError:
+    except (UnicodeEncodeError, UnicodeDecodeError):
         return None  # nothing written: how to show it in this locale is the CLI's choice
     except BrokenPipeError:
         # The reader stopped (``| head``): end quietly, and let no flush at exit complain.
