@@ -40,6 +40,8 @@ _TEMP_SUFFIX = ".partial"
 _STALE_TEMP_SECONDS = 3600.0
 _HEX = frozenset("0123456789abcdef")
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
+# slug, module, root, then the six positions (see _cache.Positions)
+_RECORD = "%s\t%s\t%s\t%d %d %d %d %d %d"
 
 
 def store(
@@ -118,15 +120,15 @@ def _encode(
         "text": add(text.encode()),
         "slugs": add("\n".join(slugs).encode()),
     }
+    # One record per slug, formatted at C speed, then sorted by slug into blocks.
+    rows = zip(slugs, modules, roots, *zip(*positions, strict=True), strict=True)
+    records = list(map(_RECORD.__mod__, rows))
     order = sorted(range(len(slugs)), key=slugs.__getitem__)
     fences, blocks = [], []
     for start in range(0, len(order), BLOCK_SIZE):
-        lines = [
-            f"{slugs[i]}\t{modules[i]}\t{roots[i]}\t{' '.join(map(str, positions[i]))}"
-            for i in order[start : start + BLOCK_SIZE]
-        ]
-        fences.append(slugs[order[start]])
-        blocks.append(add("\n".join(lines).encode()))
+        chosen = order[start : start + BLOCK_SIZE]
+        fences.append(slugs[chosen[0]])
+        blocks.append(add("\n".join(map(records.__getitem__, chosen)).encode()))
     toc["fences"] = " ".join(fences)
     toc["blocks"] = " ".join(blocks)
     if len(slugs) >= GRAMS_FROM:
