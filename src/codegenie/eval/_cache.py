@@ -261,11 +261,14 @@ class Entry:
             raise ValueError("fences out of order")
         self._fd = fd
 
+    # Held by the class: at interpreter exit, module globals may be gone before us.
+    _close_fd = staticmethod(os.close)
+
     def close(self) -> None:
         """Close the entry's file; further reads raise :class:`Damaged`."""
-        fd, self._fd = self._fd, -1
+        fd, self._fd = getattr(self, "_fd", -1), -1
         if fd >= 0:
-            os.close(fd)
+            self._close_fd(fd)
 
     def __del__(self) -> None:
         self.close()
