@@ -528,11 +528,16 @@ def _escape_log_strings(_logger: object, _method: str, event: dict[str, Any]) ->
 
 
 def _load_manifest(args: argparse.Namespace) -> BenchManifest:
-    from codegenie.eval.manifest import BenchManifest  # noqa: PLC0415
+    from codegenie.eval.manifest import (  # noqa: PLC0415
+        BenchManifest,
+        find_manifest,
+        load_manifest_cached,
+    )
 
-    if args.manifest is not None:
-        return BenchManifest.load(args.manifest)
-    return BenchManifest.discover(Path.cwd())
+    path = args.manifest if args.manifest is not None else find_manifest(Path.cwd())
+    if args.no_cache:
+        return BenchManifest.load(path)
+    return load_manifest_cached(str(path.absolute()))
 
 
 def _root_for(manifest: BenchManifest, slug: str) -> Path:

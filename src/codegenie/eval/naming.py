@@ -20,11 +20,15 @@ from codegenie.eval.errors import InvalidTaskClassName
 __all__ = (
     "MAX_SLUG_LENGTH",
     "RESERVED_SLUGS",
+    "SHORTLIST_SIZE",
     "SLUG_PATTERN",
     "check_slug",
     "closest",
+    "rank",
+    "shortlist",
     "slug_problem",
     "slug_to_identifier",
+    "suggestion_key",
 )
 
 #: The slug grammar, for JSON Schema and documentation (reserved names aside).
@@ -93,17 +97,39 @@ def closest(name: str, candidates: Iterable[str], *, limit: int = 3) -> tuple[st
     Also matches across the hyphen/underscore confusion (``vuln_remediation``
     suggests ``vuln-remediation``). Linear in the number of candidates: a
     large pool is first narrowed to the names sharing the most character
-    pairs with ``name`` (set operations), and only those are ranked by
+    pairs with ``name`` (:func:`shortlist`), and only those are ranked by
     ``difflib`` (costly per name), so 13,000 candidates take a few
     milliseconds.
     """
-    pool = list(candidates)
-    normalized = name.lower().replace("_", "-")
-    if len(pool) > _SHORTLIST:
-        pairs = set(itertools.pairwise(normalized))
-        shared = pairs.intersection
-        pool = heapq.nlargest(_SHORTLIST, pool, key=lambda c: len(shared(itertools.pairwise(c))))
-    return tuple(difflib.get_close_matches(normalized, pool, n=limit, cutoff=0.6))
+    normalized = suggestion_key(name)
+    return rank(normalized, shortlist(normalized, list(candidates)), limit=limit)
 
 
-_SHORTLIST: Final = 64
+def suggestion_key(name: str) -> str:
+    """Return ``name`` as suggestions compare it: lower case, underscores as hyphens."""
+    return name.lower().replace("_", "-")
+
+
+def shortlist(normalized: str, pool: list[str]) -> list[str]:
+    """Return ``pool`` narrowed to the ``SHORTLIST_SIZE`` names worth ranking.
+
+    A pool of at most ``SHORTLIST_SIZE`` names is returned as it is; a larger
+    one is cut to the names sharing the most distinct character pairs with
+    ``normalized``, most first, ties in pool order. The manifest cache
+    computes the very same list from its bigram index
+    (:meth:`codegenie.eval._cache.Entry.shortlist`).
+    """
+    if len(pool) <= SHORTLIST_SIZE:
+        return pool
+    pairs = set(itertools.pairwise(normalized))
+    shared = pairs.intersection
+    return heapq.nlargest(SHORTLIST_SIZE, pool, key=lambda c: len(shared(itertools.pairwise(c))))
+
+
+def rank(normalized: str, pool: Iterable[str], *, limit: int = 3) -> tuple[str, ...]:
+    """Return up to ``limit`` names of ``pool`` close to ``normalized``, best first (difflib)."""
+    return tuple(difflib.get_close_matches(normalized, list(pool), n=limit, cutoff=0.6))
+
+
+#: How many names :func:`shortlist` keeps for ``difflib`` to rank.
+SHORTLIST_SIZE: Final = 64
