@@ -105,9 +105,7 @@ class Runner:
             await asyncio.sleep(0)
         if errors:
             raise RunPlanError(errors, tuple(resolved))
-        return RunPlan(
-            manifest=self.manifest.path, task_classes=tuple(resolved), case_ids=case_ids
-        )
+        return RunPlan(manifest=self.manifest.path, task_classes=tuple(resolved), case_ids=case_ids)
 
 
 def _checked_slugs(slugs: Iterable[object]) -> tuple[str, ...]:
