@@ -8,14 +8,14 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
-from codegenie.eval import cli
-from codegenie.eval.cli import main
+from codegenie.eval.cli import _app, main
 from codegenie.eval.manifest import json_schema
 
 from .factory import Bench, make_bench
@@ -187,44 +187,46 @@ def test_usage_errors_exit_2(args: list[str]) -> None:
     assert "usage: codegenie-bench" in result.stderr
 
 
-def test_typo_exits_3_with_the_suggestion() -> None:
+def test_typo_exits_3_with_the_suggestion(tmp_path: Path) -> None:
     """A mistyped slug exits 3 and prints `did you mean 'vuln-remediation'?` on stderr."""
-    result = run("show", "vuln-remediaton", cwd=REPO)
+    make_bench(tmp_path, "vuln-remediation", "migration-chainguard-distroless")
+    result = run("show", "vuln-remediaton", cwd=tmp_path)
     assert result.returncode == 3
     assert result.stdout == ""
     first = result.stderr.splitlines()[0]
-    assert first.startswith(f"{REPO / 'bench.toml'}:")
-    assert "error[task-class-not-found]" in first
+    assert first.startswith("bench.toml:4:1: error[task-class-not-found]:")
     assert "did you mean 'vuln-remediation'?" in first
     assert "hint:" in result.stderr
     assert "Traceback" not in result.stderr
-    error = json_error(run("show", "vuln-remediaton", "--format", "json", cwd=REPO))
+    error = json_error(run("show", "vuln-remediaton", "--format", "json", cwd=tmp_path))
     assert error["type"] == "TaskClassNotFound"
     assert error["exit_code"] == 3
     assert error["attributes"]["suggestions"] == ["vuln-remediation"]
 
 
-def test_invalid_slug_exits_1() -> None:
+def test_invalid_slug_exits_1(tmp_path: Path) -> None:
     """An invalid slug exits 1 with InvalidTaskClassName, located at the command line."""
-    result = run("show", "Vuln", cwd=REPO)
+    make_bench(tmp_path, "aa")
+    result = run("show", "Vuln", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stdout == ""
     assert result.stderr.startswith(
         "codegenie-bench: error[invalid-task-class-name]: invalid task-class name 'Vuln': wrong case"
     )
-    error = json_error(run("show", "Vuln", "--format", "json", cwd=REPO))
+    error = json_error(run("show", "Vuln", "--format", "json", cwd=tmp_path))
     assert error["attributes"] == {"name": "Vuln", "reason": "wrong case"}
 
 
 def test_registration_failure_exits_1_pointing_at_the_line(tmp_path: Path) -> None:
     """A registration that raises exits 1, located at the raising line of the file."""
-    bench = make_bench(tmp_path, "foo", before="raise RuntimeError('boom')")
+    make_bench(tmp_path, "foo", before="raise RuntimeError('boom')")
     result = run("show", "foo", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stdout == ""
-    source = bench.root / "foo" / "registration.py"
-    assert result.stderr.startswith(f"{source.resolve()}:2:1: error[registration-failed]:")
-    assert "RuntimeError: boom" in result.stderr
+    assert result.stderr.startswith(
+        "bench/foo/registration.py:2:1: error[import-failed]: "
+        "importing bench.foo.registration for 'foo' raised RuntimeError: boom\n"
+    )
     assert "Traceback" not in result.stderr
     error = json_error(run("show", "foo", "--format", "json", cwd=tmp_path))
     assert error["type"] == "TaskClassRegistrationFailed"
@@ -244,31 +246,31 @@ def test_not_registered_exits_3(tmp_path: Path) -> None:
     make_bench(tmp_path, "foo", register="fooo")
     result = run("show", "foo", cwd=tmp_path)
     assert result.returncode == 3
-    assert "error[task-class-not-found]" in result.stderr
+    assert result.stderr.startswith("bench.toml:4:1: error[not-registered]: ")
     error = json_error(run("show", "foo", "--format", "json", cwd=tmp_path))
     assert error["attributes"]["available_names"] == ["fooo"]
     assert error["attributes"]["looked_up_in"] == "bench.foo.registration"
 
 
 def test_missing_registration_file_exits_4_at_the_module_line(tmp_path: Path) -> None:
-    """A declared task class without its registration.py exits 4 (BenchCaseLoadError)."""
+    """A declared task class without its registration.py exits 4 (BenchCaseLoadError), module-missing."""
     bench = Bench(tmp_path)
     bench.add("foo", write=False)
     result = run("show", "foo", cwd=tmp_path)
     assert result.returncode == 4
-    assert result.stderr.startswith(f"{bench.manifest}:5:1: error[bench-case-load-error]:")
+    assert result.stderr.startswith("bench.toml:5:1: error[module-missing]:")
     error = json_error(run("show", "foo", "--format", "json", cwd=tmp_path))
     assert error["attributes"]["reason"] == "file not found"
 
 
 def test_missing_root_exits_4(tmp_path: Path) -> None:
-    """A declared root that does not exist exits 4 (BenchRootNotFound) at the root line."""
+    """A declared root that does not exist exits 4 (BenchRootNotFound), root-missing at the root line."""
     bench = Bench(tmp_path)
     bench.add("foo", root="suite/bench", write=False)
     shutil.rmtree(tmp_path / "suite")
     result = run("show", "foo", cwd=tmp_path)
     assert result.returncode == 4
-    assert result.stderr.startswith(f"{bench.manifest}:6:1: error[bench-root-not-found]:")
+    assert result.stderr.startswith("bench.toml:6:1: error[root-missing]:")
     assert json_error(run("show", "foo", "--format", "json", cwd=tmp_path))["type"] == (
         "BenchRootNotFound"
     )
@@ -283,20 +285,20 @@ def test_missing_manifest_exits_4(tmp_path: Path) -> None:
         assert "error[manifest-not-found]" in result.stderr
         assert str(tmp_path / "bench.toml") in result.stderr
     error = json_error(run("list", "--format", "json", cwd=tmp_path))
-    assert error["attributes"] == {"path": str(tmp_path / "bench.toml")}
+    assert error["attributes"] == {"path": str(tmp_path / "bench.toml"), "searched_parents": True}
 
 
 def test_invalid_manifest_exits_4_listing_every_problem(tmp_path: Path) -> None:
-    """An invalid manifest exits 4 with FILE:LINE:COL: error[manifest-invalid] per problem."""
+    """An invalid manifest exits 4 with FILE:LINE:COL: error[manifest-schema] per problem."""
     manifest = tmp_path / "bench.toml"
     manifest.write_text("schema-version = 2\nmodul = 1\n")
     result = run("list", cwd=tmp_path)
     assert result.returncode == 4
     lines = [line for line in result.stderr.splitlines() if not line.startswith("  hint:")]
     assert lines == [
-        f"{manifest}:1:1: error[manifest-invalid]: schema-version: unsupported schema-version 2; "
+        "bench.toml:1:1: error[manifest-schema]: schema-version: unsupported schema-version 2; "
         "this version of codegenie-eval reads schema-version 1",
-        f"{manifest}:2:1: error[manifest-invalid]: modul: unknown key 'modul' "
+        "bench.toml:2:1: error[manifest-schema]: modul: unknown key 'modul' "
         "(expected 'schema-version', 'task-classes')",
     ]
     error = json_error(run("list", "--format", "json", cwd=tmp_path))
@@ -318,7 +320,10 @@ def test_shadowing_bench_package_exits_1_with_module_mismatch(tmp_path: Path) ->
     env = {"PYTHONPATH": str(site)}
     result = run("show", "foo", cwd=tmp_path / "repo", env=env)
     assert result.returncode == 1
-    assert "error[task-class-module-mismatch]" in result.stderr
+    assert result.stderr.startswith("bench.toml:4:1: error[import-failed]: ")
+    assert f"found {site / 'bench' / '__init__.py'} instead of bench/foo/registration.py" in (
+        result.stderr
+    )
     error = json_error(run("show", "foo", "--format", "json", cwd=tmp_path / "repo", env=env))
     assert error["attributes"]["actual_file"] == str(site / "bench" / "__init__.py")
 
@@ -331,7 +336,7 @@ def test_plan_reports_every_failing_slug_and_keeps_the_resolved(tmp_path: Path) 
     assert result.returncode == 1
     assert result.stdout.split()[0] == "good-one"
     assert "did you mean 'good-one'?" in result.stderr
-    assert "error[registration-failed]" in result.stderr
+    assert "error[import-failed]" in result.stderr
     assert "2 of 3 task classes failed to resolve" in result.stderr
     error = json_error(
         run("plan", "good-one", "good-onr", "broken", "--format", "json", cwd=tmp_path)
@@ -523,7 +528,7 @@ def test_unexpected_bug_shows_a_short_message_or_the_traceback_with_v(
     def broken(*_: object) -> int:
         raise RuntimeError("a bug")
 
-    monkeypatch.setitem(cli._COMMANDS, "schema", broken)
+    monkeypatch.setitem(_app.COMMANDS, "schema", replace(_app.COMMANDS["schema"], run=broken))
     assert main(["schema"]) == 1
     err = capsys.readouterr().err
     assert "internal error: RuntimeError: a bug" in err
