@@ -108,8 +108,8 @@ def _bounded(text: str) -> str:
         return text
     head = text[: TRACEBACK_LIMIT // 4]
     tail = text[-(TRACEBACK_LIMIT * 3 // 4) :]
-    cut = text.count("\n", len(head), len(text) - len(tail))
-    return f"{head}\n  … ({cut} lines not shown)\n{tail}"
+    cut = len(text) - len(head) - len(tail)
+    return f"{head}\n  … ({cut} characters not shown)\n{tail}"
 
 
 def describe_failure(exception: BaseException, root: str | os.PathLike[str]) -> Failure:

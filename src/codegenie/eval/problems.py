@@ -28,6 +28,7 @@ Nothing here prints: it returns diagnostics for the command line to render.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -172,11 +173,19 @@ def not_registered(slug: str, module: str, registered: Sequence[str], at: Locati
 
 
 def _with_traceback(found: Diagnostic, traceback: str | None) -> Diagnostic:
+    """Return ``found`` carrying ``traceback``, its file names shown as every path is."""
     if traceback is None:
         return found
     from dataclasses import replace  # noqa: PLC0415 - the rare path
 
-    return replace(found, traceback=traceback)
+    def shown(match: re.Match[str]) -> str:
+        return match[1] + display_path(match[2]) + match[3]
+
+    return replace(found, traceback=_TRACEBACK_FILE.sub(shown, traceback))
+
+
+# The file of a frame in a formatted traceback: ``  File "/abs/path.py", line 3, in f``.
+_TRACEBACK_FILE: Final = re.compile(r'^( *File ")(/[^"\n]*)(", line \d+)', re.MULTILINE)
 
 
 # -- hints that look at the tree ----------------------------------------------------

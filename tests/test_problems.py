@@ -1,0 +1,212 @@
+"""One problem, one description: show, plan and check say each problem the same way."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codegenie.eval.diagnostics import Diagnostic
+from codegenie.eval.problems import display_path, root_hint
+
+from .factory import Bench, make_bench
+from .test_cli import run
+
+
+def _missing_registration(base: Path) -> Bench:
+    bench = make_bench(base, "other-one")
+    bench.add("alpha-one", write=False)
+    return bench
+
+
+def _wrong_slug(base: Path) -> Bench:
+    bench = make_bench(base, "other-one")
+    bench.add("alpha-one", register="alpha-onee")
+    return bench
+
+
+def _raises_in_a_helper(base: Path) -> Bench:
+    bench = make_bench(base, "other-one")
+    bench.add("alpha-one", before="from bench.alpha_one import helper")
+    helper = bench.root / "alpha_one" / "helper.py"
+    helper.write_text("def fine():\n    return 1\nraise ValueError('bad value')\n")
+    return bench
+
+
+def _exits(base: Path) -> Bench:
+    bench = make_bench(base, "other-one")
+    bench.add("alpha-one", before="import sys\nsys.exit(3)")
+    return bench
+
+
+def _root_missing(base: Path) -> Bench:
+    bench = make_bench(base, "other-one")
+    bench.add("alpha-one", root="suite/bench", write=False)
+    (base / "suite" / "bench").rmdir()
+    return bench
+
+
+def _root_misspelt(base: Path) -> Bench:
+    bench = make_bench(base, "other-one", "alpha-one")
+    text = bench.manifest.read_text().replace('root = "bench"', 'root = "bnch"')
+    bench.manifest.write_text(text.replace('root = "bnch"', 'root = "bench"', 1))
+    return bench
+
+
+def _unknown_key(base: Path) -> Bench:
+    bench = make_bench(base, "other-one", "alpha-one")
+    bench.manifest.write_text(bench.manifest.read_text() + 'rooot = "bench"\n')
+    return bench
+
+
+def _bad_toml(base: Path) -> Bench:
+    bench = make_bench(base, "other-one", "alpha-one")
+    bench.manifest.write_text(bench.manifest.read_text() + "[task-classes.broken\n")
+    return bench
+
+
+def _duplicate_module(base: Path) -> Bench:
+    bench = make_bench(base, "other-one")
+    bench.add("alpha-one", module="bench.other_one.registration", write=False)
+    return bench
+
+
+def _root_outside(base: Path) -> Bench:
+    elsewhere = base.parent / f"{base.name}-elsewhere"
+    make_bench(elsewhere, "alpha-one", root="bench")
+    bench = make_bench(base, "other-one")
+    (base / "vendor").symlink_to(elsewhere)
+    bench.add("alpha-one", root="vendor/bench", write=False)
+    return bench
+
+
+def _shadowed(base: Path) -> Bench:
+    bench = make_bench(base, "other-one", "alpha-one")
+    (base / "bench.py").write_text("")
+    return bench
+
+
+PROBLEMS: dict[str, tuple[Callable[[Path], Bench], str]] = {
+    "missing registration": (_missing_registration, "module-missing"),
+    "registers another slug": (_wrong_slug, "not-registered"),
+    "raises in a helper": (_raises_in_a_helper, "import-failed"),
+    "calls sys.exit": (_exits, "import-failed"),
+    "root missing": (_root_missing, "root-missing"),
+    "root misspelt": (_root_misspelt, "root-missing"),
+    "unknown key": (_unknown_key, "manifest-schema"),
+    "bad TOML": (_bad_toml, "manifest-syntax"),
+    "duplicate module": (_duplicate_module, "duplicate-module"),
+    "root outside": (_root_outside, "root-outside"),
+    "another bench answers": (_shadowed, "import-failed"),
+}
+
+
+def _failure_diagnostics(*args: str, cwd: Path) -> list[dict[str, Any]]:
+    result = run(*args, "--format", "json", cwd=cwd)
+    assert result.returncode != 0, result.stdout
+    found: list[dict[str, Any]] = json.loads(result.stdout)["error"]["diagnostics"]
+    return found
+
+
+def _text_lines(stream: str) -> list[str]:
+    return [line for line in stream.splitlines() if not line.startswith((" ", "checked "))]
+
+
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_show_plan_and_check_say_each_problem_the_same_way(tmp_path: Path, problem: str) -> None:
+    """Each problem has the same code, file, line, column, message and hint in show, plan and check."""
+    build, code = PROBLEMS[problem]
+    build(tmp_path / "repo")
+    cwd = tmp_path / "repo"
+    shown = _failure_diagnostics("show", "alpha-one", cwd=cwd)
+    planned = _failure_diagnostics("plan", "alpha-one", cwd=cwd)
+    checked = json.loads(run("check", "--format", "json", cwd=cwd).stdout)["diagnostics"]
+    assert [d["code"] for d in shown] == [code] or code.startswith("manifest-")
+    assert code in {d["code"] for d in shown}
+    assert planned == shown
+    for diagnostic in shown:
+        assert diagnostic in checked, (diagnostic, checked)
+    # The text form of each is the same line too, located relative to the working directory.
+    text = run("show", "alpha-one", cwd=cwd)
+    checked_text = run("check", cwd=cwd)
+    for line in _text_lines(text.stderr):
+        assert line in _text_lines(checked_text.stdout)
+        assert not line.startswith("/")
+
+
+def test_entry_problems_point_at_the_table_and_key_problems_at_the_key(tmp_path: Path) -> None:
+    """not-registered is at [task-classes.alpha-one], module-missing at its module key."""
+    bench = _wrong_slug(tmp_path)
+    [wrong] = _failure_diagnostics("show", "alpha-one", cwd=tmp_path)
+    header = bench.manifest.read_text().splitlines().index("[task-classes.alpha-one]") + 1
+    assert (wrong["file"], wrong["line"], wrong["column"]) == ("bench.toml", header, 1)
+    (bench.root / "alpha_one" / "registration.py").unlink()
+    [missing] = _failure_diagnostics("show", "alpha-one", cwd=tmp_path)
+    assert (missing["code"], missing["line"]) == ("module-missing", header + 1)
+
+
+def test_paths_outside_the_working_directory_are_absolute(tmp_path: Path) -> None:
+    """Run from elsewhere, every command shows the same absolute path."""
+    bench = _missing_registration(tmp_path / "repo")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    manifest = ("--manifest", str(bench.manifest))
+    [shown] = _failure_diagnostics(*manifest, "show", "alpha-one", cwd=elsewhere)
+    checked = json.loads(run(*manifest, "check", "--format", "json", cwd=elsewhere).stdout)
+    assert shown["file"] == str(bench.manifest)
+    assert shown in checked["diagnostics"]
+
+
+def test_display_path_is_relative_under_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """display_path: relative inside the working directory, absolute outside, never '..'."""
+    monkeypatch.chdir(tmp_path)
+    assert display_path(tmp_path / "a" / "b.toml") == "a/b.toml"
+    assert display_path("a/b.toml") == "a/b.toml"
+    assert display_path(tmp_path) == "."
+    assert display_path(tmp_path.parent / "x") == str(tmp_path.parent / "x")
+
+
+def test_a_misspelt_root_is_root_missing_with_the_directory_that_is_there(tmp_path: Path) -> None:
+    """root = "bnch" says the root does not exist and suggests bench, in show and in check."""
+    _root_misspelt(tmp_path)
+    [shown] = [
+        d for d in _failure_diagnostics("show", "other-one", cwd=tmp_path) if d["slug"] == "alpha-one"
+    ]
+    assert shown["code"] == "root-missing"
+    assert shown["message"] == "root 'bnch' of 'alpha-one' is not a directory (bnch)"
+    assert shown["hint"] == (
+        'did you mean root = "bench"? (bench/alpha_one/registration.py is there)'
+    )
+    assert "must be" not in json.dumps(shown)
+
+
+def test_a_missing_root_suggests_the_closest_directory(tmp_path: Path) -> None:
+    """root_hint prefers the directory holding the entry's package, else the closest name."""
+    (tmp_path / "bench" / "alpha_one").mkdir(parents=True)
+    (tmp_path / "bench" / "alpha_one" / "registration.py").write_text("")
+    (tmp_path / "bnch").mkdir()
+    assert root_hint(tmp_path, "bnch2", ("alpha_one",)) is not None
+    assert 'root = "bench"' in (root_hint(tmp_path, "benhc", ("alpha_one",)) or "")
+    assert root_hint(tmp_path, "zzzzzz", ()) is None
+
+
+def test_no_orphan_is_reported_for_a_declared_slug_whose_root_is_missing(tmp_path: Path) -> None:
+    """A declared slug under a wrong root is root-missing, never also an orphan of the real root."""
+    bench = make_bench(tmp_path, "other-one", "alpha-one")
+    text = bench.manifest.read_text()
+    at = text.index("[task-classes.alpha-one]")
+    bench.manifest.write_text(text[:at] + text[at:].replace('root = "bench"', 'root = "old/bench"'))
+    checked = json.loads(run("check", "--format", "json", cwd=tmp_path).stdout)
+    assert [(d["code"], d["slug"]) for d in checked["diagnostics"]] == [
+        ("root-missing", "alpha-one")
+    ]
+
+
+def test_a_diagnostic_traceback_is_part_of_its_json() -> None:
+    """The JSON shape of a diagnostic carries its traceback (null when there is none)."""
+    assert Diagnostic("import-failed", "error", "m").to_json()["traceback"] is None
