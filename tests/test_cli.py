@@ -572,3 +572,88 @@ def test_cheap_commands_import_no_loader_no_structlog_no_registration(tmp_path: 
         modules = imported(*args)
         assert "pydantic" not in modules
         assert "structlog" not in modules
+
+
+# -- suggestions and hints that name the edit -------------------------------------------
+
+
+@pytest.mark.parametrize("typed", ["Alpha-One", "alpha_one", "ALPHA_ONE"])
+def test_an_invalid_slug_suggests_its_slug_form(tmp_path: Path, typed: str) -> None:
+    """`show Alpha-One` and `show alpha_one` say what is wrong and suggest `alpha-one`."""
+    make_bench(tmp_path, "alpha-one", "beta-two")
+    result = run("show", typed, cwd=tmp_path)
+    assert result.returncode == 1
+    first = result.stderr.splitlines()[0]
+    assert first.startswith(
+        f"codegenie-bench: error[invalid-task-class-name]: invalid task-class name {typed!r}: "
+    )
+    assert first.endswith("; did you mean 'alpha-one'?")
+
+
+def test_new_names_the_entry_that_holds_its_module(tmp_path: Path) -> None:
+    """`new omega` whose module belongs to another slug points at that entry and says so."""
+    bench = make_bench(tmp_path, "aa")
+    bench.add("omega-legacy", module="bench.omega.registration")
+    result = run("new", "omega", cwd=tmp_path)
+    assert result.returncode == 1
+    line = bench.manifest.read_text().splitlines().index('module = "bench.omega.registration"') + 1
+    assert result.stderr.splitlines() == [
+        f"bench.toml:{line}:1: error[scaffold-conflict]: cannot create task class 'omega': "
+        "its module 'bench.omega.registration' is already the module of 'omega-legacy'",
+        "  hint: pick another slug, or rename the package of [task-classes.omega-legacy] "
+        "and its module",
+    ]
+    assert "left over" not in result.stderr
+
+
+def test_a_missing_manifest_given_by_path_says_exactly_where_it_looked(tmp_path: Path) -> None:
+    """--manifest PATH that does not exist names PATH only: no parents, no 'pass --manifest'."""
+    missing = tmp_path / "x" / "bench" / "bench.toml"
+    for command in (["list"], ["show", "foo"], ["plan"], ["new", "foo"], ["check"]):
+        result = run("--manifest", str(missing), *command, cwd=tmp_path)
+        assert result.returncode == 4, command
+        assert result.stderr.splitlines() == [
+            f"codegenie-bench: error[manifest-not-found]: no bench manifest at {missing}: "
+            "there is no such file",
+            f"  hint: check the path: {missing} does not exist",
+        ], command
+
+
+def test_a_discovered_manifest_that_is_missing_suggests_init(tmp_path: Path) -> None:
+    """Without --manifest, the search through the parents is said, and init is suggested."""
+    result = run("show", "foo", cwd=tmp_path)
+    assert result.returncode == 4
+    assert "and in its parents" in result.stderr
+    assert "codegenie-bench init" in result.stderr
+
+
+@pytest.mark.parametrize("command", [["list"], ["show", "foo"], ["check"]])
+def test_a_directory_named_bench_toml_is_said_to_be_a_directory(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """A directory where bench.toml would be is reported as a directory, not as no manifest."""
+    (tmp_path / "bench.toml").mkdir()
+    result = run(*command, cwd=tmp_path)
+    assert result.returncode in {1, 4}
+    output = result.stdout + result.stderr
+    assert "bench.toml:1:1: error[manifest-syntax]: the file is a directory" in output
+    assert "no bench manifest" not in output
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--jobs", "abc", "argument --jobs: expected a whole number of at least 1, not 'abc'"),
+        ("--jobs", "0", "argument --jobs: expected a whole number of at least 1, not '0'"),
+        ("--timeout", "soon", "argument --timeout: expected a number of seconds above 0"),
+    ],
+)
+def test_bad_option_values_are_explained_without_internal_names(
+    tmp_path: Path, option: str, value: str, said: str
+) -> None:
+    """`--jobs abc` says what it expected; no internal function name reaches the user."""
+    result = run("check", option, value, cwd=tmp_path)
+    assert result.returncode == 2
+    assert said in result.stderr
+    assert "_positive" not in result.stderr
+    assert "invalid" not in result.stderr.splitlines()[-1]

@@ -175,7 +175,9 @@ def test_a_misspelt_root_is_root_missing_with_the_directory_that_is_there(tmp_pa
     """root = "bnch" says the root does not exist and suggests bench, in show and in check."""
     _root_misspelt(tmp_path)
     [shown] = [
-        d for d in _failure_diagnostics("show", "other-one", cwd=tmp_path) if d["slug"] == "alpha-one"
+        d
+        for d in _failure_diagnostics("show", "other-one", cwd=tmp_path)
+        if d["slug"] == "alpha-one"
     ]
     assert shown["code"] == "root-missing"
     assert shown["message"] == "root 'bnch' of 'alpha-one' is not a directory (bnch)"
