@@ -45,7 +45,8 @@ def test_the_traceback_leaves_the_loader_and_the_import_system_out(tmp_path: Pat
     text = describe_failure(_failure(bench), bench.root).traceback
     lines = text.splitlines()
     assert lines[0] == "Traceback (most recent call last):"
-    assert lines[1].startswith('  File "') and "alpha_one/registration.py" in lines[1]
+    assert lines[1].startswith('  File "')
+    assert "alpha_one/registration.py" in lines[1]
     assert 'alpha_one/helper.py", line 3' in text
     assert lines[-1] == "ValueError: bad value"
     for foreign in ("loader.py", "_imports.py", "importlib", "codegenie"):
