@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 
 from codegenie.eval.cli import _app, main
-from codegenie.eval.manifest import json_schema
+from codegenie.eval.manifest import BenchManifest, json_schema
 
 from .factory import Bench, make_bench
 
@@ -60,17 +60,21 @@ def json_error(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 # -- the main job and each subcommand on the shipped bench ---------------------------
 
 
+def _shipped() -> BenchManifest:
+    return BenchManifest.load(REPO / "bench.toml")
+
+
+@pytest.mark.shipped_bench
 def test_plan_resolves_every_shipped_task_class() -> None:
-    """`plan` on the shipped bench.toml lists both task classes and exits 0."""
+    """`plan` on the shipped bench.toml lists every declared task class, in order, and exits 0."""
     result = run("plan", cwd=REPO)
     assert result.returncode == 0, result.stderr
-    assert [line.split()[0] for line in result.stdout.splitlines()] == [
-        "vuln-remediation",
-        "migration-chainguard-distroless",
-    ]
+    slugs = [line.split()[0] for line in result.stdout.splitlines()]
+    assert slugs == list(_shipped().slugs())
     assert result.stderr == ""
 
 
+@pytest.mark.shipped_bench
 def test_plan_json_is_the_documented_run_plan() -> None:
     """`plan --format json` prints the run plan shape, with absolute resolved paths."""
     result = run("plan", "--format", "json", cwd=REPO)
@@ -84,37 +88,34 @@ def test_plan_json_is_the_documented_run_plan() -> None:
         assert Path(entry["cases"]).is_dir()
 
 
+@pytest.mark.shipped_bench
 def test_list_prints_slug_module_root() -> None:
     """`list` prints one row per declared task class; JSON has the documented shape."""
+    manifest = _shipped()
     text = run("list", cwd=REPO)
     assert text.returncode == 0
-    assert text.stdout.split() == [
-        "vuln-remediation",
-        "bench.vuln_remediation.registration",
-        "bench",
-        "migration-chainguard-distroless",
-        "bench.migration_chainguard_distroless.registration",
-        "bench",
-    ]
+    rows = [(slug, entry.module, entry.root) for slug, entry in manifest]
+    assert [tuple(line.split()) for line in text.stdout.splitlines()] == rows
     document = json.loads(run("--format", "json", "list", cwd=REPO).stdout)
     assert_shape(document, "list")
-    assert document["task_classes"][0] == {
-        "slug": "vuln-remediation",
-        "module": "bench.vuln_remediation.registration",
-        "root": "bench",
-    }
+    assert [tuple(tc.values()) for tc in document["task_classes"]] == rows
 
 
+@pytest.mark.shipped_bench
 def test_show_prints_the_task_class() -> None:
     """`show SLUG` resolves one task class; text and JSON agree."""
-    text = run("show", "vuln-remediation", cwd=REPO)
+    manifest = _shipped()
+    slug = manifest.slugs()[0]
+    entry = manifest.entry(slug)
+    text = run("show", slug, cwd=REPO)
     assert text.returncode == 0
-    assert "module:      bench.vuln_remediation.registration" in text.stdout
-    result = run("show", "vuln-remediation", "--format", "json", cwd=REPO)
+    assert f"module:      {entry.module}" in text.stdout
+    result = run("show", slug, "--format", "json", cwd=REPO)
     document = json.loads(result.stdout)
     assert_shape(document, "show")
-    assert document["slug"] == "vuln-remediation"
-    assert document["source"] == str(REPO / "bench" / "vuln_remediation" / "registration.py")
+    assert document["slug"] == slug
+    assert document["source"] == str(entry.registration_file(REPO / entry.root))
+    assert f"source:      {Path(document['source']).relative_to(REPO)}" in text.stdout
 
 
 def test_schema_prints_the_committed_schema() -> None:
@@ -125,6 +126,7 @@ def test_schema_prints_the_committed_schema() -> None:
     assert json.loads(result.stdout) == json_schema()
 
 
+@pytest.mark.shipped_bench
 def test_python_dash_m_behaves_the_same() -> None:
     """`python -m codegenie.eval` is the same command."""
     result = subprocess.run(

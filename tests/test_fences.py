@@ -49,6 +49,7 @@ def test_library_never_imports_a_rubric(path: Path) -> None:
     assert not [name for name in imported_names(tree) if "rubric" in name]
 
 
+@pytest.mark.shipped_bench
 @pytest.mark.parametrize("path", REGISTRATIONS, ids=lambda p: p.parent.name)
 def test_shipped_registrations_never_import_their_rubric(path: Path) -> None:
     """The shipped registration modules keep rubrics out of the process (ADR-0001)."""
@@ -73,6 +74,7 @@ def test_library_never_prints_exits_or_configures_logging(path: Path) -> None:
     assert offending == []
 
 
+@pytest.mark.shipped_bench
 def test_bench_is_a_namespace_package() -> None:
     """bench/ has no __init__.py (PEP 420), so several roots can share the name."""
     assert not (REPO / "bench" / "__init__.py").exists()

@@ -20,7 +20,7 @@ from codegenie.eval.errors import (
 )
 from codegenie.eval.loader import load_task_class
 
-from .factory import Bench, make_bench
+from .factory import Bench, make_bench, registration_source
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -96,19 +96,23 @@ def test_only_typos_give_exit_code_3(tmp_path: Path) -> None:
     assert exc.value.exit_code == 3
 
 
-def test_plan_serializes_to_the_documented_shape() -> None:
+def test_plan_serializes_to_the_documented_shape(tmp_path: Path) -> None:
     """RunPlan.to_json() has the design's shape and validates against docs/cli-output.schema.json."""
-    runner = Runner(BenchManifest.load(REPO / "bench.toml"), registry=TaskClassRegistry())
+    bench = make_bench(tmp_path)
+    source = registration_source("vuln-remediation", description="Upgrade a pinned dependency.")
+    bench.add("vuln-remediation", source=source)
+    runner = Runner(BenchManifest.load(bench.manifest), registry=TaskClassRegistry())
     document = plan(runner).to_json()
     schema = json.loads((REPO / "docs" / "cli-output.schema.json").read_text())
     jsonschema.Draft202012Validator({**schema, "$ref": "#/$defs/plan"}).validate(document)
+    package = (bench.root / "vuln_remediation").resolve()
     assert document["task_classes"][0] == {
         "slug": "vuln-remediation",
         "module": "bench.vuln_remediation.registration",
-        "source": str(REPO / "bench" / "vuln_remediation" / "registration.py"),
-        "description": "Upgrade a vulnerable pinned dependency to a fixed release.",
-        "rubric": str(REPO / "bench" / "vuln_remediation" / "rubric.py"),
-        "cases": str(REPO / "bench" / "vuln_remediation" / "cases"),
+        "source": str(package / "registration.py"),
+        "description": "Upgrade a pinned dependency.",
+        "rubric": str(package / "rubric.py"),
+        "cases": str(package / "cases"),
     }
 
 

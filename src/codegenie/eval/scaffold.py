@@ -251,7 +251,9 @@ def registration_source(slug: str, description: str) -> str:
 
 
 _RUBRIC = '''\
-"""Rubric for ``{slug}``: a standalone script, run as a subprocess, never imported.
+"""Rubric for ``{slug}``.
+
+A standalone script, run as a subprocess, never imported (ADR-0001).
 
 Usage: python rubric.py CASE_DIR CANDIDATE_DIR
 
