@@ -23,7 +23,7 @@ DESCRIPTIONS = {
     "secret-rotation": "Rotate a leaked credential out of a repository.",
     "quoting": "Say \"hello\" to 'them' \\ and a backslash",
     "long-description": "Rotate every leaked credential " * 12,
-    "unicode": "Réparer l’accès – naïve 日本語 \U0001f600, \x1b[2J\nsecond line\ttab",
+    "unicode": "Réparer l\u2019accès \u2013 naïve 日本語 \U0001f600, \x1b[2J\nsecond line\ttab",
     "one-long-word": "x" * 230,
     "a" + "-b" * 31 + "c": "The longest slug there is.",
 }
