@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
 import shutil
 import subprocess
@@ -30,6 +31,13 @@ def _script() -> str:
     return found
 
 
+ESC = "\x1b"
+
+
+def _environment(env: dict[str, str] | None) -> dict[str, str]:
+    return {**os.environ, **(env or {})}
+
+
 def run(
     *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -41,8 +49,39 @@ def run(
         text=True,
         timeout=120,
         check=False,
-        env={**os.environ, **(env or {})},
+        env=_environment(env),
     )
+
+
+def run_on_a_terminal(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
+    """Run the console script with stdout and stderr on a pseudo-terminal; return what it showed."""
+    controller, terminal = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [_script(), *args],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=terminal,
+            stderr=terminal,
+            env={**_environment(env), "TERM": "xterm"},
+        )
+        os.close(terminal)
+        terminal = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # EIO: the terminal's last writer has gone
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        process.wait(timeout=120)
+    finally:
+        os.close(controller)
+        if terminal != -1:
+            os.close(terminal)
+    return b"".join(chunks).decode("utf-8", "replace")
 
 
 def assert_shape(document: Any, shape: str) -> None:
@@ -659,3 +698,63 @@ def test_bad_option_values_are_explained_without_internal_names(
     assert said in result.stderr
     assert "_positive" not in result.stderr
     assert "invalid" not in result.stderr.splitlines()[-1]
+
+
+# -- GitHub annotations and colour --------------------------------------------------------
+
+
+def _broken_bench(base: Path) -> Bench:
+    bench = make_bench(base, "aa")
+    bench.add("bb", before="raise RuntimeError('boom')")
+    return bench
+
+
+def test_github_paths_are_relative_to_the_manifest_whatever_the_working_directory(
+    tmp_path: Path,
+) -> None:
+    """`check --format github` from a subdirectory names files from the repository's top."""
+    bench = _broken_bench(tmp_path)
+    result = run("check", "--format", "github", cwd=bench.root / "bb")
+    assert result.returncode == 1
+    assert result.stdout.startswith(
+        "::error file=bench/bb/registration.py,line=2,col=1,title=import-failed (bb)::"
+    )
+
+
+def test_github_paths_are_relative_to_the_workspace_when_it_is_set(tmp_path: Path) -> None:
+    """With GITHUB_WORKSPACE set, annotation paths are relative to it."""
+    _broken_bench(tmp_path / "repo" / "suite")
+    env = {"GITHUB_WORKSPACE": str(tmp_path / "repo")}
+    result = run("check", "--format", "github", cwd=tmp_path / "repo" / "suite", env=env)
+    assert "::error file=suite/bench/bb/registration.py,line=2," in result.stdout
+
+
+def test_a_missing_manifest_is_an_annotation_under_github(tmp_path: Path) -> None:
+    """No manifest under --format github is an ::error workflow command on stdout, exit 4."""
+    result = run("check", "--format", "github", cwd=tmp_path)
+    assert result.returncode == 4
+    assert result.stdout.startswith("::error title=manifest-not-found::no bench manifest found")
+    assert result.stderr == ""
+
+
+def test_diagnostics_are_coloured_on_a_terminal_only(tmp_path: Path) -> None:
+    """On a terminal diagnostics are coloured; piped, NO_COLOR set: never; FORCE_COLOR: always."""
+    _broken_bench(tmp_path)
+    for command in (["show", "bb"], ["check"]):
+        assert ESC in run_on_a_terminal(*command, cwd=tmp_path)
+        assert ESC not in run_on_a_terminal(*command, cwd=tmp_path, env={"NO_COLOR": "1"})
+        piped = run(*command, cwd=tmp_path)
+        assert ESC not in piped.stdout + piped.stderr
+        forced = run(*command, cwd=tmp_path, env={"FORCE_COLOR": "1"})
+        assert f"{ESC}[1m" in forced.stdout + forced.stderr
+
+
+def test_console_logs_follow_the_same_colour_rule(tmp_path: Path) -> None:
+    """-v console logs are coloured on a terminal, not with NO_COLOR, and yes with FORCE_COLOR."""
+    make_bench(tmp_path, "aa")
+    assert ESC in run_on_a_terminal("show", "aa", "-v", cwd=tmp_path)
+    plain = run_on_a_terminal("show", "aa", "-v", cwd=tmp_path, env={"NO_COLOR": "1"})
+    assert "loader.task_class_loaded" in plain
+    assert ESC not in plain
+    forced = run("show", "aa", "-v", cwd=tmp_path, env={"FORCE_COLOR": "1"})
+    assert ESC in forced.stderr
