@@ -197,7 +197,9 @@ def test_manifest_is_discovered_from_a_subdirectory(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
-@pytest.mark.parametrize("command", [[], ["list"], ["show"], ["plan"], ["new"], ["schema"]])
+@pytest.mark.parametrize(
+    "command", [[], ["init"], ["list"], ["show"], ["plan"], ["check"], ["new"], ["schema"]]
+)
 def test_every_help_shows_what_it_does_and_an_example(command: list[str]) -> None:
     """`--help` of the program and of each subcommand exits 0 and shows an example."""
     result = run(*command, "--help", cwd=REPO)
@@ -758,3 +760,98 @@ def test_console_logs_follow_the_same_colour_rule(tmp_path: Path) -> None:
     assert ESC not in plain
     forced = run("show", "aa", "-v", cwd=tmp_path, env={"FORCE_COLOR": "1"})
     assert ESC in forced.stderr
+
+
+# -- init -------------------------------------------------------------------------------
+
+
+def test_init_starts_a_bench_in_an_empty_directory(tmp_path: Path) -> None:
+    """`init` writes bench.toml, bench/ and the schema its #:schema line names; new and check follow."""
+    result = run("init", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "bench.toml\nbench/\ndocs/bench.schema.json\n"
+    first = (tmp_path / "bench.toml").read_text().splitlines()[0]
+    assert first == "#:schema ./docs/bench.schema.json"
+    schema = tmp_path / first.removeprefix("#:schema ")
+    assert json.loads(schema.read_text()) == json_schema()
+    assert (tmp_path / "bench").is_dir()
+    assert not list((tmp_path / "bench").iterdir())
+    assert run("new", "alpha-one", cwd=tmp_path).returncode == 0
+    checked = run("check", "--strict", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout
+
+
+def test_the_schema_line_of_a_new_manifest_resolves_for_an_editor(tmp_path: Path) -> None:
+    """Right after `init`, taplo (the editors' engine) validates bench.toml against the schema."""
+    assert run("init", cwd=tmp_path).returncode == 0
+    manifest = tmp_path / "bench.toml"
+    manifest.write_text(
+        manifest.read_text() + '\n[task-classes.Bad]\nmodule = 42\nroot = "bench"\n'
+    )
+    taplo = shutil.which("taplo", path=str(Path(sys.executable).parent)) or "taplo"
+    result = subprocess.run(
+        [taplo, "check", "--no-auto-config", "bench.toml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "bench.toml:7:" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("existing", ["file", "directory", "symlink"])
+def test_init_refuses_when_a_manifest_is_there(tmp_path: Path, existing: str) -> None:
+    """`init` where a bench.toml exists (of any kind) exits 1 and changes nothing."""
+    manifest = tmp_path / "bench.toml"
+    if existing == "file":
+        manifest.write_text("schema-version = 1\n")
+    elif existing == "directory":
+        manifest.mkdir()
+    else:
+        manifest.symlink_to(tmp_path / "nowhere.toml")
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    result = run("init", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "error[init-conflict]" in result.stderr
+    assert "a manifest is already there" in result.stderr
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before
+
+
+def test_init_keeps_what_is_there_and_reports_json(tmp_path: Path) -> None:
+    """An existing bench/ and docs/bench.schema.json are kept; JSON lists only what was created."""
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "bench.schema.json").write_text("{}")
+    result = run("init", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0
+    document = json.loads(result.stdout)
+    assert_shape(document, "init")
+    assert document["created"] == [str(tmp_path / "bench.toml")]
+    assert (tmp_path / "docs" / "bench.schema.json").read_text() == "{}"
+
+
+def test_init_refuses_a_bench_that_is_a_file(tmp_path: Path) -> None:
+    """A file named bench where the root would go is a conflict: nothing is written."""
+    (tmp_path / "bench").write_text("")
+    result = run("init", cwd=tmp_path)
+    assert result.returncode == 1
+    assert not (tmp_path / "bench.toml").exists()
+
+
+def test_an_exit_status_beyond_4_comes_from_the_registration_and_check_survives_it(
+    tmp_path: Path,
+) -> None:
+    """A registration's os._exit(7) is show's and plan's exit status (documented); check reports import-crashed."""
+    make_bench(tmp_path, "exits-hard", before="import os\nos._exit(7)")
+    for command in (["show", "exits-hard"], ["plan"]):
+        result = run(*command, cwd=tmp_path)
+        assert (result.returncode, result.stdout, result.stderr) == (7, "", "")
+    checked = run("check", cwd=tmp_path)
+    assert checked.returncode == 1
+    assert "error[import-crashed]" in checked.stdout
+    exit_codes = (REPO / "docs" / "cli.md").read_text().split("## Exit codes", 1)[1]
+    assert "Any other exit status comes from a registration" in exit_codes
+    assert "`check`" in exit_codes.split("Any other exit status", 1)[1].split("```", 1)[0]

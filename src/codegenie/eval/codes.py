@@ -40,7 +40,7 @@ CODES: Final[dict[str, Code]] = {
             "manifest-schema",
             "error",
             "bench.toml is valid TOML but breaks the manifest schema",
-            "see docs/manifest.md; `codegenie-bench schema` prints the expected format",
+            "`codegenie-bench schema` prints the expected format; editors flag it as you type",
         ),
         Code(
             "root-missing",
