@@ -25,7 +25,8 @@ REPO = Path(__file__).resolve().parent.parent
 OUTPUT_SCHEMA = json.loads((REPO / "docs" / "cli-output.schema.json").read_text())
 
 
-def _script() -> str:
+def script() -> str:
+    """Return the installed console script."""
     found = shutil.which("codegenie-bench", path=str(Path(sys.executable).parent))
     assert found, "the codegenie-bench console script is not installed"
     return found
@@ -43,7 +44,7 @@ def run(
 ) -> subprocess.CompletedProcess[str]:
     """Run the installed console script, as a user would."""
     return subprocess.run(
-        [_script(), *args],
+        [script(), *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -58,7 +59,7 @@ def run_on_a_terminal(*args: str, cwd: Path, env: dict[str, str] | None = None) 
     controller, terminal = pty.openpty()
     try:
         process = subprocess.Popen(
-            [_script(), *args],
+            [script(), *args],
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=terminal,

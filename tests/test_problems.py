@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.problems import display_path, root_hint
 
 from .factory import Bench, make_bench
-from .test_cli import run
+from .test_cli import run, script
 
 
 def _missing_registration(base: Path) -> Bench:
@@ -111,30 +112,48 @@ def _failure_diagnostics(*args: str, cwd: Path) -> list[dict[str, Any]]:
     return found
 
 
-def _text_lines(stream: str) -> list[str]:
-    return [line for line in stream.splitlines() if not line.startswith((" ", "checked "))]
+def _at_once(*commands: list[str], cwd: Path) -> list[str]:
+    """Run the console script once per command, concurrently; return each one's stdout."""
+    processes = [
+        subprocess.Popen(
+            [script(), *command, "--format", "json"],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        for command in commands
+    ]
+    return [process.communicate(timeout=120)[0] for process in processes]
 
 
 @pytest.mark.parametrize("problem", PROBLEMS)
 def test_show_plan_and_check_say_each_problem_the_same_way(tmp_path: Path, problem: str) -> None:
-    """Each problem has the same code, file, line, column, message and hint in show, plan and check."""
+    """Each problem has the same code, file, line, column, message, hint and traceback in show, plan and check."""
     build, code = PROBLEMS[problem]
     build(tmp_path / "repo")
-    cwd = tmp_path / "repo"
-    shown = _failure_diagnostics("show", "alpha-one", cwd=cwd)
-    planned = _failure_diagnostics("plan", "alpha-one", cwd=cwd)
-    checked = json.loads(run("check", "--format", "json", cwd=cwd).stdout)["diagnostics"]
-    assert [d["code"] for d in shown] == [code] or code.startswith("manifest-")
+    shown, planned, checked = (
+        json.loads(output)
+        for output in _at_once(
+            ["show", "alpha-one"], ["plan", "alpha-one"], ["check"], cwd=tmp_path / "repo"
+        )
+    )
+    shown, planned = shown["error"]["diagnostics"], planned["error"]["diagnostics"]
     assert code in {d["code"] for d in shown}
+    assert [d["code"] for d in shown] == [code] or code.startswith("manifest-")
     assert planned == shown
     for diagnostic in shown:
-        assert diagnostic in checked, (diagnostic, checked)
-    # The text form of each is the same line too, located relative to the working directory.
-    text = run("show", "alpha-one", cwd=cwd)
-    checked_text = run("check", cwd=cwd)
-    for line in _text_lines(text.stderr):
-        assert line in _text_lines(checked_text.stdout)
-        assert not line.startswith("/")
+        assert diagnostic in checked["diagnostics"], (diagnostic, checked)
+        assert not diagnostic["file"].startswith("/")
+
+
+def test_the_text_of_a_problem_is_the_same_line_in_show_and_check(tmp_path: Path) -> None:
+    """In text, show (on stderr) and check (on stdout) print the same diagnostic lines."""
+    _raises_in_a_helper(tmp_path)
+    shown = run("show", "alpha-one", cwd=tmp_path).stderr.splitlines()
+    checked = run("check", cwd=tmp_path).stdout.splitlines()
+    assert shown == checked
+    assert shown[0].startswith("bench/alpha_one/helper.py:3:1: error[import-failed]: ")
 
 
 def test_entry_problems_point_at_the_table_and_key_problems_at_the_key(tmp_path: Path) -> None:

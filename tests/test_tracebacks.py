@@ -108,3 +108,16 @@ def test_verbose_prints_the_registration_traceback(tmp_path: Path, command: list
     assert '      File "bench/alpha_one/helper.py", line 3, in <module>' in out
     assert "    ValueError: bad value" in out
     assert not [line for line in out if "codegenie/eval" in line or "importlib" in line]
+
+
+def test_an_exception_the_loader_was_handling_is_left_out(tmp_path: Path) -> None:
+    """A chained exception with no frame under the root (not the bench's doing) is not shown."""
+    try:
+        raise KeyError("outside")
+    except KeyError:
+        try:
+            int("x")
+        except ValueError as exc:
+            failure = describe_failure(exc, tmp_path)
+    assert "KeyError" not in failure.traceback
+    assert "During handling" not in failure.traceback

@@ -77,16 +77,36 @@ def _own_frames(stack: traceback.StackSummary, root: _Root) -> traceback.StackSu
 
 
 def _trim(exception: traceback.TracebackException, root: _Root) -> None:
-    """Cut the frames of ``exception`` and of every exception chained to it."""
+    """Cut the frames of ``exception`` and of every exception chained to it.
+
+    A chained exception none of whose frames lies under the root did not
+    happen in the bench's code (the loader was handling it when the import
+    began): it is left out with its own chain.
+    """
     seen: set[int] = set()
-    pending: list[traceback.TracebackException | None] = [exception]
+    pending: list[traceback.TracebackException] = [exception]
     while pending:
         current = pending.pop()
-        if current is None or id(current) in seen:
+        if id(current) in seen:
             continue
         seen.add(id(current))
         current.stack = _own_frames(current.stack, root)
-        pending += [current.__cause__, current.__context__]
+        for link in ("__cause__", "__context__"):
+            chained = getattr(current, link)
+            if chained is None:
+                continue
+            if _located(chained, root):
+                pending.append(chained)
+            else:
+                setattr(current, link, None)
+
+
+def _located(exception: traceback.TracebackException, root: _Root) -> bool:
+    """Whether a frame of ``exception``, or the place of its syntax error, lies under the root."""
+    if any(root.resolve(frame.filename) for frame in exception.stack):
+        return True
+    # Only a SyntaxError's TracebackException has a filename: the file that failed to parse.
+    return root.resolve(getattr(exception, "filename", None)) is not None
 
 
 def _deepest(
