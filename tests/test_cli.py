@@ -634,6 +634,14 @@ def test_an_invalid_slug_suggests_its_slug_form(tmp_path: Path, typed: str) -> N
     assert first.endswith("; did you mean 'alpha-one'?")
 
 
+def test_new_suggests_the_slug_form_of_an_invalid_slug(tmp_path: Path) -> None:
+    """`new Alpha_One` is a usage error that suggests `alpha-one`."""
+    make_bench(tmp_path, "aa")
+    result = run("new", "Alpha_One", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0].endswith("wrong case; did you mean 'alpha-one'?")
+
+
 def test_new_names_the_entry_that_holds_its_module(tmp_path: Path) -> None:
     """`new omega` whose module belongs to another slug points at that entry and says so."""
     bench = make_bench(tmp_path, "aa")

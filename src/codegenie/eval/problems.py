@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -72,6 +74,7 @@ __all__ = (
     "root_hint",
     "root_missing",
     "root_outside",
+    "suggest_slug",
 )
 
 #: Where a problem is: the file as shown, its line and column (``None`` when unknown).
@@ -176,7 +179,6 @@ def _with_traceback(found: Diagnostic, traceback: str | None) -> Diagnostic:
     """Return ``found`` carrying ``traceback``, its file names shown as every path is."""
     if traceback is None:
         return found
-    from dataclasses import replace  # noqa: PLC0415 - the rare path
 
     def shown(match: re.Match[str]) -> str:
         return match[1] + display_path(match[2]) + match[3]
@@ -384,6 +386,13 @@ def _one(error: EvalError, place: _Place) -> Diagnostic:
         return _scaffold_conflict(error, manifest)
     if isinstance(error, BenchManifestNotFound):
         return _as_is(error, (None, None, None), None)
+    scaffold = sys.modules.get("codegenie.eval.scaffold")  # only new raises its errors
+    if scaffold is not None and isinstance(error, scaffold.ScaffoldArgumentInvalid):
+        found = _as_is(error, (None, None, None), None)
+        meant = suggest_slug(error.value) if error.argument == "SLUG" else None
+        return (
+            replace(found, message=f"{found.message}; did you mean {meant!r}?") if meant else found
+        )
     path = getattr(error, "path", None)
     if isinstance(path, Path):
         return _as_is(error, (display_path(path), None, None), slug)
