@@ -121,3 +121,13 @@ def test_an_exception_the_loader_was_handling_is_left_out(tmp_path: Path) -> Non
             failure = describe_failure(exc, tmp_path)
     assert "KeyError" not in failure.traceback
     assert "During handling" not in failure.traceback
+
+
+def test_a_broken_traceback_module_leaves_the_failure_without_a_location(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A registration that broke the traceback module gets a failure without a location, never an error."""
+    monkeypatch.setattr("traceback.TracebackException.from_exception", None)
+    failure = describe_failure(ValueError("x"), tmp_path)
+    assert (failure.file, failure.line) == (None, None)
+    assert failure.traceback == "ValueError: <traceback cannot be formatted>\n"

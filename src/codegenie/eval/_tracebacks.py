@@ -136,15 +136,17 @@ def describe_failure(exception: BaseException, root: str | os.PathLike[str]) -> 
     """Return where ``exception`` (what a registration raised) failed under ``root``.
 
     ``root`` is the bench root the registration was imported from. Never
-    raises for an exception that cannot be printed: the traceback module's
-    own ``<exception str() failed>`` stands in for its message.
+    raises: an exception that cannot be printed has the traceback module's
+    ``<exception str() failed>`` for its message, and should formatting fail
+    altogether (a registration that broke the ``traceback`` module it shares
+    with its process), the failure has no location and says so.
     """
-    under = _Root(root)
-    formatted = traceback.TracebackException.from_exception(exception)
-    file, line = _deepest(exception, formatted.stack, under)
-    _trim(formatted, under)
     try:
+        under = _Root(root)
+        formatted = traceback.TracebackException.from_exception(exception)
+        file, line = _deepest(exception, formatted.stack, under)
+        _trim(formatted, under)
         text = "".join(formatted.format())
-    except Exception:  # a broken __repr__ of a chained exception's notes, or worse
-        text = f"{type(exception).__name__}: <traceback cannot be formatted>\n"
+    except Exception:
+        return Failure(None, None, f"{type(exception).__name__}: <traceback cannot be formatted>\n")
     return Failure(file, line, _bounded(text))
