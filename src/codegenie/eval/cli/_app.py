@@ -116,10 +116,7 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     formatter = argparse.RawDescriptionHelpFormatter
-    summaries = "".join(f"  {c.name:<9} {c.summary}\n" for c in COMMANDS.values())
-    description = (
-        f"Curate and resolve the task classes declared in bench.toml.\n\nCommands:\n{summaries}"
-    )
+    description = "Curate and resolve the task classes declared in bench.toml."
     parser = _Parser(
         prog=PROG, description=description, epilog=_EXAMPLES, formatter_class=formatter
     )
