@@ -588,6 +588,7 @@ def test_main_returns_usage_code_instead_of_exiting(capsys: pytest.CaptureFixtur
     assert "examples:" in capsys.readouterr().out
 
 
+@pytest.mark.shipped_bench
 def test_cheap_commands_import_no_loader_no_structlog_no_registration(tmp_path: Path) -> None:
     """`list` imports no registration module and no structlog; --help/--version import no pydantic."""
 
