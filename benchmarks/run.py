@@ -56,7 +56,12 @@ class Row:
 
 
 def build_bench(base: Path, n: int) -> Path:
-    """Write bench.toml and N registration packages under ``base``; return base."""
+    """Write bench.toml and N task classes under ``base``; return base.
+
+    Each has what ``check`` asks of a task class (a registration, a rubric,
+    one case), so that ``check`` on the bench passes and is timed on its
+    success path.
+    """
     root = base / "bench"
     root.mkdir(parents=True)
     lines = ["#:schema ./docs/bench.schema.json", "schema-version = 1", ""]
@@ -71,6 +76,11 @@ def build_bench(base: Path, n: int) -> Path:
             "class TaskClassImpl:\n"
             "    pass\n"
         )
+        (package / "rubric.py").write_text("# Never run by the benchmarks (no --rubrics).\n")
+        case = package / "cases" / "example"
+        (case / "input").mkdir(parents=True)
+        (case / "expected").mkdir()
+        (case / "case.toml").write_text('description = "Synthetic case."\n')
         lines += [
             f"[task-classes.{slug}]",
             f'module = "bench.{ident}.registration"',

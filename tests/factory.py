@@ -38,12 +38,26 @@ def registration_source(
     )
 
 
+# Passes a candidate that holds answer.txt: the factory's expected/ has it, its input/ not.
+RUBRIC = """\
+import json
+import sys
+from pathlib import Path
+
+solved = (Path(sys.argv[2]) / "answer.txt").is_file()
+print(json.dumps({"passed": solved, "reason": "answer.txt" if solved else "no answer.txt"}))
+sys.exit(0 if solved else 1)
+"""
+
+
 @dataclass
 class Bench:
     """A bench under ``base``: ``base/bench.toml`` and ``base/<root>/``."""
 
     base: Path
     root_name: str = "bench"
+    #: Default of :meth:`add`'s ``parts``: write a rubric and a case beside each registration.
+    parts: bool = False
     entries: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
@@ -66,6 +80,7 @@ class Bench:
         root: str | None = None,
         declare: bool = True,
         write: bool = True,
+        parts: bool | None = None,
         log: Path | None = None,
     ) -> Path:
         """Add a task class; return its registration file.
@@ -95,6 +110,15 @@ class Bench:
                 else registration_source(name, before=before, after=after)
             )
             file.write_text(text, encoding="utf-8")
+            if self.parts if parts is None else parts:
+                (package_dir / "rubric.py").write_text(RUBRIC, encoding="utf-8")
+                write_case(
+                    package_dir / "cases",
+                    "example",
+                    'description = "An example case."\n',
+                    input_files={"README.txt": "nothing yet\n"},
+                    expected_files={"answer.txt": "solved\n"},
+                )
         else:
             (self.base / root).mkdir(parents=True, exist_ok=True)
         self.write_manifest()
@@ -112,10 +136,47 @@ class Bench:
         self.manifest.write_text(self.manifest_text(), encoding="utf-8")
 
 
-def make_bench(base: Path, *slugs: str, **options: object) -> Bench:
-    """Return a bench under ``base`` with one well-formed task class per slug."""
-    bench = Bench(base)
+def make_bench(base: Path, *slugs: str, parts: bool = False, **options: object) -> Bench:
+    """Return a bench under ``base`` with one well-formed task class per slug.
+
+    ``parts``: each task class also gets a working rubric and a case.
+    """
+    bench = Bench(base, parts=parts)
     bench.write_manifest()
     for slug in slugs:
         bench.add(slug, **options)  # type: ignore[arg-type]
     return bench
+
+
+def write_case(
+    cases: Path,
+    case_id: str,
+    toml: str | None = "",
+    *,
+    input_files: dict[str, str] | None = None,
+    expected_files: dict[str, str] | None = None,
+    input_dir: bool = True,
+    expected_dir: bool = True,
+) -> Path:
+    """Write the case ``cases/<case_id>/``: ``case.toml`` (``None``: none), ``input/``, ``expected/``.
+
+    ``input_files`` and ``expected_files`` map relative paths to text; a
+    directory is created even when it is empty, unless ``input_dir`` or
+    ``expected_dir`` is false.
+    """
+    directory = cases / case_id
+    directory.mkdir(parents=True, exist_ok=True)
+    if toml is not None:
+        (directory / "case.toml").write_text(textwrap.dedent(toml), encoding="utf-8")
+    for name, wanted, files in (
+        ("input", input_dir, input_files),
+        ("expected", expected_dir, expected_files),
+    ):
+        if not wanted:
+            continue
+        (directory / name).mkdir(exist_ok=True)
+        for relative, text in (files or {}).items():
+            target = directory / name / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+    return directory

@@ -17,10 +17,16 @@ import pytest
 from codegenie.eval.check import CODES, CheckReport, Shard, run_check
 from codegenie.eval.errors import BenchManifestNotFound
 
-from .factory import Bench, make_bench
+from .factory import Bench
+from .factory import make_bench as _make_bench
 
 REPO = Path(__file__).resolve().parent.parent
 OUTPUT_SCHEMA = json.loads((REPO / "docs" / "cli-output.schema.json").read_text())
+
+
+def make_bench(base: Path, *slugs: str, **options: Any) -> Bench:
+    """Build a bench whose task classes each have a working rubric and a case."""
+    return _make_bench(base, *slugs, parts=True, **options)
 
 
 def codes(report: CheckReport) -> list[tuple[str, str | None]]:
@@ -233,7 +239,7 @@ def test_no_manifest_raises_not_found(tmp_path: Path) -> None:
 
 
 def broken_bench(base: Path) -> Bench:
-    bench = Bench(base)
+    bench = Bench(base, parts=True)
     bench.add("good-one")
     bench.add("good-two")
     bench.add("exits-hard", before="import os\nos._exit(7)")

@@ -19,7 +19,13 @@ from hypothesis import strategies as st
 
 from codegenie.eval.check import CheckReport, Shard, run_check
 
-from .factory import Bench, make_bench
+from .factory import Bench
+from .factory import make_bench as _make_bench
+
+
+def make_bench(base: Path, *slugs: str, **options: Any) -> Bench:
+    """Build a bench whose task classes each have a working rubric and a case."""
+    return _make_bench(base, *slugs, parts=True, **options)
 
 
 def codes(report: CheckReport) -> list[tuple[str, str | None]]:
@@ -101,7 +107,7 @@ FAILING = {"fails": "raise ValueError('always')"}
 
 
 def polluted_bench(base: Path, order: list[str]) -> Bench:
-    bench = Bench(base)
+    bench = Bench(base, parts=True)
     bench.write_manifest()
     sources = {**POLLUTERS, **VICTIMS, **FAILING}
     for slug in order:
@@ -255,7 +261,7 @@ def test_a_grandchild_holding_the_pipes_does_not_delay_a_crash(tmp_path: Path) -
 
 def test_a_fork_that_falls_back_into_the_worker_blames_no_one_else(tmp_path: Path) -> None:
     """os.fork() without exit is that slug's warning; the slugs after it stay clean."""
-    bench = Bench(tmp_path)
+    bench = Bench(tmp_path, parts=True)
     bench.write_manifest()
     bench.add("forks", before="import os\nos.fork()")
     for slug in ("next-one", "next-two", "next-three"):
@@ -287,7 +293,7 @@ FORGE = (
 )
 def test_forged_answers_are_the_forgers_problem(tmp_path: Path, tail: str, expected: str) -> None:
     """A registration writing fake answers to every descriptor fails itself, nobody else."""
-    bench = Bench(tmp_path)
+    bench = Bench(tmp_path, parts=True)
     bench.write_manifest()
     bench.add("forges", before=FORGE + tail)
     for slug in ("next-one", "next-two"):
@@ -467,7 +473,7 @@ def test_root_outside_the_manifest_is_never_imported(tmp_path: Path) -> None:
     """A root linked outside the manifest's directory is root-outside, its code never run."""
     elsewhere = tmp_path / "elsewhere"
     marker = tmp_path / "ran"
-    outside = Bench(elsewhere)
+    outside = Bench(elsewhere, parts=True)
     outside.add("far", before=f"open({str(marker)!r}, 'w').close()")
     repo = tmp_path / "repo"
     bench = make_bench(repo, "aa")

@@ -474,6 +474,7 @@ def test_new_scaffolds_a_task_class_that_resolves_straight_away(tmp_path: Path) 
     assert sorted(str(p.relative_to(package)) for p in package.rglob("*") if p.is_file()) == [
         "cases/example/case.toml",
         "cases/example/expected/README.txt",
+        "cases/example/input/TASK.txt",
         "registration.py",
         "rubric.py",
     ]
@@ -716,7 +717,7 @@ def test_bad_option_values_are_explained_without_internal_names(
 
 
 def _broken_bench(base: Path) -> Bench:
-    bench = make_bench(base, "aa")
+    bench = make_bench(base, "aa", parts=True)
     bench.add("bb", before="raise RuntimeError('boom')")
     return bench
 

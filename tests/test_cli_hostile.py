@@ -192,7 +192,7 @@ threading.Thread(target=_late).start()
 @pytest.mark.parametrize("command", [["show", "foo"], ["plan"], ["plan", "foo", "nope"], ["check"]])
 def test_nothing_a_registration_writes_reaches_stdout(tmp_path: Path, command: list[str]) -> None:
     """os.write(1), sys.__stdout__, print, a child process and a late thread all land on stderr."""
-    bench = Bench(tmp_path)
+    bench = Bench(tmp_path, parts=True)
     bench.add("foo", source=_registration(body=_NOISY))
     result = run(*command, "--format", "json", cwd=tmp_path)
     document = json.loads(result.stdout)
@@ -238,7 +238,7 @@ def _closed_stdout(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 )
 def test_a_closed_stdout_ends_quietly(tmp_path: Path, args: list[str]) -> None:
     """`>&-` drops the results silently: the command's own exit status, nothing on stderr."""
-    make_bench(tmp_path, "foo")
+    make_bench(tmp_path, "foo", parts=True)
     run("list", cwd=tmp_path)  # fill the cache: `list` takes the fast path too
     result = _closed_stdout(*args, cwd=tmp_path)
     assert result.returncode == 0
@@ -297,7 +297,7 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(
 @pytest.mark.parametrize("args", [["list", "--no-cache"], ["show", "foo"], ["check"]])
 def test_a_reader_gone_before_any_output_ends_quietly(tmp_path: Path, args: list[str]) -> None:
     """A pipe whose reader has already closed it: no traceback, the command's own status."""
-    make_bench(tmp_path, "foo")
+    make_bench(tmp_path, "foo", parts=True)
     read, write = os.pipe()
     os.close(read)
     try:
@@ -329,7 +329,7 @@ C_LOCALE = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE"
 def test_the_c_locale_prints_non_ascii_text_and_paths(tmp_path: Path, command: list[str]) -> None:
     """Under LC_ALL=C, a non-ASCII description and path print escaped; JSON stays valid."""
     base = tmp_path / "bénch-dïr"
-    bench = Bench(base)
+    bench = Bench(base, parts=True)
     bench.add("foo", source=_registration(description="Répare la faille — vite"))
     run("list", cwd=base, env=C_LOCALE)
     text = run(*command, cwd=base, env=C_LOCALE)

@@ -10,9 +10,11 @@ import pytest
 from codegenie.eval import errors
 from codegenie.eval.errors import (
     BenchCaseLoadError,
+    BenchCasesInvalid,
     BenchManifestInvalid,
     BenchManifestNotFound,
     BenchRootNotFound,
+    CaseProblem,
     EvalError,
     InvalidTaskClassName,
     ManifestProblem,
@@ -115,6 +117,31 @@ EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
             "problems": (ManifestProblem(7, 1, "task-classes.foo.module", "bad"),),
         },
     ),
+    (
+        BenchCasesInvalid(
+            "foo",
+            (
+                CaseProblem(
+                    Path("/r/bench/foo/cases/a"), None, None, "", "no input/", "layout", "a"
+                ),
+                CaseProblem(
+                    Path("/r/bench/foo/cases/b/case.toml"), 2, 1, "tags", "bad", "schema", "b"
+                ),
+            ),
+        ),
+        4,
+        {
+            "task_class": "foo",
+            "problems": (
+                CaseProblem(
+                    Path("/r/bench/foo/cases/a"), None, None, "", "no input/", "layout", "a"
+                ),
+                CaseProblem(
+                    Path("/r/bench/foo/cases/b/case.toml"), 2, 1, "tags", "bad", "schema", "b"
+                ),
+            ),
+        },
+    ),
 ]
 
 
@@ -178,6 +205,22 @@ def test_manifest_invalid_message_lists_every_problem_with_file_line_column() ->
     assert "bench.toml:2:1: schema-version: unsupported" in str(error)
     assert "bench.toml:7:1: task-classes.foo.module: bad module" in str(error)
     assert "2 problems" in str(error)
+
+
+def test_cases_invalid_message_lists_every_problem_with_its_place() -> None:
+    """The message carries FILE:LINE:COL: KEY: MESSAGE, or FILE: MESSAGE for a layout problem."""
+    error = BenchCasesInvalid(
+        "foo",
+        (
+            CaseProblem(Path("cases/a"), None, None, "", "has no input/", "layout", "a"),
+            CaseProblem(Path("cases/b/case.toml"), 2, 1, "tags", "bad", "schema", "b"),
+        ),
+    )
+    assert str(error).splitlines() == [
+        "2 problems in the cases of task class 'foo'",
+        "  cases/a: has no input/",
+        "  cases/b/case.toml:2:1: tags: bad",
+    ]
 
 
 def test_cause_message_is_cut_at_200_characters() -> None:

@@ -32,21 +32,92 @@ def imported_names(tree: ast.AST) -> Iterator[str]:
                         yield arg.value
 
 
+def names_a_rubric(name: str) -> bool:
+    """Whether an imported name is a rubric module (``bench.x.rubric``) or file (``rubric.py``).
+
+    ``codegenie.eval.rubrics``, the runner that starts rubrics as subprocesses,
+    is not a rubric: it is fenced off from the loading path separately below.
+    """
+    return "rubric" in name.replace(".py", "").split(".") or name.endswith("rubric.py")
+
+
 def test_scanner_sees_every_form_of_rubric_import() -> None:
     """The fence's scanner catches import, from-import and import_module forms."""
     source = (
         "import bench.x.rubric\nfrom bench.x import rubric\n"
         "import importlib\nimportlib.import_module('bench.x.rubric')\n"
+        "import runpy\nrunpy.run_path('bench/x/rubric.py')\n"
+        "from codegenie.eval import rubrics\n"
     )
     names = list(imported_names(ast.parse(source)))
-    assert sum("rubric" in name for name in names) == 3
+    assert sum(names_a_rubric(name) for name in names) == 4
 
 
 @pytest.mark.parametrize("path", [SOURCE / "loader.py", *LIBRARY], ids=lambda p: p.name)
 def test_library_never_imports_a_rubric(path: Path) -> None:
     """No library module names a rubric module in any import (ADR-0001, AC-21)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    assert not [name for name in imported_names(tree) if "rubric" in name]
+    assert not [name for name in imported_names(tree) if names_a_rubric(name)]
+
+
+def package_closure(start: Path) -> list[Path]:
+    """``start`` and every codegenie.eval module it imports, directly or not."""
+    seen: dict[str, Path] = {}
+    pending = [start]
+    while pending:
+        path = pending.pop()
+        if path.name in seen:
+            continue
+        seen[path.name] = path
+        for name in imported_names(ast.parse(path.read_text(encoding="utf-8"))):
+            if name.startswith("codegenie.eval."):
+                module = SOURCE / (name.split(".")[2] + ".py")
+                if module.is_file():
+                    pending.append(module)
+    return sorted(seen.values())
+
+
+# What reading cases must never reach: a way to run code or start a process.
+RUNS_CODE = {"subprocess", "runpy", "multiprocessing", "importlib", "codegenie.eval.rubrics"}
+BUILTIN_RUNS = {"exec", "eval", "compile", "__import__", "breakpoint"}
+ATTRIBUTE_RUNS = {
+    "system", "popen", "fork", "forkpty", "execv", "execve", "execvp", "spawnv",
+    "posix_spawn", "run_path", "run_module", "import_module", "exec_module",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("path", package_closure(SOURCE / "cases.py"), ids=lambda p: p.name)
+def test_reading_cases_never_runs_code(path: Path) -> None:
+    """cases.py and everything it imports neither start a process nor run code (load_cases, ADR-0001)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = set(imported_names(tree))
+    assert not [name for name in imported if name.split(".")[0] in RUNS_CODE or name in RUNS_CODE]
+    runs = [
+        f"{path.name}:{node.lineno}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (
+            (isinstance(node.func, ast.Name) and node.func.id in BUILTIN_RUNS)
+            or (isinstance(node.func, ast.Attribute) and node.func.attr in ATTRIBUTE_RUNS)
+        )
+    ]
+    assert runs == []
+
+
+def test_the_case_reader_closure_is_what_load_cases_adds() -> None:
+    """The fenced closure covers the case reader itself and the TOML reading it relies on."""
+    names = {path.name for path in package_closure(SOURCE / "cases.py")}
+    assert {"cases.py", "_toml_read.py", "_toml_positions.py", "_paths.py"} <= names
+    assert "rubrics.py" not in names
+    assert "loader.py" not in names
+
+
+def test_load_cases_only_adds_the_case_reader_to_the_loader() -> None:
+    """loader.load_cases reaches cases through cases.read_cases only, never through the runner."""
+    tree = ast.parse((SOURCE / "loader.py").read_text(encoding="utf-8"))
+    names = set(imported_names(tree))
+    assert "codegenie.eval.cases" in names
+    assert not [name for name in names if "rubrics" in name]
 
 
 @pytest.mark.shipped_bench

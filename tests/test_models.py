@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from codegenie.eval import BenchManifest, Runner, TaskClass, TaskClassRegistry
+from codegenie.eval.cases import Case
 from codegenie.eval.models import class_path
 
 from .factory import make_bench
@@ -42,7 +43,15 @@ def test_task_class_dumps_to_json_with_the_class_as_module_and_qualname() -> Non
         "rubric": "/r/bench/foo/rubric.py",
         "cases": "/r/bench/foo/cases",
         "cls": f"{__name__}:Outer.Inner",
+        "case_model": None,
     }
+
+
+def test_case_model_dumps_as_module_and_qualname_too() -> None:
+    """TaskClass.case_model is written as module:qualname in JSON, the class in Python mode."""
+    task_class = _task_class(Outer).model_copy(update={"case_model": Case})
+    assert json.loads(task_class.model_dump_json())["case_model"] == "codegenie.eval.cases:Case"
+    assert task_class.model_dump()["case_model"] is Case
 
 
 def test_python_dump_keeps_the_class_object() -> None:

@@ -31,9 +31,10 @@ def test_package_all_is_the_pinned_surface() -> None:
 
 
 def test_load_task_class_stays_in_its_submodule() -> None:
-    """load_task_class is not promoted to the package surface (AC-1, AC-2)."""
+    """load_task_class and load_cases stay in the loader, not on the package surface (AC-1, AC-2)."""
     assert "load_task_class" not in codegenie.eval.__all__
-    assert codegenie.eval.loader.__all__ == ("load_task_class",)
+    assert "load_cases" not in codegenie.eval.__all__
+    assert codegenie.eval.loader.__all__ == ("load_task_class", "load_cases")
 
 
 def test_package_ships_py_typed() -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from codegenie.eval import BenchManifest, Runner, RunPlan, TaskClassRegistry
 from codegenie.eval.errors import (
+    BenchCasesInvalid,
     BenchRootNotFound,
     InvalidTaskClassName,
     RunPlanError,
@@ -20,7 +21,7 @@ from codegenie.eval.errors import (
 )
 from codegenie.eval.loader import load_task_class
 
-from .factory import Bench, make_bench, registration_source
+from .factory import Bench, make_bench
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -97,23 +98,36 @@ def test_only_typos_give_exit_code_3(tmp_path: Path) -> None:
 
 
 def test_plan_serializes_to_the_documented_shape(tmp_path: Path) -> None:
-    """RunPlan.to_json() has the design's shape and validates against docs/cli-output.schema.json."""
-    bench = make_bench(tmp_path)
-    source = registration_source("vuln-remediation", description="Upgrade a pinned dependency.")
-    bench.add("vuln-remediation", source=source)
+    """RunPlan.to_json() has the design's shape, case ids included, and validates against the schema."""
+    bench = make_bench(tmp_path, "aa", parts=True)
     runner = Runner(BenchManifest.load(bench.manifest), registry=TaskClassRegistry())
     document = plan(runner).to_json()
     schema = json.loads((REPO / "docs" / "cli-output.schema.json").read_text())
     jsonschema.Draft202012Validator({**schema, "$ref": "#/$defs/plan"}).validate(document)
-    package = (bench.root / "vuln_remediation").resolve()
+    package = (bench.root / "aa").resolve()
     assert document["task_classes"][0] == {
-        "slug": "vuln-remediation",
-        "module": "bench.vuln_remediation.registration",
+        "slug": "aa",
+        "module": "bench.aa.registration",
         "source": str(package / "registration.py"),
-        "description": "Upgrade a pinned dependency.",
+        "description": "A task class built by the test factory.",
         "rubric": str(package / "rubric.py"),
         "cases": str(package / "cases"),
+        "case_ids": ["example"],
     }
+
+
+def test_plan_fails_for_a_task_class_with_invalid_cases(tmp_path: Path) -> None:
+    """A task class whose cases break their schema is that slug's BenchCasesInvalid; others resolve."""
+    bench = make_bench(tmp_path, "aa", "bb", parts=True)
+    (bench.root / "bb" / "cases" / "example" / "case.toml").write_text("timeout = -1\n")
+    runner = Runner(BenchManifest.load(bench.manifest), registry=TaskClassRegistry())
+    with pytest.raises(RunPlanError) as caught:
+        plan(runner)
+    assert list(caught.value.errors) == ["bb"]
+    error = caught.value.errors["bb"]
+    assert isinstance(error, BenchCasesInvalid)
+    assert error.problems[0].line == 1
+    assert [tc.name for tc in caught.value.resolved] == ["aa"]
 
 
 def test_run_plan_is_frozen(tmp_path: Path) -> None:

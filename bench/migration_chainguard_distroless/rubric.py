@@ -7,7 +7,11 @@ The candidate passes when every ``FROM`` names an image under
 ``cgr.dev/chainguard/``, the final stage's image is the case's runtime image
 without a ``-dev`` tag, and the final stage has no ``RUN`` instruction. Prints
 one JSON object on stdout and exits 0 (pass), 1 (fail) or 2 (usage or
-unreadable case).
+unreadable case); see docs/rubrics.md.
+
+Of ``case.toml`` it reads only keys that ``MigrationChainguardDistrolessCase``
+(registration.py) declares, so what it reads has been validated by
+``load_cases`` before any run; the case id is ``CASE_DIR``'s name.
 """
 
 from __future__ import annotations
@@ -37,25 +41,26 @@ def _stages(lines: list[str]) -> list[tuple[str, list[str]]]:
 def grade(case_dir: Path, candidate_dir: Path) -> dict[str, object]:
     """Return the verdict for one candidate."""
     case = tomllib.loads((case_dir / "case.toml").read_text(encoding="utf-8"))
-    runtime = str(case["runtime-image"])
+    case_id = case_dir.name
+    runtime = case["runtime-image"]
     dockerfile = candidate_dir / "Dockerfile"
     if not dockerfile.is_file():
-        return {"case": case["id"], "passed": False, "reason": "no Dockerfile"}
+        return {"case": case_id, "passed": False, "reason": "no Dockerfile"}
     stages = _stages(dockerfile.read_text(encoding="utf-8").splitlines())
     if not stages:
-        return {"case": case["id"], "passed": False, "reason": "no FROM instruction"}
+        return {"case": case_id, "passed": False, "reason": "no FROM instruction"}
     foreign = [image for image, _ in stages if not image.startswith(_REGISTRY)]
     if foreign:
-        return {"case": case["id"], "passed": False, "reason": f"non-Chainguard base {foreign[0]}"}
+        return {"case": case_id, "passed": False, "reason": f"non-Chainguard base {foreign[0]}"}
     final_image, final_lines = stages[-1]
     name = final_image.split("@", 1)[0]
     if name.split(":", 1)[0] != runtime or name.endswith("-dev"):
         reason = f"final stage runs {final_image}, expected {runtime} (not -dev)"
-        return {"case": case["id"], "passed": False, "reason": reason}
+        return {"case": case_id, "passed": False, "reason": reason}
     if any(_RUN.match(line) for line in final_lines):
         reason = "the final stage has a RUN instruction (distroless has no shell)"
-        return {"case": case["id"], "passed": False, "reason": reason}
-    return {"case": case["id"], "passed": True, "reason": f"runs from {final_image}"}
+        return {"case": case_id, "passed": False, "reason": reason}
+    return {"case": case_id, "passed": True, "reason": f"runs from {final_image}"}
 
 
 def main(argv: list[str]) -> int:

@@ -6,7 +6,11 @@ Reads ``CASE_DIR/case.toml`` and ``CASE_DIR/input/requirements.txt``, and the
 candidate's ``CANDIDATE_DIR/requirements.txt``. The candidate passes when the
 advised package is pinned (``==``) at or above the first fixed version and every
 other line of the input is unchanged. Prints one JSON object on stdout and exits
-0 (pass), 1 (fail) or 2 (usage or unreadable case).
+0 (pass), 1 (fail) or 2 (usage or unreadable case); see docs/rubrics.md.
+
+Of ``case.toml`` it reads only keys that ``VulnRemediationCase``
+(registration.py) declares, so what it reads has been validated by
+``load_cases`` before any run; the case id is ``CASE_DIR``'s name.
 """
 
 from __future__ import annotations
@@ -40,24 +44,26 @@ def _pins(lines: list[str]) -> dict[str, str]:
 def grade(case_dir: Path, candidate_dir: Path) -> dict[str, object]:
     """Return the verdict for one candidate."""
     case = tomllib.loads((case_dir / "case.toml").read_text(encoding="utf-8"))
+    case_id = case_dir.name
     package = _normalize(case["package"])
-    fixed = str(case["fixed-version"])
+    fixed = case["fixed-version"]
+    advisory = case["advisory"]
     original = (case_dir / "input" / "requirements.txt").read_text(encoding="utf-8").splitlines()
     candidate_file = candidate_dir / "requirements.txt"
     if not candidate_file.is_file():
-        return {"case": case["id"], "passed": False, "reason": "no requirements.txt"}
+        return {"case": case_id, "passed": False, "reason": "no requirements.txt"}
     candidate = candidate_file.read_text(encoding="utf-8").splitlines()
     pinned = _pins(candidate).get(package)
     if pinned is None:
-        return {"case": case["id"], "passed": False, "reason": f"{package} is not pinned"}
+        return {"case": case_id, "passed": False, "reason": f"{package} is not pinned"}
     if _version(pinned) < _version(fixed):
-        reason = f"{package}=={pinned} is still vulnerable (fixed in {fixed})"
-        return {"case": case["id"], "passed": False, "reason": reason}
+        reason = f"{package}=={pinned} is still vulnerable to {advisory} (fixed in {fixed})"
+        return {"case": case_id, "passed": False, "reason": reason}
     untouched = [line for line in original if _pins([line]).keys() != {package}]
     kept = [line for line in candidate if _pins([line]).keys() != {package}]
     if untouched != kept:
-        return {"case": case["id"], "passed": False, "reason": "other lines were changed"}
-    return {"case": case["id"], "passed": True, "reason": f"{package}=={pinned}"}
+        return {"case": case_id, "passed": False, "reason": "other lines were changed"}
+    return {"case": case_id, "passed": True, "reason": f"{package}=={pinned}"}
 
 
 def main(argv: list[str]) -> int:

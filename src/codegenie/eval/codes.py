@@ -127,6 +127,54 @@ CODES: Final[dict[str, Code]] = {
             "remove the import; rubrics run only in a subprocess "
             "(docs/adr/0001-rubric-isolation.md)",
         ),
+        Code(
+            "rubric-missing",
+            "error",
+            "the task class's rubric file does not exist",
+            "create rubric.py beside registration.py, or fix the decorator's rubric=",
+        ),
+        Code(
+            "cases-missing",
+            "warning",
+            "the task class has no cases",
+            "add cases/<case-id>/ with case.toml, input/ and expected/",
+        ),
+        Code(
+            "case-layout",
+            "error",
+            "a case directory lacks case.toml, input/ or expected/, or has an invalid id",
+            "give every case directory a valid id and its case.toml, input/ and expected/",
+        ),
+        Code(
+            "case-invalid",
+            "error",
+            "a case.toml breaks the common keys or the task class's case model",
+            "fix the key at this position (docs/rubrics.md lists the common keys)",
+        ),
+        Code(
+            "golden-fails",
+            "error",
+            "the case's known-good solution (expected/) fails its rubric",
+            "fix expected/ or the rubric: a gold solution must pass",
+        ),
+        Code(
+            "input-passes",
+            "error",
+            "the case's unsolved input (input/) already passes its rubric",
+            "make the rubric reject the input, or the case is solved by doing nothing",
+        ),
+        Code(
+            "rubric-error",
+            "error",
+            "the rubric broke its protocol (docs/rubrics.md) on a case",
+            "make the rubric print one verdict object and exit 0 (passed) or 1 (failed)",
+        ),
+        Code(
+            "rubric-timeout",
+            "error",
+            "the rubric did not decide within the case's timeout",
+            "make the rubric faster, or raise the case's timeout in case.toml",
+        ),
     )
 }
 

@@ -24,10 +24,12 @@ from typing import Any, ClassVar, final
 
 __all__ = (
     "BenchCaseLoadError",
+    "BenchCasesInvalid",
     "BenchManifestInvalid",
     "BenchManifestNotFound",
     "BenchRootNotFound",
     "BenchRootOutsideManifest",
+    "CaseProblem",
     "EvalError",
     "InvalidTaskClassName",
     "ManifestProblem",
@@ -507,3 +509,78 @@ class RunPlanError(EvalError):
         lines = [f"{len(self.errors)} of the requested task classes failed to resolve"]
         lines += [f"  {slug}: {err}" for slug, err in self.errors.items()]
         super().__init__("\n".join(lines))
+
+
+@dataclass(frozen=True, slots=True)
+class CaseProblem:
+    """One problem found in a task class's cases: where it is, and what is wrong.
+
+    ``file`` is the ``case.toml`` the problem is in, or the directory (a case
+    directory, or ``cases/`` itself) for a problem of the layout. ``line`` and
+    ``column`` are 1-based, ``None`` when the problem has no place in a file
+    (a missing ``input/``). ``key`` is the TOML key concerned, rendered as TOML
+    writes it (``tags[1]``), or ``""``. ``kind`` is ``"layout"`` (a case
+    directory without ``case.toml``, ``input/`` or ``expected/``, an entry
+    that is not a case directory, or an invalid case id), ``"syntax"`` (the
+    file cannot be read as TOML: bytes, size, syntax, bounds) or
+    ``"schema"`` (valid TOML that the case schema refuses); :attr:`code` maps
+    it to ``check``'s code. ``case`` is the case id (the directory name), or
+    ``None`` for a problem of ``cases/`` itself.
+    """
+
+    file: Path
+    line: int | None
+    column: int | None
+    key: str
+    message: str
+    kind: str = "schema"
+    case: str | None = None
+
+    @property
+    def code(self) -> str:
+        """``check``'s code for this problem: ``case-layout`` or ``case-invalid``."""
+        return "case-layout" if self.kind == "layout" else "case-invalid"
+
+    def render(self) -> str:
+        """Return ``FILE:LINE:COL: KEY: MESSAGE`` (as much of the place as is known)."""
+        where = str(self.file)
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        key = f"{self.key}: " if self.key else ""
+        return f"{where}: {key}{self.message}"
+
+
+@final
+class BenchCasesInvalid(EvalError):
+    """Some cases of a task class are malformed; nothing was returned.
+
+    ``task_class`` is the slug; ``problems`` holds every problem of every case
+    (layout, TOML syntax, schema), sorted by file and position, not just the
+    first one. The message lists the first 50 of them.
+    """
+
+    code = "case-invalid"
+    exit_code = 4
+    fields = ("task_class", "problems")
+
+    def __init__(self, task_class: str, problems: tuple[CaseProblem, ...]) -> None:
+        self.task_class = task_class
+        self.problems = tuple(problems)
+        count = len(self.problems)
+        shown = 50
+        lines = [
+            f"{count} problem{'s' if count != 1 else ''} in the cases of task class {task_class!r}",
+            *(f"  {problem.render()}" for problem in self.problems[:shown]),
+        ]
+        if count > shown:
+            lines.append(f"  … and {count - shown} more")
+        super().__init__("\n".join(lines))
+
+    @property
+    def hint(self) -> str:
+        return (
+            "fix the listed case files and directories; docs/rubrics.md describes "
+            "a case's layout and case.toml"
+        )

@@ -43,6 +43,7 @@ from codegenie.eval._imports import (
 )
 from codegenie.eval._logging import LazyLogger
 from codegenie.eval._paths import absolute, find_manifest_path
+from codegenie.eval.cases import Case, read_cases
 from codegenie.eval.errors import (
     BenchCaseLoadError,
     BenchManifestInvalid,
@@ -60,7 +61,7 @@ from codegenie.eval.models import TaskClass
 from codegenie.eval.naming import check_slug
 from codegenie.eval.registry import RegistrationSession, TaskClassRegistry
 
-__all__ = ("load_task_class",)
+__all__ = ("load_task_class", "load_cases")  # noqa: RUF022 - the order design section 6 pins
 
 _log = LazyLogger(__name__)
 
@@ -698,3 +699,24 @@ def _registered_earlier(name: str, module_name: str, target: TaskClassRegistry) 
             if task_class.module == module_name:
                 return task_class
     return None
+
+
+def load_cases(
+    name: str,
+    bench_root: Path | str | PathLike[str] = Path("bench"),
+    *,
+    registry: TaskClassRegistry | None = None,
+    manifest: BenchManifest | None = None,
+) -> tuple[Case, ...]:
+    """Return every case of the task class ``name``, sorted by id (design section 11).
+
+    Resolves the task class exactly as :func:`load_task_class` does (same
+    arguments, same errors), then reads its ``cases`` directory with
+    :func:`codegenie.eval.cases.read_cases`: each ``case.toml`` validated by
+    the common keys and the task class's ``case_model``. Raises
+    ``BenchCasesInvalid`` listing every problem of every case, with file,
+    line and column. A task class without a ``cases`` directory has no cases.
+    Never imports or runs the rubric. Caller-serialized, like
+    :func:`load_task_class`.
+    """
+    return read_cases(load_task_class(name, bench_root, registry=registry, manifest=manifest))

@@ -35,6 +35,11 @@ class TaskClass(BaseModel):
     that file's directory. ``cls`` is the decorated class itself; in JSON
     (``model_dump_json()``, ``model_dump(mode="json")``) it is written as
     ``"module:qualname"``, since a class has no JSON form.
+
+    ``case_model`` is the pydantic model that validates the task-specific keys
+    of each case's ``case.toml`` (``register_task_class(..., case_model=...)``),
+    or ``None`` when the task class declares none; in JSON it is written as
+    ``"module:qualname"`` too, or ``null``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -46,6 +51,7 @@ class TaskClass(BaseModel):
     rubric: Path | None
     cases: Path | None
     cls: type[object]
+    case_model: type[BaseModel] | None = None
 
     def __repr__(self) -> str:
         return f"TaskClass(name={self.name!r}, module={self.module!r})"
@@ -53,6 +59,10 @@ class TaskClass(BaseModel):
     @field_serializer("cls", when_used="json")
     def _cls_as_text(self, cls: type[object]) -> str:
         return class_path(cls)
+
+    @field_serializer("case_model", when_used="json")
+    def _case_model_as_text(self, case_model: type[BaseModel] | None) -> str | None:
+        return class_path(case_model) if case_model is not None else None
 
     def to_json(self) -> dict[str, Any]:
         """Return the documented JSON shape (``show``, and each entry of a run plan)."""

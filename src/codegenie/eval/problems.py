@@ -40,6 +40,7 @@ from codegenie.eval.codes import diagnostic
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.errors import (
     BenchCaseLoadError,
+    BenchCasesInvalid,
     BenchManifestInvalid,
     BenchManifestNotFound,
     BenchRootNotFound,
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = (
     "Location",
+    "case_problem",
     "display_path",
     "error_diagnostics",
     "import_failed",
@@ -173,6 +175,30 @@ def not_registered(slug: str, module: str, registered: Sequence[str], at: Locati
     message = f"importing {module} did not register {slug!r} (it registered {others})"
     hint = f"decorate the task class with @register_task_class({slug!r})"
     return diagnostic("not-registered", message, *at, slug=slug, hint=hint)
+
+
+def case_problem(
+    slug: str,
+    *,
+    code: str,
+    file: str | os.PathLike[str],
+    line: int | None,
+    column: int | None,
+    key: str,
+    message: str,
+    case: str | None,
+) -> Diagnostic:
+    """``case-layout`` or ``case-invalid``: one problem of a task class's cases, at its place."""
+    owner = f"case {case!r} of {slug!r}" if case else f"{slug!r} cases"
+    keyed = f"{key}: " if key else ""
+    return diagnostic(
+        code,
+        f"{owner}: {keyed}{message}",
+        display_path(file),
+        line,
+        column if line is not None else None,
+        slug=slug,
+    )
 
 
 def _with_traceback(found: Diagnostic, traceback: str | None) -> Diagnostic:
@@ -325,6 +351,20 @@ def error_diagnostics(
             found
             for failed, failure in error.errors.items()
             for found in error_diagnostics(failure, manifest, failed)
+        ]
+    if isinstance(error, BenchCasesInvalid):
+        return [
+            case_problem(
+                error.task_class,
+                code=problem.code,
+                file=problem.file,
+                line=problem.line,
+                column=problem.column,
+                key=problem.key,
+                message=problem.message,
+                case=problem.case,
+            )
+            for problem in error.problems
         ]
     slug = getattr(error, "name", None) or slug
     return [_one(error, _Place(manifest, slug))]

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from pathlib import Path, PurePosixPath
-from typing import Final, TypeVar, final
+from typing import TYPE_CHECKING, Final, TypeVar, final
 
 from codegenie.eval.errors import (
     TaskClassAlreadyRegistered,
@@ -23,6 +23,9 @@ from codegenie.eval.errors import (
 )
 from codegenie.eval.models import TaskClass
 from codegenie.eval.naming import check_slug, closest
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = (
     "RegistrationSession",
@@ -226,24 +229,37 @@ def register_task_class(
     description: str | None = None,
     rubric: str = "rubric.py",
     cases: str = "cases",
+    case_model: type[BaseModel] | None = None,
     registry: TaskClassRegistry | None = None,
 ) -> Callable[[_T], _T]:
     """Register the decorated class as the task class ``name``; return it unchanged.
 
     ``rubric`` and ``cases`` are paths relative to the directory of the module
     that defines the class. ``description`` defaults to the first line of the
-    class docstring. The class goes to ``registry`` when given, else to the
-    registry of the load in progress (see :func:`registering_into`), else to
+    class docstring. ``case_model`` is a pydantic model that validates the
+    task-specific keys of each case's ``case.toml`` (every key but the common
+    ``description``, ``tags``, ``timeout`` and ``id``; see
+    :mod:`codegenie.eval.cases`); without one, those keys are kept as a dict.
+    The class goes to ``registry`` when given, else to the registry of the
+    load in progress (see :func:`registering_into`), else to
     ``default_registry``.
 
     Raises ``InvalidTaskClassName`` for a name that breaks the slug rules,
     ``ValueError`` for a rubric or cases path that leaves the task-class
-    directory, and ``TaskClassAlreadyRegistered`` when the registry already
-    holds another task class of that name.
+    directory or a ``case_model`` field named like a common key,
+    ``TypeError`` for a ``case_model`` that is not a ``BaseModel`` subclass,
+    and ``TaskClassAlreadyRegistered`` when the registry already holds
+    another task class of that name.
     """
     check_slug(name)
     rubric_part = _relative_part(rubric, "rubric")
     cases_part = _relative_part(cases, "cases")
+    if case_model is not None:
+        # Imported here: registrations without a case model do not pay for the
+        # case reader (tomllib and its helpers).
+        from codegenie.eval.cases import check_case_model  # noqa: PLC0415
+
+        check_case_model(case_model)
 
     def decorate(cls: _T) -> _T:
         module = sys.modules.get(cls.__module__)
@@ -258,6 +274,7 @@ def register_task_class(
             rubric=base / rubric_part if base is not None else None,
             cases=base / cases_part if base is not None else None,
             cls=cls,
+            case_model=case_model,
         )
         _register(task_class, registry)
         return cls

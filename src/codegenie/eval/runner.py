@@ -6,8 +6,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, final
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from codegenie.eval.cases import scan_cases
 from codegenie.eval.errors import EvalError, RunPlanError
 from codegenie.eval.loader import load_task_class
 from codegenie.eval.manifest import BenchManifest
@@ -18,16 +19,18 @@ __all__ = ("RunPlan", "Runner")
 
 
 class RunPlan(BaseModel):
-    """The task classes a run will use, in the order requested.
+    """The task classes a run will use, in the order requested, and their cases.
 
-    Frozen. ``to_json()`` gives the documented shape
-    ``{"manifest": PATH, "task_classes": [<as show>]}``.
+    Frozen. ``case_ids`` maps each slug to the ids of its cases, sorted.
+    ``to_json()`` gives the documented shape ``{"manifest": PATH,
+    "task_classes": [<as show, with "case_ids">]}``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
     manifest: Path
     task_classes: tuple[TaskClass, ...]
+    case_ids: dict[str, tuple[str, ...]] = Field(default_factory=dict)
 
     def slugs(self) -> tuple[str, ...]:
         """Return the slugs of the plan, in order."""
@@ -37,7 +40,10 @@ class RunPlan(BaseModel):
         """Return the plan as a JSON-ready dict."""
         return {
             "manifest": str(self.manifest),
-            "task_classes": [tc.to_json() for tc in self.task_classes],
+            "task_classes": [
+                {**tc.to_json(), "case_ids": list(self.case_ids.get(tc.name, ()))}
+                for tc in self.task_classes
+            ],
         }
 
 
@@ -62,9 +68,11 @@ class Runner:
 
         Each slug goes through ``load_task_class``, one after another (the
         loader is caller-serialized), yielding to the event loop between
-        slugs. A slug named twice is resolved once. Every slug is tried: a
-        failing one — whatever its registration raised — is recorded and the
-        next one resolved. Returns the ``RunPlan``, or raises one
+        slugs; then its cases are read and validated (``BenchCasesInvalid``
+        for that slug when any is wrong; the rubric is never run). A slug
+        named twice is resolved once. Every slug is tried: a failing one —
+        whatever its registration raised — is recorded and the next one
+        resolved. Returns the ``RunPlan``, or raises one
         ``RunPlanError`` whose ``errors`` hold each failing slug's own typed
         error and whose ``resolved`` holds the task classes that did resolve.
 
@@ -76,6 +84,7 @@ class Runner:
 
         requested = self.manifest.slugs() if slugs is None else _checked_slugs(slugs)
         resolved: list[TaskClass] = []
+        case_ids: dict[str, tuple[str, ...]] = {}
         errors: dict[str, EvalError] = {}
         for slug in requested:
             # An undeclared slug still goes through the loader, which refuses it
@@ -84,15 +93,19 @@ class Runner:
                 self.manifest.root_dir(slug) if slug in self.manifest else self.manifest.directory
             )
             try:
-                resolved.append(
-                    load_task_class(slug, root, registry=self.registry, manifest=self.manifest)
+                task_class = load_task_class(
+                    slug, root, registry=self.registry, manifest=self.manifest
                 )
+                cases = scan_cases(task_class).raise_for_problems()
             except EvalError as error:
                 errors[slug] = error
+            else:
+                resolved.append(task_class)
+                case_ids[slug] = tuple(case.id for case in cases)
             await asyncio.sleep(0)
         if errors:
             raise RunPlanError(errors, tuple(resolved))
-        return RunPlan(manifest=self.manifest.path, task_classes=tuple(resolved))
+        return RunPlan(manifest=self.manifest.path, task_classes=tuple(resolved), case_ids=case_ids)
 
 
 def _checked_slugs(slugs: Iterable[object]) -> tuple[str, ...]:

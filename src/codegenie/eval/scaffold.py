@@ -295,8 +295,9 @@ if __name__ == "__main__":
     sys.exit(main(sys.argv))
 '''
 
+# The case's id is its directory's name. As scaffolded, expected/ passes the
+# rubric and input/ fails it, so `check --rubrics` is green from the start.
 _CASE = """\
-id = "example"
 description = "An example case: replace it with real ones."
 """
 
@@ -559,8 +560,10 @@ def _create(plan: _Plan, target: Path, description: str) -> None:
             "rubric.py": _RUBRIC.format(slug=slug),
             "cases/example/case.toml": _CASE,
             "cases/example/expected/README.txt": "Files a correct candidate produces.\n",
+            "cases/example/input/TASK.txt": "What the solver starts from.\n",
         }
         (staging / "cases" / "example" / "expected").mkdir(parents=True)
+        (staging / "cases" / "example" / "input").mkdir()
         for name, text in files.items():
             writing = directory / name
             _write_new_file(staging / name, text)

@@ -17,12 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codegenie.eval.check.golden import CaseRun, golden_diagnostics
 from codegenie.eval.check.static import ImportTarget, check_static
 from codegenie.eval.check.workers import Outcome, import_all
 from codegenie.eval.codes import CODES, Code, diagnostic
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.problems import (
     Location,
+    case_problem,
     display_path,
     import_failed,
     module_mismatch,
@@ -183,6 +185,54 @@ def _import_diagnostics(
     if outcome.left_running:
         message = f"importing {module} for {slug!r} left {outcome.left_running} running"
         yield diagnostic("import-left-running", message, *header, slug=slug)
+    if outcome.parts is not None:
+        yield from _part_diagnostics(target, outcome.parts, manifest=manifest)
+
+
+def _part_diagnostics(
+    target: ImportTarget, parts: dict[str, Any], *, manifest: str
+) -> Iterable[Diagnostic]:
+    """Report the rubric and cases of a task class that loaded."""
+    slug = target.slug
+    line = dict(target.register_lines).get(slug)
+    at = (target.display_file, line, 1) if line else _at_entry(target, manifest)
+    rubric = parts["rubric_file"]
+    if not parts["rubric_exists"]:
+        shown = display_path(Path(rubric)) if rubric else "(none: no source file)"
+        message = f"the rubric of {slug!r}, {shown}, does not exist"
+        yield diagnostic("rubric-missing", message, *at, slug=slug)
+    for problem in parts["case_problems"]:
+        yield case_problem(
+            slug,
+            code=problem["code"],
+            file=problem["file"],
+            line=problem["line"],
+            column=problem["column"],
+            key=problem["key"],
+            message=problem["message"],
+            case=problem["case"],
+        )
+    if not parts["cases_found"] or not (parts["cases"] or parts["case_problems"]):
+        message = f"{slug!r} has no cases: nothing can be graded"
+        yield diagnostic("cases-missing", message, *at, slug=slug)
+
+
+def _case_runs(target: ImportTarget, outcome: Outcome) -> list[CaseRun]:
+    parts = outcome.parts
+    if parts is None or not parts["rubric_exists"]:
+        return []
+    return [
+        CaseRun(
+            target.slug,
+            Path(parts["rubric_file"]),
+            case["id"],
+            Path(case["directory"]),
+            float(case["timeout"]),
+            side,
+        )
+        for case in parts["cases"]
+        for side in ("expected", "input")
+    ]
 
 
 def run_check(
@@ -191,12 +241,16 @@ def run_check(
     jobs: int | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     shard: Shard | None = None,
+    rubrics: bool = False,
 ) -> CheckReport:
     """Check the bench of ``manifest``; return every diagnostic, sorted.
 
-    ``jobs`` worker processes import registrations in parallel (default: the
-    number of CPUs); ``timeout`` bounds each slug's import in seconds; ``shard``
-    restricts the run to a stable slice of the slugs. Raises
+    ``jobs`` slugs are imported at once (default: the number of CPUs), each in
+    a process of its own; ``timeout`` bounds each slug's import in seconds;
+    ``shard`` restricts the run to a stable slice of the slugs. Each task class
+    that loads has its rubric and cases checked too; with ``rubrics``, every
+    case's rubric also runs on copies of its ``expected/`` (which must pass)
+    and its ``input/`` (which must fail), ``jobs`` at a time. Raises
     ``BenchManifestNotFound`` when there is no manifest; a manifest that cannot
     be read is a diagnostic like any other.
     """
@@ -208,15 +262,21 @@ def run_check(
         raise BenchManifestNotFound(path, searched_parents=False)
     static = check_static(path, shard.__contains__)
     diagnostics = list(static.diagnostics)
+    jobs = jobs or os.cpu_count() or 1
     if static.targets:
-        outcomes = import_all(static.targets, jobs=jobs or os.cpu_count() or 1, timeout=timeout)
+        outcomes = import_all(static.targets, jobs=jobs, timeout=timeout)
         shown = display_path(path)
+        runs: list[CaseRun] = []
         for target in static.targets:
+            outcome = outcomes[target.slug]
             diagnostics += _import_diagnostics(
                 target,
-                outcomes[target.slug],
+                outcome,
                 manifest=shown,
                 rubric_flagged=target.slug in static.rubric_flagged,
             )
+            if rubrics:
+                runs += _case_runs(target, outcome)
+        diagnostics += golden_diagnostics(runs, jobs=jobs)
     diagnostics.sort(key=Diagnostic.sort_key)
     return CheckReport(manifest=path, checked=len(static.slugs), diagnostics=tuple(diagnostics))

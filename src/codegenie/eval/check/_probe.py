@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from codegenie.eval._tracebacks import describe_failure
+from codegenie.eval.cases import scan_cases
 from codegenie.eval.errors import (
     EvalError,
     TaskClassModuleMismatch,
@@ -28,6 +29,7 @@ from codegenie.eval.errors import (
 )
 from codegenie.eval.loader import load_task_class
 from codegenie.eval.manifest import BenchManifest, ManifestEntry
+from codegenie.eval.models import TaskClass
 from codegenie.eval.registry import TaskClassRegistry
 
 __all__ = ("probe", "request_manifest")
@@ -152,28 +154,39 @@ def probe(slug: str, manifest: BenchManifest, registry: TaskClassRegistry) -> di
     when the load did not fail; see :func:`_failure`), ``not_registered``
     (the import succeeded but did not register the slug), ``rubric`` (rubric
     modules or files it loaded) and ``left_running`` (threads and child
-    processes still running when the import returned, or ``""``).
+    processes still running when the import returned, or ``""``). When the
+    task class loaded, also ``rubric_file`` and ``rubric_exists``,
+    ``cases_found``, ``cases`` (each valid case's ``id``, ``directory`` and
+    ``timeout``) and ``case_problems`` (each problem of its cases, with its
+    check ``code``): the cases are validated here because the case model is
+    the registration's.
     """
     watch = _RubricWatch()
     sys.addaudithook(watch)
     error: dict[str, Any] | None = None
     registered: tuple[str, ...] = ()
     not_registered = False
+    task_class = None
     try:
-        load_task_class(slug, manifest.root_dir(slug), registry=registry, manifest=manifest)
+        task_class = load_task_class(
+            slug, manifest.root_dir(slug), registry=registry, manifest=manifest
+        )
         registered = registry.names()
     except TaskClassNotFound as exc:
         registered = tuple(exc.available_names)
         not_registered = True
     except BaseException as exc:  # KeyboardInterrupt raised by the registration itself too
         error = _failure(exc, manifest.root_dir(slug))
-    return {
+    document = {
         "registered": list(registered),
         "error": error,
         "not_registered": not_registered,
         "rubric": watch.names(),
         "left_running": _left_running(),
     }
+    if task_class is not None:
+        document.update(_parts(task_class))
+    return document
 
 
 def _failure(exc: BaseException, root: Path) -> dict[str, Any]:
@@ -200,3 +213,30 @@ def _failure(exc: BaseException, root: Path) -> dict[str, Any]:
     else:
         found |= {"type": type(exc).__name__, "message": ""}
     return found
+
+
+def _parts(task_class: TaskClass) -> dict[str, Any]:
+    """Describe the task class's rubric and cases, JSON-ready (the case model stays here)."""
+    rubric = task_class.rubric
+    scan = scan_cases(task_class)
+    return {
+        "rubric_file": None if rubric is None else str(rubric),
+        "rubric_exists": rubric is not None and os.path.isfile(rubric),
+        "cases_found": scan.found,
+        "cases": [
+            {"id": case.id, "directory": str(case.directory), "timeout": case.timeout}
+            for case in scan.cases
+        ],
+        "case_problems": [
+            {
+                "file": str(problem.file),
+                "line": problem.line,
+                "column": problem.column,
+                "key": problem.key,
+                "message": problem.message,
+                "code": problem.code,
+                "case": problem.case,
+            }
+            for problem in scan.problems
+        ],
+    }

@@ -47,7 +47,7 @@ from typing import Any, Final, NoReturn
 
 import pydantic
 
-from codegenie.eval import loader, models, registry
+from codegenie.eval import cases, loader, models, registry
 from codegenie.eval._tracebacks import describe_failure
 from codegenie.eval.check._probe import probe, request_manifest
 from codegenie.eval.errors import TaskClassRegistrationFailed
@@ -70,7 +70,7 @@ _getpid: Final = os.getpid
 
 # Modules the children use lazily; imported here, before any bench is on sys.path.
 _PRELOADED: Final = (contextlib, importlib, importlib.machinery, importlib.util, json, linecache)
-_PRELOADED_TOO: Final = (tokenize, traceback, pydantic, loader, models, registry)
+_PRELOADED_TOO: Final = (tokenize, traceback, pydantic, cases, loader, models, registry)
 
 
 def _load_prctl() -> Callable[..., int] | None:
@@ -402,14 +402,7 @@ class _Server:
         left = document["left_running"]
         if escaped and not left:
             left = "a process that left the check's process group"
-        return {
-            "kind": "done",
-            "registered": document["registered"],
-            "error": document["error"],
-            "not_registered": document["not_registered"],
-            "rubric": document["rubric"],
-            "left_running": left,
-        }
+        return {**document, "kind": "done", "left_running": left}
 
 
 def main(argv: list[str]) -> int:

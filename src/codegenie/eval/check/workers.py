@@ -68,7 +68,9 @@ class Outcome:
     """What importing one registration came to.
 
     ``kind`` is ``"done"`` (see ``registered``, ``error``, ``not_registered``,
-    ``rubric`` and ``left_running``), ``"crashed"`` (the process died;
+    ``rubric``, ``left_running``, and ``parts``: the rubric and cases of a
+    task class that loaded, as :func:`codegenie.eval.check._probe.probe`
+    describes them), ``"crashed"`` (the process died;
     ``detail`` says how), ``"timeout"``, or ``"tampered"`` (the registration
     wrote to the check's private result pipe, so its answer cannot be trusted).
     """
@@ -81,6 +83,7 @@ class Outcome:
     rubric: tuple[str, ...] = ()
     left_running: str = ""
     detail: str = ""
+    parts: dict[str, Any] | None = None
 
 
 class _WorkerGone(Exception):
@@ -100,8 +103,8 @@ class _Worker:
                 [
                     sys.executable,
                     "-I",
-                    # -I ignores PYTHONDONTWRITEBYTECODE: honour it as this process does.
-                    *(["-B"] if sys.dont_write_bytecode else []),
+                    # The check writes nothing into the repository, bytecode included.
+                    "-B",
                     "-c",
                     _BOOTSTRAP.format(home=home),
                     str(request_read),
@@ -221,6 +224,7 @@ def _outcome(target: ImportTarget, answer: dict[str, Any]) -> Outcome:
             not_registered=bool(answer["not_registered"]),
             rubric=tuple(answer["rubric"]),
             left_running=answer["left_running"],
+            parts=answer if "cases" in answer else None,
         )
     if kind in ("crashed", "timeout", "tampered"):
         return Outcome(target.slug, kind, detail=str(answer.get("detail", "")))

@@ -1,0 +1,577 @@
+"""Run a task class's rubric on one candidate: the one runner of the rubric protocol.
+
+The protocol (design section 11, ``docs/rubrics.md``, the verdict's JSON Schema
+in ``docs/rubric-verdict.schema.json``)::
+
+    python rubric.py CASE_DIR CANDIDATE_DIR
+
+prints one JSON object on stdout, ``{"passed": bool, "score": number in
+[0, 1] (optional), "reason": string (optional), …}``, and exits 0 when
+passed, 1 when not. Anything else is a rubric error, never a pass.
+
+:func:`run_rubric` is what ``grade`` and ``check --rubrics`` call. It runs the
+rubric with the harness's own interpreter (``sys.executable``, with ``-B`` so
+that no ``__pycache__`` is written into the bench), in a fresh temporary
+working directory, with stdin at end of file, in a process group of its own
+that is killed whole when the case's timeout expires (and once the rubric has
+exited, so that nothing it started outlives it). stdout and stderr are read
+as they come: the first 1 MiB of stdout and the last 64 KiB of stderr are
+kept, whatever the rubric writes. The rubric receives *copies* of the case
+directory and of the candidate directory, made in the temporary directory
+(symbolic links copied as links, never followed), so a rubric that writes or
+deletes cannot change the bench or the candidate. The temporary directory is
+removed in every case — verdict, error, timeout, ``KeyboardInterrupt``.
+
+POSIX only (process groups); importing the module works everywhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal, final
+
+from pydantic import BaseModel, ConfigDict
+
+from codegenie.eval.cases import Case, case_id_problem
+
+__all__ = (
+    "STDERR_TAIL_LIMIT",
+    "STDOUT_LIMIT",
+    "RubricResult",
+    "RubricStatus",
+    "run_rubric",
+    "verdict_problem",
+)
+
+#: The most of a rubric's stdout that is kept; a longer stdout is a rubric error.
+STDOUT_LIMIT: Final = 1024 * 1024
+#: How much of the end of a rubric's stderr is kept (for the error report).
+STDERR_TAIL_LIMIT: Final = 64 * 1024
+
+RubricStatus = Literal["passed", "failed", "error", "timeout"]
+
+_CHUNK: Final = 64 * 1024
+# How long, after the process group was killed, the pipes may take to close:
+# only a process that left the group (setsid) can hold them open longer.
+_DRAIN_GRACE: Final = 2.0
+# The longest single wait; a longer timeout is waited for in several turns.
+_LONGEST_WAIT: Final = 3600.0
+# Without a pidfd, how often the rubric's exit is polled for.
+_POLL_INTERVAL: Final = 0.005
+
+
+@final
+class RubricResult(BaseModel):
+    """The outcome of one rubric run on one candidate.
+
+    ``status`` is ``"passed"`` (exit 0 with ``"passed": true``), ``"failed"``
+    (exit 1 with ``"passed": false``), ``"timeout"`` (the case's timeout
+    expired; the rubric's process group was killed) or ``"error"`` (anything
+    else: another exit status, a signal, stdout that is not one verdict
+    object, a verdict that contradicts the exit status or breaks the schema,
+    a rubric or candidate that cannot be run or copied). ``reason`` is the
+    verdict's reason for a pass or a fail, and says what went wrong for an
+    error or a timeout. ``score`` is the verdict's score, if it gave one.
+    ``verdict`` is the parsed JSON object when stdout was one (also for some
+    errors, such as a contradicting exit status). ``exit_status`` is the
+    rubric's exit status (negative: killed by that signal; ``None``: it did
+    not run). ``stderr_tail`` is the end of its stderr (at most 64 KiB,
+    decoded as UTF-8 with replacement). ``duration_s`` counts from the start
+    of the copies to the end of the run.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    case: str
+    status: RubricStatus
+    score: float | None = None
+    reason: str | None = None
+    duration_s: float
+    verdict: dict[str, Any] | None = None
+    exit_status: int | None = None
+    stderr_tail: str = ""
+
+    @property
+    def passed(self) -> bool:
+        """Whether the rubric passed the candidate."""
+        return self.status == "passed"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``grade``'s JSON shape of one result: case, status, score, reason, duration_s."""
+        return {
+            "case": self.case,
+            "status": self.status,
+            "score": self.score,
+            "reason": self.reason,
+            "duration_s": self.duration_s,
+        }
+
+
+def run_rubric(
+    rubric: Path | str,
+    case: Case,
+    candidate: Path | str,
+    *,
+    timeout: float | None = None,
+) -> RubricResult:
+    """Run ``rubric`` on a copy of ``candidate`` for ``case``; return what it decided.
+
+    ``rubric`` is the task class's ``rubric.py`` (``TaskClass.rubric``);
+    ``candidate`` a directory (``CANDIDATES_DIR/<case-id>``, or
+    ``case.expected``/``case.input`` for ``check --rubrics``). ``timeout``
+    (seconds) defaults to ``case.timeout``. The rubric is run as
+    ``sys.executable -B RUBRIC CASE_COPY CANDIDATE_COPY``, where the copies
+    keep the names of the originals (the case copy is named by the case id),
+    with the working directory and ``TMPDIR`` in a fresh temporary directory.
+
+    Never raises for what the rubric, the case or the candidate do or hold:
+    every such outcome is a :class:`RubricResult` (see its ``status``); a
+    missing rubric file or candidate directory is an ``"error"`` result.
+    Raises ``ValueError`` for a ``timeout`` that is not a positive number,
+    ``NotImplementedError`` off POSIX. ``KeyboardInterrupt`` propagates, after
+    the rubric's process group is killed and the temporary directory removed.
+
+    Thread-safe and blocking: ``grade --jobs N`` runs it from N threads. The
+    clean-up runs in ``finally`` clauses: a caller that must also survive
+    ``SIGTERM`` turns it into an exception (as Python does ``SIGINT``); a
+    caller killed outright (``SIGKILL``) leaves the rubric to finish alone,
+    since it runs in a session of its own.
+    """
+    limit = case.timeout if timeout is None else timeout
+    if isinstance(limit, bool) or not isinstance(limit, int | float) or not limit > 0:
+        msg = f"timeout must be a positive number of seconds, got {limit!r}"
+        raise ValueError(msg)
+    if case_id_problem(case.id) is not None:
+        msg = f"case id {case.id!r} is not a valid case id; use the cases load_cases returns"
+        raise ValueError(msg)
+    if os.name != "posix":  # pragma: no cover - process groups are POSIX
+        msg = "rubrics are run in a process group of their own, which needs POSIX"
+        raise NotImplementedError(msg)
+    started = time.monotonic()
+
+    def error(reason: str) -> RubricResult:
+        elapsed = time.monotonic() - started
+        return RubricResult(case=case.id, status="error", reason=reason, duration_s=elapsed)
+
+    rubric_file = os.path.abspath(rubric)
+    candidate_dir = os.path.abspath(candidate)
+    if not os.path.isfile(rubric_file):
+        return error(f"the rubric {rubric_file} does not exist")
+    if not os.path.isdir(candidate_dir):
+        return error(f"the candidate {candidate_dir} is not a directory")
+    try:
+        workspace = tempfile.mkdtemp(prefix="codegenie-rubric-")
+    except OSError as exc:
+        return error(f"cannot create a temporary directory: {exc.strerror or exc}")
+    try:
+        case_copy = os.path.join(workspace, "case", case.id)
+        candidate_name = os.path.basename(candidate_dir) or "candidate"
+        candidate_copy = os.path.join(workspace, "candidate", candidate_name)
+        work = os.path.join(workspace, "work")
+        scratch = os.path.join(workspace, "tmp")
+        try:
+            for name in ("work", "tmp", "case", "candidate"):
+                os.mkdir(os.path.join(workspace, name))
+            _copy_tree(str(case.directory), case_copy)
+            _copy_tree(candidate_dir, candidate_copy)
+        except _CopyRefused as exc:
+            return error(f"cannot copy {exc.path}: {exc.reason}")
+        except OSError as exc:
+            where = f" {exc.filename}" if exc.filename else ""
+            return error(f"cannot copy{where}: {exc.strerror or type(exc).__name__}")
+        try:
+            outcome = _run(
+                [sys.executable, "-B", rubric_file, case_copy, candidate_copy],
+                cwd=work,
+                env={**os.environ, "TMPDIR": scratch},
+                timeout=float(limit),
+            )
+        except _NotStarted as exc:
+            return error(f"cannot start the rubric: {exc.reason}")
+    finally:
+        _remove_tree(workspace)
+    return _judge(case.id, outcome, float(limit), time.monotonic() - started)
+
+
+# -- the verdict ----------------------------------------------------------------
+
+
+def verdict_problem(verdict: object) -> str | None:
+    """Return what is wrong with a parsed ``verdict``, or ``None`` if it follows the protocol.
+
+    The rules of ``docs/rubric-verdict.schema.json``: a JSON object with
+    ``passed`` a boolean, ``score`` (optional) a number — not a boolean — in
+    [0, 1], ``reason`` (optional) a string; other keys are allowed.
+    """
+    if not isinstance(verdict, dict):
+        return f"the verdict is {_json_type(verdict)}, not a JSON object"
+    if "passed" not in verdict:
+        return 'the verdict has no "passed" key'
+    passed = verdict["passed"]
+    if not isinstance(passed, bool):
+        return f'"passed" must be true or false, not {_json_type(passed)}'
+    if "score" in verdict:
+        score = verdict["score"]
+        if isinstance(score, bool) or not isinstance(score, int | float):
+            return f'"score" must be a number in [0, 1], not {_json_type(score)}'
+        if not 0 <= score <= 1:
+            return f'"score" must be a number in [0, 1], not {score!r}'
+    if "reason" in verdict and not isinstance(verdict["reason"], str):
+        return f'"reason" must be a string, not {_json_type(verdict["reason"])}'
+    return None
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            msg = f"the key {key!r} appears twice"
+            raise ValueError(msg)
+        result[key] = value
+    return result
+
+
+def _no_constant(name: str) -> float:
+    msg = f"{name} is not JSON"
+    raise ValueError(msg)
+
+
+def _parse_verdict(stdout: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """Return ``(verdict, None)``, or ``(None or what was parsed, why it is not a verdict)``."""
+    try:
+        text = stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "stdout is not UTF-8 text; a rubric prints one JSON object"
+    if not text.strip():
+        return None, "the rubric printed nothing on stdout; it must print one JSON object"
+    try:
+        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            return None, "stdout holds more than one JSON value; a rubric prints one JSON object"
+        return None, f"stdout is not one JSON object ({exc.msg} at line {exc.lineno})"
+    except (ValueError, RecursionError) as exc:
+        return None, f"stdout is not one JSON object ({exc})"
+    problem = verdict_problem(value)
+    if problem is not None:
+        return (value if isinstance(value, dict) else None), problem
+    return value, None
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _judge(case_id: str, outcome: _Outcome, limit: float, duration: float) -> RubricResult:
+    tail = outcome.stderr_tail.decode("utf-8", "replace")
+    result: dict[str, Any] = {
+        "case": case_id,
+        "duration_s": duration,
+        "exit_status": outcome.returncode,
+        "stderr_tail": tail,
+    }
+    if outcome.timed_out:
+        reason = f"the rubric ran longer than the case's timeout of {limit:g} s and was killed"
+        return RubricResult(status="timeout", reason=reason, **result)
+    code = outcome.returncode
+    if code < 0:
+        return RubricResult(
+            status="error", reason=f"the rubric was killed by {_signal_name(-code)}", **result
+        )
+    if outcome.stdout_overflow:
+        reason = f"the rubric printed more than {STDOUT_LIMIT // 1024} KiB on stdout"
+        return RubricResult(status="error", reason=reason, **result)
+    verdict, problem = _parse_verdict(outcome.stdout)
+    last = _last_line(tail)
+    said = f"; its stderr ends with: {last}" if last else ""
+    if code not in (0, 1):
+        reason = f"the rubric exited with status {code} (0 is a pass, 1 a fail){said}"
+        return RubricResult(status="error", reason=reason, verdict=verdict, **result)
+    if problem is not None or verdict is None:
+        return RubricResult(status="error", reason=f"{problem}{said}", verdict=verdict, **result)
+    passed = verdict["passed"]
+    if passed != (code == 0):
+        reason = (
+            f'the rubric exited with status {code} but its verdict says "passed": '
+            f"{'true' if passed else 'false'}"
+        )
+        return RubricResult(status="error", reason=reason, verdict=verdict, **result)
+    score = verdict.get("score")
+    return RubricResult(
+        status="passed" if passed else "failed",
+        score=float(score) if score is not None else None,
+        reason=verdict.get("reason"),
+        verdict=verdict,
+        **result,
+    )
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+# -- the copies -------------------------------------------------------------------
+
+
+@final
+class _CopyRefused(Exception):
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def _copy_tree(source: str, target: str) -> None:
+    """Copy the directory ``source`` to the new directory ``target``.
+
+    Regular files are copied with their mode and times, directories
+    recreated, symbolic links copied as links (never followed: a link that
+    points out of the case stays a link, and its target is never copied or
+    written through by the copy). A FIFO, socket or device is refused
+    (:class:`_CopyRefused`): reading one could block or never end.
+    """
+    os.mkdir(target)
+    pending = [(source, target)]
+    directories: list[tuple[str, str]] = []
+    while pending:
+        src, dst = pending.pop()
+        directories.append((src, dst))
+        with os.scandir(src) as entries:
+            for entry in entries:
+                to = os.path.join(dst, entry.name)
+                if entry.is_symlink():
+                    os.symlink(os.readlink(entry.path), to)
+                elif entry.is_dir(follow_symlinks=False):
+                    os.mkdir(to)
+                    pending.append((entry.path, to))
+                elif entry.is_file(follow_symlinks=False):
+                    shutil.copy2(entry.path, to, follow_symlinks=False)
+                else:
+                    kind = _special_kind(entry.stat(follow_symlinks=False).st_mode)
+                    raise _CopyRefused(entry.path, f"it is {kind}, not a regular file")
+    # Directory modes last: a read-only directory must be filled before it is made read-only.
+    for src, dst in reversed(directories):
+        shutil.copystat(src, dst, follow_symlinks=False)
+
+
+def _special_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
+
+
+def _remove_tree(path: str) -> None:
+    """Remove ``path`` whatever the rubric did to it (read-only files and directories included)."""
+
+    def retry(function: Callable[..., Any], failed: str, *_: Any) -> None:
+        # A rubric may have taken the write or search permission away.
+        for directory in (os.path.dirname(failed), failed):
+            with contextlib.suppress(OSError, NotImplementedError):
+                os.chmod(directory, 0o700, follow_symlinks=False)
+        try:
+            function(failed)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            if os.path.isdir(failed) and not os.path.islink(failed):
+                shutil.rmtree(failed, ignore_errors=True)
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=retry)
+    else:
+        shutil.rmtree(path, onerror=retry)
+    if os.path.lexists(path):  # something outside the group kept writing: one more try
+        shutil.rmtree(path, ignore_errors=True)
+
+
+# -- the process ----------------------------------------------------------------------
+
+
+@final
+class _NotStarted(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    returncode: int
+    timed_out: bool
+    stdout: bytes
+    stdout_overflow: bool
+    stderr_tail: bytes
+
+
+@final
+class _Sink:
+    """Keeps the head (stdout) or the tail (stderr) of a stream, within ``limit`` bytes."""
+
+    def __init__(self, limit: int, *, tail: bool) -> None:
+        self.limit = limit
+        self.tail = tail
+        self.data = bytearray()
+        self.overflow = False
+
+    def feed(self, chunk: bytes) -> None:
+        if self.tail:
+            self.data += chunk
+            if len(self.data) > 2 * self.limit:
+                del self.data[: len(self.data) - self.limit]
+        elif not self.overflow:
+            room = self.limit - len(self.data)
+            self.data += chunk[:room]
+            self.overflow = len(chunk) > room
+
+    def value(self) -> bytes:
+        return bytes(self.data[-self.limit :] if self.tail else self.data)
+
+
+def _pidfd(pid: int) -> int | None:
+    """Return a descriptor that becomes readable when ``pid`` exits (Linux 5.3+), or ``None``."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        fd: int = opener(pid)
+    except OSError:
+        return None
+    return fd
+
+
+def _has_exited(process: subprocess.Popen[bytes]) -> bool:
+    """Whether the rubric has exited, leaving it unreaped where the platform allows.
+
+    Unreaped, its process ID still names its process group, so killing the
+    group cannot hit an unrelated process that reused the number.
+    """
+    waitid = getattr(os, "waitid", None)
+    if waitid is not None:
+        try:
+            return waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:
+            return True
+    return process.poll() is not None  # pragma: no cover - no waitid (macOS before 3.13)
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # nothing left in the group
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _run(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float) -> _Outcome:
+    """Run ``argv`` in a new session; read its output within bounds; kill its group at the end."""
+    deadline = time.monotonic() + timeout
+    try:
+        process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own session and process group (pgid == pid)
+            close_fds=True,
+        )
+    except OSError as exc:
+        raise _NotStarted(exc.strerror or type(exc).__name__) from exc
+    assert process.stdout is not None
+    assert process.stderr is not None
+    pidfd: int | None = None
+    selector = selectors.DefaultSelector()
+    out = _Sink(STDOUT_LIMIT, tail=False)
+    err = _Sink(STDERR_TAIL_LIMIT, tail=True)
+    sinks = {process.stdout.fileno(): out, process.stderr.fileno(): err}
+    timed_out = False
+    try:
+        for fd in sinks:
+            os.set_blocking(fd, False)
+            selector.register(fd, selectors.EVENT_READ)
+        pidfd = _pidfd(process.pid)
+        if pidfd is not None:
+            selector.register(pidfd, selectors.EVENT_READ)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            wait = min(remaining, _LONGEST_WAIT if pidfd is not None else _POLL_INTERVAL)
+            exited = _pump(selector, sinks, pidfd, wait)
+            if exited or (pidfd is None and _has_exited(process)):
+                break
+        # The rubric has exited (or its time is up): whatever it started goes with it.
+        _kill_group(process.pid)
+        if pidfd is not None:
+            selector.unregister(pidfd)
+        grace = time.monotonic() + _DRAIN_GRACE
+        while selector.get_map() and (left := grace - time.monotonic()) > 0:
+            _pump(selector, sinks, None, left)
+        returncode = process.wait()
+    except BaseException:
+        # KeyboardInterrupt, or a bug: the rubric and its children never outlive the call.
+        _kill_group(process.pid)
+        process.wait()
+        raise
+    finally:
+        selector.close()
+        if pidfd is not None:
+            os.close(pidfd)
+        process.stdout.close()
+        process.stderr.close()
+    return _Outcome(returncode, timed_out, out.value(), out.overflow, err.value())
+
+
+def _pump(
+    selector: selectors.BaseSelector, sinks: dict[int, _Sink], pidfd: int | None, wait: float
+) -> bool:
+    """Wait up to ``wait`` seconds; read what is there; return whether ``pidfd`` fired."""
+    exited = False
+    for key, _ in selector.select(wait):
+        fd = key.fd
+        if fd == pidfd:
+            exited = True
+            continue
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            continue
+        if chunk:
+            sinks[fd].feed(chunk)
+        else:
+            selector.unregister(fd)
+    return exited

@@ -1,0 +1,585 @@
+"""codegenie.eval.rubrics: the rubric protocol, run on real rubrics in tmp_path."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from codegenie.eval import rubrics
+from codegenie.eval.cases import Case
+from codegenie.eval.rubrics import (
+    STDERR_TAIL_LIMIT,
+    STDOUT_LIMIT,
+    RubricResult,
+    run_rubric,
+    verdict_problem,
+)
+from tests.factory import write_case
+
+REPO = Path(__file__).resolve().parent.parent
+VERDICT_SCHEMA = json.loads((REPO / "docs" / "rubric-verdict.schema.json").read_text())
+
+PASS = 'print(json.dumps({"passed": True, "score": 1, "reason": "ok"}))\nsys.exit(0)\n'
+FAIL = 'print(json.dumps({"passed": False, "score": 0.25, "reason": "no"}))\nsys.exit(1)\n'
+
+
+@pytest.fixture
+def workspace_parent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where run_rubric makes its temporary directories in this test (checked empty afterwards)."""
+    parent = tmp_path / "tmp"
+    parent.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(parent))
+    return parent
+
+
+@pytest.fixture
+def case(tmp_path: Path) -> Case:
+    """A case directory with case.toml, input/ and expected/ holding a few files."""
+    directory = write_case(
+        tmp_path / "bench" / "cases",
+        "c1",
+        'description = "A case."\nvalue = 3\n',
+        input_files={"main.txt": "start\n", "sub/deep.txt": "deep\n"},
+        expected_files={"main.txt": "done\n"},
+    )
+    return Case(task_class="t", id="c1", directory=directory, timeout=30)
+
+
+def write_rubric(tmp_path: Path, body: str, name: str = "rubric.py") -> Path:
+    """Write a rubric script: imports, then ``body`` (case_dir and candidate_dir are Paths)."""
+    rubric = tmp_path / "rubric-src" / name
+    rubric.parent.mkdir(exist_ok=True)
+    rubric.write_text(
+        "import json, os, sys, time\nfrom pathlib import Path\n"
+        "case_dir, candidate_dir = Path(sys.argv[1]), Path(sys.argv[2])\n" + textwrap.dedent(body),
+        encoding="utf-8",
+    )
+    return rubric
+
+
+def tree_digest(root: Path) -> str:
+    """A digest of everything under ``root``: names, kinds, modes, contents, link targets."""
+    digest = hashlib.sha256()
+    for directory, dirs, files in os.walk(root, followlinks=False):
+        dirs.sort()
+        for name in sorted(dirs + files):
+            path = Path(directory, name)
+            info = path.lstat()
+            digest.update(f"{path.relative_to(root)}|{info.st_mode:o}|".encode())
+            if path.is_symlink():
+                digest.update(os.readlink(path).encode())
+            elif path.is_file():
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def gone(pid: int, within: float = 10.0) -> bool:
+    """Whether process ``pid`` has ended (a zombie left for init to reap counts as ended)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (ProcessLookupError, FileNotFoundError):
+            return True
+        if state in {"Z", "X"}:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+# -- verdicts ---------------------------------------------------------------------------
+
+
+def test_a_passing_rubric_passes(tmp_path: Path, case: Case, workspace_parent: Path) -> None:
+    """Exit 0 with passed: true is a pass, with the verdict's score and reason."""
+    rubric = write_rubric(tmp_path, PASS)
+    result = run_rubric(rubric, case, case.expected)
+    assert (result.status, result.score, result.reason) == ("passed", 1.0, "ok")
+    assert result.passed
+    assert result.exit_status == 0
+    assert result.verdict == {"passed": True, "score": 1, "reason": "ok"}
+    assert result.case == "c1"
+    assert 0 < result.duration_s < 30
+    assert list(workspace_parent.iterdir()) == []
+
+
+def test_a_failing_rubric_fails(tmp_path: Path, case: Case) -> None:
+    """Exit 1 with passed: false is a fail, not an error."""
+    result = run_rubric(write_rubric(tmp_path, FAIL), case, case.input)
+    assert (result.status, result.score, result.reason) == ("failed", 0.25, "no")
+    assert not result.passed
+
+
+def test_the_rubric_runs_as_the_protocol_says(
+    tmp_path: Path, case: Case, workspace_parent: Path
+) -> None:
+    """Harness interpreter, fresh empty working directory and TMPDIR, copies named like the originals."""
+    rubric = write_rubric(
+        tmp_path,
+        """
+        print(json.dumps({
+            "passed": True,
+            "executable": sys.executable,
+            "cwd": os.getcwd(),
+            "cwd_empty": os.listdir(".") == [],
+            "tmpdir": os.environ["TMPDIR"],
+            "case": [case_dir.name, sorted(os.listdir(case_dir))],
+            "candidate": [candidate_dir.name, sorted(os.listdir(candidate_dir))],
+            "bytecode": sys.flags.dont_write_bytecode,
+        }))
+        """,
+    )
+    result = run_rubric(rubric, case, case.input)
+    assert result.status == "passed", result.reason
+    verdict = result.verdict
+    assert verdict is not None
+    assert verdict["executable"] == sys.executable
+    assert verdict["cwd_empty"] is True
+    assert verdict["case"] == ["c1", ["case.toml", "expected", "input"]]
+    assert verdict["candidate"] == ["input", ["main.txt", "sub"]]
+    assert verdict["bytecode"] == 1
+    for key in ("cwd", "tmpdir"):
+        assert Path(verdict[key]).is_relative_to(workspace_parent)
+        assert not Path(verdict[key]).exists()
+    assert not Path(verdict["cwd"]).is_relative_to(case.directory)
+
+
+def test_each_run_gets_a_fresh_working_directory(tmp_path: Path, case: Case) -> None:
+    """Two runs never share a working directory: what one leaves, the next does not see."""
+    rubric = write_rubric(
+        tmp_path,
+        """
+        seen = os.listdir(".")
+        Path("left-behind").write_text("x")
+        print(json.dumps({"passed": True, "seen": seen, "cwd": os.getcwd()}))
+        """,
+    )
+    first, second = (run_rubric(rubric, case, case.input) for _ in range(2))
+    assert first.verdict is not None
+    assert second.verdict is not None
+    assert second.verdict["seen"] == []
+    assert first.verdict["cwd"] != second.verdict["cwd"]
+
+
+ERRORS = [
+    pytest.param(
+        "sys.stderr.write('usage: rubric.py CASE CANDIDATE\\n')\nsys.exit(2)\n",
+        "the rubric exited with status 2 (0 is a pass, 1 a fail); its stderr ends with: "
+        "usage: rubric.py CASE CANDIDATE",
+        id="exit-2",
+    ),
+    pytest.param(
+        'print(json.dumps({"passed": True}))\nsys.exit(3)\n',
+        "the rubric exited with status 3 (0 is a pass, 1 a fail)",
+        id="exit-3-with-verdict",
+    ),
+    pytest.param(
+        "print('all good!')\n",
+        "stdout is not one JSON object (Expecting value at line 1)",
+        id="garbage",
+    ),
+    pytest.param(
+        "pass\n",
+        "the rubric printed nothing on stdout; it must print one JSON object",
+        id="nothing",
+    ),
+    pytest.param(
+        'print(json.dumps({"passed": True}))\nprint(json.dumps({"passed": True}))\n',
+        "stdout holds more than one JSON value; a rubric prints one JSON object",
+        id="two-objects",
+    ),
+    pytest.param(
+        'print(json.dumps({"passed": True}))\nsys.exit(1)\n',
+        'the rubric exited with status 1 but its verdict says "passed": true',
+        id="exit-1-says-passed",
+    ),
+    pytest.param(
+        'print(json.dumps({"passed": False}))\nsys.exit(0)\n',
+        'the rubric exited with status 0 but its verdict says "passed": false',
+        id="exit-0-says-failed",
+    ),
+    pytest.param(
+        "print('[true]')\n",
+        "the verdict is an array, not a JSON object",
+        id="array",
+    ),
+    pytest.param(
+        'print(\'{"passed": true, "passed": false}\')\n',
+        "stdout is not one JSON object (the key 'passed' appears twice)",
+        id="duplicate-key",
+    ),
+    pytest.param(
+        'print(\'{"passed": true, "score": NaN}\')\n',
+        "stdout is not one JSON object (NaN is not JSON)",
+        id="nan",
+    ),
+    pytest.param(
+        'sys.stdout.buffer.write(b\'{"passed": true, "reason": "\\xff"}\')\n',
+        "stdout is not UTF-8 text; a rubric prints one JSON object",
+        id="not-utf8",
+    ),
+    pytest.param(
+        "raise RuntimeError('boom')\n",
+        "the rubric printed nothing on stdout; it must print one JSON object; "
+        "its stderr ends with: RuntimeError: boom",
+        id="exception",
+    ),
+    pytest.param(
+        "import signal\nos.kill(os.getpid(), signal.SIGSEGV)\n",
+        "the rubric was killed by SIGSEGV",
+        id="crash-by-signal",
+    ),
+    pytest.param(
+        "import signal\nprint(json.dumps({'passed': True}), flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n",
+        "the rubric was killed by SIGKILL",
+        id="killed-after-verdict",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "reason"), ERRORS)
+def test_anything_else_is_a_rubric_error_never_a_pass(
+    tmp_path: Path, case: Case, body: str, reason: str
+) -> None:
+    """Another exit status, bad stdout, a contradicting verdict or a crash is status error, with why."""
+    result = run_rubric(write_rubric(tmp_path, body), case, case.input)
+    assert (result.status, result.reason) == ("error", reason)
+    assert not result.passed
+
+
+def test_an_exception_traceback_reaches_the_stderr_tail(tmp_path: Path, case: Case) -> None:
+    """A crashing rubric's traceback is kept in stderr_tail for the error report."""
+    result = run_rubric(write_rubric(tmp_path, "raise RuntimeError('boom')\n"), case, case.input)
+    assert "Traceback" in result.stderr_tail
+    assert result.stderr_tail.rstrip().endswith("RuntimeError: boom")
+    assert result.exit_status == 1
+
+
+VERDICTS: list[tuple[object, str | None]] = [
+    ({"passed": True}, None),
+    ({"passed": False, "score": 0, "reason": ""}, None),
+    ({"passed": True, "score": 1.0, "details": {"tests": 3}}, None),
+    ({"passed": True, "score": 0.5, "reason": "half", "case": "c1"}, None),
+    ({}, 'the verdict has no "passed" key'),
+    ({"passed": 1}, '"passed" must be true or false, not a number'),
+    ({"passed": "true"}, '"passed" must be true or false, not a string'),
+    ({"passed": None}, '"passed" must be true or false, not null'),
+    ({"passed": True, "score": True}, '"score" must be a number in [0, 1], not a boolean'),
+    ({"passed": True, "score": "1"}, '"score" must be a number in [0, 1], not a string'),
+    ({"passed": True, "score": None}, '"score" must be a number in [0, 1], not null'),
+    ({"passed": True, "score": 1.5}, '"score" must be a number in [0, 1], not 1.5'),
+    ({"passed": True, "score": -0.1}, '"score" must be a number in [0, 1], not -0.1'),
+    ({"passed": True, "reason": 3}, '"reason" must be a string, not a number'),
+    ({"passed": True, "reason": ["a"]}, '"reason" must be a string, not an array'),
+    ("passed", "the verdict is a string, not a JSON object"),
+    (None, "the verdict is null, not a JSON object"),
+]
+
+
+@pytest.mark.parametrize(("verdict", "problem"), VERDICTS)
+def test_verdict_rules_agree_with_the_published_schema(
+    verdict: object, problem: str | None
+) -> None:
+    """verdict_problem accepts exactly what docs/rubric-verdict.schema.json accepts."""
+    assert verdict_problem(verdict) == problem
+    valid = jsonschema.Draft202012Validator(VERDICT_SCHEMA).is_valid(verdict)
+    assert valid == (problem is None)
+
+
+@pytest.mark.parametrize(("verdict", "problem"), VERDICTS[4:9])
+def test_a_verdict_that_breaks_the_schema_is_an_error(
+    tmp_path: Path, case: Case, verdict: object, problem: str
+) -> None:
+    """Printed by a real rubric that exits 0, a verdict breaking the schema is an error with its reason."""
+    body = f"print(json.dumps({verdict!r}))\n"
+    result = run_rubric(write_rubric(tmp_path, body), case, case.input)
+    assert (result.status, result.reason) == ("error", problem)
+
+
+def test_the_verdict_schema_is_valid_json_schema() -> None:
+    """The committed schema is itself a valid draft 2020-12 schema."""
+    jsonschema.Draft202012Validator.check_schema(VERDICT_SCHEMA)
+
+
+# -- the process -----------------------------------------------------------------------
+
+
+def test_timeout_kills_the_whole_process_group(
+    tmp_path: Path, case: Case, workspace_parent: Path
+) -> None:
+    """On the case's timeout the rubric and its grandchild are killed; status timeout."""
+    pid_file = tmp_path / "grandchild.pid"
+    rubric = write_rubric(
+        tmp_path,
+        f"""
+        import subprocess
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        Path({str(pid_file)!r}).write_text(str(child.pid))
+        time.sleep(600)
+        """,
+    )
+    started = time.monotonic()
+    result = run_rubric(rubric, case, case.input, timeout=1.5)
+    assert time.monotonic() - started < 15
+    assert result.status == "timeout"
+    assert result.reason == "the rubric ran longer than the case's timeout of 1.5 s and was killed"
+    assert result.exit_status == -signal.SIGKILL
+    assert gone(int(pid_file.read_text()))
+    assert list(workspace_parent.iterdir()) == []
+
+
+def test_the_case_timeout_is_the_default(tmp_path: Path, case: Case) -> None:
+    """Without timeout=, the case's own timeout applies."""
+    short = case.model_copy(update={"timeout": 0.5})
+    result = run_rubric(write_rubric(tmp_path, "time.sleep(600)\n"), short, short.input)
+    assert result.status == "timeout"
+    assert result.duration_s < 10
+
+
+def test_what_the_rubric_leaves_running_is_killed_when_it_exits(tmp_path: Path, case: Case) -> None:
+    """A background grandchild holding stdout neither delays the verdict nor outlives the run."""
+    pid_file = tmp_path / "daemon.pid"
+    rubric = write_rubric(
+        tmp_path,
+        f"""
+        import subprocess
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        Path({str(pid_file)!r}).write_text(str(child.pid))
+        print(json.dumps({{"passed": True}}))
+        """,
+    )
+    started = time.monotonic()
+    result = run_rubric(rubric, case, case.input, timeout=60)
+    assert time.monotonic() - started < 15
+    assert result.status == "passed"
+    assert gone(int(pid_file.read_text()))
+
+
+def test_without_a_pidfd_the_exit_is_polled(
+    tmp_path: Path, case: Case, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where pidfd_open is missing (older kernels, macOS), verdicts and timeouts work the same."""
+    monkeypatch.setattr(rubrics, "_pidfd", lambda pid: None)
+    assert run_rubric(write_rubric(tmp_path, PASS), case, case.input).status == "passed"
+    slow = write_rubric(tmp_path, "time.sleep(600)\n", name="slow.py")
+    assert run_rubric(slow, case, case.input, timeout=0.5).status == "timeout"
+
+
+def test_stdin_is_at_end_of_file(tmp_path: Path, case: Case) -> None:
+    """A rubric that reads stdin gets end of file at once, never a hang."""
+    rubric = write_rubric(
+        tmp_path,
+        """
+        data = sys.stdin.read()
+        print(json.dumps({"passed": data == "", "reason": repr(data)}))
+        sys.exit(0 if data == "" else 1)
+        """,
+    )
+    result = run_rubric(rubric, case, case.input, timeout=20)
+    assert (result.status, result.reason) == ("passed", "''")
+
+
+def test_output_floods_are_bounded_in_memory(tmp_path: Path, case: Case) -> None:
+    """64 MiB on stdout and stderr: the head of stdout and the tail of stderr are kept, little else."""
+    rubric = write_rubric(
+        tmp_path,
+        """
+        chunk = b"x" * (1 << 20)
+        for _ in range(64):
+            sys.stdout.buffer.write(chunk)
+            sys.stderr.buffer.write(chunk)
+        sys.stderr.buffer.write(b"THE END")
+        """,
+    )
+    tracemalloc.start()
+    try:
+        result = run_rubric(rubric, case, case.input, timeout=60)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (result.status, result.reason) == (
+        "error",
+        f"the rubric printed more than {STDOUT_LIMIT // 1024} KiB on stdout",
+    )
+    assert len(result.stderr_tail) == STDERR_TAIL_LIMIT
+    assert result.stderr_tail.endswith("xTHE END")
+    assert peak < 8 * STDOUT_LIMIT
+
+
+# -- copies --------------------------------------------------------------------------
+
+
+def test_a_rubric_that_deletes_and_writes_its_inputs_changes_nothing(
+    tmp_path: Path, case: Case, workspace_parent: Path
+) -> None:
+    """Bench and candidate are byte-for-byte unchanged whatever the rubric does to its copies."""
+    candidate = tmp_path / "candidates" / "c1"
+    (candidate / "src").mkdir(parents=True)
+    (candidate / "src" / "app.py").write_text("print('hi')\n")
+    (candidate / "run.sh").write_text("#!/bin/sh\n")
+    (candidate / "run.sh").chmod(0o755)
+    before = (tree_digest(case.directory), tree_digest(candidate))
+    rubric = write_rubric(
+        tmp_path,
+        """
+        import shutil
+        (case_dir / "case.toml").write_text("garbage")
+        (candidate_dir / "src" / "app.py").write_text("changed")
+        (candidate_dir / "new-file").write_text("new")
+        shutil.rmtree(case_dir / "input")
+        shutil.rmtree(case_dir / "expected")
+        locked = candidate_dir / "locked"
+        locked.mkdir()
+        (locked / "f").write_text("x")
+        locked.chmod(0)
+        case_dir.chmod(0o500)
+        print(json.dumps({"passed": True}))
+        """,
+    )
+    result = run_rubric(rubric, case, candidate)
+    assert result.status == "passed", (result.reason, result.stderr_tail)
+    assert (tree_digest(case.directory), tree_digest(candidate)) == before
+    assert list(workspace_parent.iterdir()) == []
+
+
+def test_symbolic_links_are_copied_as_links_not_followed(tmp_path: Path, case: Case) -> None:
+    """A link out of the case stays a link in the copy; what it points to is not copied or changed."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("keep me\n")
+    (case.input / "link-to-dir").symlink_to(outside, target_is_directory=True)
+    (case.input / "link-to-file").symlink_to(outside / "secret.txt")
+    rubric = write_rubric(
+        tmp_path,
+        """
+        links = {p.name: os.readlink(p) for p in sorted(candidate_dir.iterdir()) if p.is_symlink()}
+        for path in candidate_dir.iterdir():
+            if path.is_symlink():
+                path.unlink()
+        print(json.dumps({"passed": True, "links": links}))
+        """,
+    )
+    result = run_rubric(rubric, case, case.input)
+    assert result.verdict is not None
+    assert result.verdict["links"] == {
+        "link-to-dir": str(outside),
+        "link-to-file": str(outside / "secret.txt"),
+    }
+    assert (outside / "secret.txt").read_text() == "keep me\n"
+    assert (case.input / "link-to-dir").is_symlink()
+
+
+def test_a_fifo_in_the_candidate_is_an_error_not_a_hang(tmp_path: Path, case: Case) -> None:
+    """Special files are not copied (reading one could block): the run is a rubric error."""
+    candidate = tmp_path / "candidate"
+    candidate.mkdir()
+    os.mkfifo(candidate / "pipe")
+    result = run_rubric(write_rubric(tmp_path, PASS), case, candidate, timeout=20)
+    assert result.status == "error"
+    assert (
+        result.reason
+        == f"cannot copy {candidate / 'pipe'}: it is a FIFO (named pipe), not a regular file"
+    )
+    assert result.exit_status is None
+
+
+def test_a_missing_rubric_or_candidate_is_an_error_result(tmp_path: Path, case: Case) -> None:
+    """run_rubric reports what it cannot run as an error result instead of raising."""
+    missing_rubric = run_rubric(tmp_path / "nope.py", case, case.input)
+    missing_candidate = run_rubric(write_rubric(tmp_path, PASS), case, tmp_path / "none")
+    assert missing_rubric.status == missing_candidate.status == "error"
+    assert missing_rubric.reason == f"the rubric {tmp_path / 'nope.py'} does not exist"
+    assert missing_candidate.reason == f"the candidate {tmp_path / 'none'} is not a directory"
+
+
+def test_no_bytecode_is_written_beside_the_rubric(tmp_path: Path, case: Case) -> None:
+    """A rubric importing a helper next to it leaves no __pycache__ in the bench."""
+    rubric = write_rubric(tmp_path, "import helper\nprint(json.dumps({'passed': helper.OK}))\n")
+    (rubric.parent / "helper.py").write_text("OK = True\n")
+    assert run_rubric(rubric, case, case.input).status == "passed"
+    assert not (rubric.parent / "__pycache__").exists()
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), True, "5"])
+def test_a_bad_timeout_is_a_value_error(tmp_path: Path, case: Case, timeout: object) -> None:
+    """timeout= must be a positive number of seconds."""
+    with pytest.raises(ValueError, match="timeout must be a positive number"):
+        run_rubric(tmp_path / "rubric.py", case, case.input, timeout=timeout)  # type: ignore[arg-type]
+
+
+def test_a_hand_made_case_with_an_unsafe_id_is_refused(tmp_path: Path, case: Case) -> None:
+    """The case id names the copy's directory: an id that is not a case id is a ValueError."""
+    unsafe = case.model_copy(update={"id": "../escape"})
+    with pytest.raises(ValueError, match="not a valid case id"):
+        run_rubric(write_rubric(tmp_path, PASS), unsafe, case.input)
+
+
+@pytest.fixture
+def sigint_default() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt in the main thread for this test."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("sigint_default")
+def test_keyboard_interrupt_kills_the_rubric_and_removes_the_copies(
+    tmp_path: Path, case: Case, workspace_parent: Path
+) -> None:
+    """Ctrl-C during a run propagates, after the rubric's group is killed and the temporary tree removed."""
+    pid_file = tmp_path / "rubric.pid"
+    rubric = write_rubric(
+        tmp_path,
+        f"""
+        import subprocess
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        Path({str(pid_file)!r}).write_text(f"{{os.getpid()}} {{child.pid}}")
+        time.sleep(600)
+        """,
+    )
+
+    def interrupt() -> None:
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    thread = threading.Thread(target=interrupt)
+    thread.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_rubric(rubric, case, case.input, timeout=120)
+    finally:
+        thread.join()
+    for pid in pid_file.read_text().split():
+        assert gone(int(pid))
+    assert list(workspace_parent.iterdir()) == []
+
+
+def test_result_json_is_the_grade_shape() -> None:
+    """RubricResult.to_json has exactly grade's keys: case, status, score, reason, duration_s."""
+    result = RubricResult(case="c1", status="failed", score=0.5, reason="no", duration_s=0.1)
+    assert result.to_json() == {
+        "case": "c1",
+        "status": "failed",
+        "score": 0.5,
+        "reason": "no",
+        "duration_s": 0.1,
+    }
+    assert json.loads(result.model_dump_json())["stderr_tail"] == ""
