@@ -59,7 +59,12 @@ class Row:
 
 
 def build_bench(base: Path, n: int) -> Path:
-    """Write bench.toml and N registration packages under ``base``; return base."""
+    """Write bench.toml and N task classes under ``base``; return base.
+
+    Each has what ``check`` asks of a task class (a registration, a rubric,
+    one case), so that ``check`` on the bench passes and is timed on its
+    success path.
+    """
     root = base / "bench"
     root.mkdir(parents=True)
     lines = ["#:schema ./docs/bench.schema.json", "schema-version = 1", ""]

@@ -46,6 +46,9 @@ def _isolate_eval_globals(
     test_dirs = (str(tmp_path_factory.getbasetemp().resolve()), str(REPO / "bench"))
     # The manifest cache of `list` goes to a private directory, never the user's.
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    # How output looks is for each test to choose, not for the shell that runs pytest.
+    for variable in ("NO_COLOR", "FORCE_COLOR", "GITHUB_WORKSPACE"):
+        monkeypatch.delenv(variable, raising=False)
     saved_path = list(sys.path)
     saved_modules = dict(sys.modules)
     fresh = TaskClassRegistry()

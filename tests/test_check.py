@@ -434,6 +434,7 @@ def test_github_format_is_only_for_check(tmp_path: Path) -> None:
     assert run("list", "--format", "github", cwd=tmp_path).returncode == 2
 
 
+@pytest.mark.shipped_bench
 def test_shipped_bench_passes_strict_check() -> None:
     """The repository's own bench passes `check --strict`."""
     result = run("check", "--strict", cwd=REPO)

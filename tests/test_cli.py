@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
-from codegenie.eval import cli
-from codegenie.eval.cli import main
-from codegenie.eval.manifest import json_schema
+from codegenie.eval.cli import _app, main
+from codegenie.eval.manifest import BenchManifest, json_schema
 
 from .factory import Bench, make_bench
 
@@ -24,10 +25,18 @@ REPO = Path(__file__).resolve().parent.parent
 OUTPUT_SCHEMA = json.loads((REPO / "docs" / "cli-output.schema.json").read_text())
 
 
-def _script() -> str:
+def script() -> str:
+    """Return the installed console script."""
     found = shutil.which("codegenie-bench", path=str(Path(sys.executable).parent))
     assert found, "the codegenie-bench console script is not installed"
     return found
+
+
+ESC = "\x1b"
+
+
+def _environment(env: dict[str, str] | None) -> dict[str, str]:
+    return {**os.environ, **(env or {})}
 
 
 def run(
@@ -35,14 +44,45 @@ def run(
 ) -> subprocess.CompletedProcess[str]:
     """Run the installed console script, as a user would."""
     return subprocess.run(
-        [_script(), *args],
+        [script(), *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
-        env={**os.environ, **(env or {})},
+        env=_environment(env),
     )
+
+
+def run_on_a_terminal(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
+    """Run the console script with stdout and stderr on a pseudo-terminal; return what it showed."""
+    controller, terminal = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [script(), *args],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=terminal,
+            stderr=terminal,
+            env={**_environment(env), "TERM": "xterm"},
+        )
+        os.close(terminal)
+        terminal = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # EIO: the terminal's last writer has gone
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        process.wait(timeout=120)
+    finally:
+        os.close(controller)
+        if terminal != -1:
+            os.close(terminal)
+    return b"".join(chunks).decode("utf-8", "replace")
 
 
 def assert_shape(document: Any, shape: str) -> None:
@@ -60,17 +100,21 @@ def json_error(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 # -- the main job and each subcommand on the shipped bench ---------------------------
 
 
+def _shipped() -> BenchManifest:
+    return BenchManifest.load(REPO / "bench.toml")
+
+
+@pytest.mark.shipped_bench
 def test_plan_resolves_every_shipped_task_class() -> None:
-    """`plan` on the shipped bench.toml lists both task classes and exits 0."""
+    """`plan` on the shipped bench.toml lists every declared task class, in order, and exits 0."""
     result = run("plan", cwd=REPO)
     assert result.returncode == 0, result.stderr
-    assert [line.split()[0] for line in result.stdout.splitlines()] == [
-        "vuln-remediation",
-        "migration-chainguard-distroless",
-    ]
+    slugs = [line.split()[0] for line in result.stdout.splitlines()]
+    assert slugs == list(_shipped().slugs())
     assert result.stderr == ""
 
 
+@pytest.mark.shipped_bench
 def test_plan_json_is_the_documented_run_plan() -> None:
     """`plan --format json` prints the run plan shape, with absolute resolved paths."""
     result = run("plan", "--format", "json", cwd=REPO)
@@ -84,37 +128,34 @@ def test_plan_json_is_the_documented_run_plan() -> None:
         assert Path(entry["cases"]).is_dir()
 
 
+@pytest.mark.shipped_bench
 def test_list_prints_slug_module_root() -> None:
     """`list` prints one row per declared task class; JSON has the documented shape."""
+    manifest = _shipped()
     text = run("list", cwd=REPO)
     assert text.returncode == 0
-    assert text.stdout.split() == [
-        "vuln-remediation",
-        "bench.vuln_remediation.registration",
-        "bench",
-        "migration-chainguard-distroless",
-        "bench.migration_chainguard_distroless.registration",
-        "bench",
-    ]
+    rows = [(slug, entry.module, entry.root) for slug, entry in manifest]
+    assert [tuple(line.split()) for line in text.stdout.splitlines()] == rows
     document = json.loads(run("--format", "json", "list", cwd=REPO).stdout)
     assert_shape(document, "list")
-    assert document["task_classes"][0] == {
-        "slug": "vuln-remediation",
-        "module": "bench.vuln_remediation.registration",
-        "root": "bench",
-    }
+    assert [tuple(tc.values()) for tc in document["task_classes"]] == rows
 
 
+@pytest.mark.shipped_bench
 def test_show_prints_the_task_class() -> None:
     """`show SLUG` resolves one task class; text and JSON agree."""
-    text = run("show", "vuln-remediation", cwd=REPO)
+    manifest = _shipped()
+    slug = manifest.slugs()[0]
+    entry = manifest.entry(slug)
+    text = run("show", slug, cwd=REPO)
     assert text.returncode == 0
-    assert "module:      bench.vuln_remediation.registration" in text.stdout
-    result = run("show", "vuln-remediation", "--format", "json", cwd=REPO)
+    assert f"module:      {entry.module}" in text.stdout
+    result = run("show", slug, "--format", "json", cwd=REPO)
     document = json.loads(result.stdout)
     assert_shape(document, "show")
-    assert document["slug"] == "vuln-remediation"
-    assert document["source"] == str(REPO / "bench" / "vuln_remediation" / "registration.py")
+    assert document["slug"] == slug
+    assert document["source"] == str(entry.registration_file(REPO / entry.root))
+    assert f"source:      {Path(document['source']).relative_to(REPO)}" in text.stdout
 
 
 def test_schema_prints_the_committed_schema() -> None:
@@ -125,6 +166,7 @@ def test_schema_prints_the_committed_schema() -> None:
     assert json.loads(result.stdout) == json_schema()
 
 
+@pytest.mark.shipped_bench
 def test_python_dash_m_behaves_the_same() -> None:
     """`python -m codegenie.eval` is the same command."""
     result = subprocess.run(
@@ -156,7 +198,9 @@ def test_manifest_is_discovered_from_a_subdirectory(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
-@pytest.mark.parametrize("command", [[], ["list"], ["show"], ["plan"], ["new"], ["schema"]])
+@pytest.mark.parametrize(
+    "command", [[], ["init"], ["list"], ["show"], ["plan"], ["check"], ["new"], ["schema"]]
+)
 def test_every_help_shows_what_it_does_and_an_example(command: list[str]) -> None:
     """`--help` of the program and of each subcommand exits 0 and shows an example."""
     result = run(*command, "--help", cwd=REPO)
@@ -187,44 +231,46 @@ def test_usage_errors_exit_2(args: list[str]) -> None:
     assert "usage: codegenie-bench" in result.stderr
 
 
-def test_typo_exits_3_with_the_suggestion() -> None:
+def test_typo_exits_3_with_the_suggestion(tmp_path: Path) -> None:
     """A mistyped slug exits 3 and prints `did you mean 'vuln-remediation'?` on stderr."""
-    result = run("show", "vuln-remediaton", cwd=REPO)
+    make_bench(tmp_path, "vuln-remediation", "migration-chainguard-distroless")
+    result = run("show", "vuln-remediaton", cwd=tmp_path)
     assert result.returncode == 3
     assert result.stdout == ""
     first = result.stderr.splitlines()[0]
-    assert first.startswith(f"{REPO / 'bench.toml'}:")
-    assert "error[task-class-not-found]" in first
+    assert first.startswith("bench.toml:4:1: error[task-class-not-found]:")
     assert "did you mean 'vuln-remediation'?" in first
     assert "hint:" in result.stderr
     assert "Traceback" not in result.stderr
-    error = json_error(run("show", "vuln-remediaton", "--format", "json", cwd=REPO))
+    error = json_error(run("show", "vuln-remediaton", "--format", "json", cwd=tmp_path))
     assert error["type"] == "TaskClassNotFound"
     assert error["exit_code"] == 3
     assert error["attributes"]["suggestions"] == ["vuln-remediation"]
 
 
-def test_invalid_slug_exits_1() -> None:
+def test_invalid_slug_exits_1(tmp_path: Path) -> None:
     """An invalid slug exits 1 with InvalidTaskClassName, located at the command line."""
-    result = run("show", "Vuln", cwd=REPO)
+    make_bench(tmp_path, "aa")
+    result = run("show", "Vuln", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stdout == ""
     assert result.stderr.startswith(
         "codegenie-bench: error[invalid-task-class-name]: invalid task-class name 'Vuln': wrong case"
     )
-    error = json_error(run("show", "Vuln", "--format", "json", cwd=REPO))
+    error = json_error(run("show", "Vuln", "--format", "json", cwd=tmp_path))
     assert error["attributes"] == {"name": "Vuln", "reason": "wrong case"}
 
 
 def test_registration_failure_exits_1_pointing_at_the_line(tmp_path: Path) -> None:
     """A registration that raises exits 1, located at the raising line of the file."""
-    bench = make_bench(tmp_path, "foo", before="raise RuntimeError('boom')")
+    make_bench(tmp_path, "foo", before="raise RuntimeError('boom')")
     result = run("show", "foo", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stdout == ""
-    source = bench.root / "foo" / "registration.py"
-    assert result.stderr.startswith(f"{source.resolve()}:2:1: error[registration-failed]:")
-    assert "RuntimeError: boom" in result.stderr
+    assert result.stderr.startswith(
+        "bench/foo/registration.py:2:1: error[import-failed]: "
+        "importing bench.foo.registration for 'foo' raised RuntimeError: boom\n"
+    )
     assert "Traceback" not in result.stderr
     error = json_error(run("show", "foo", "--format", "json", cwd=tmp_path))
     assert error["type"] == "TaskClassRegistrationFailed"
@@ -244,31 +290,31 @@ def test_not_registered_exits_3(tmp_path: Path) -> None:
     make_bench(tmp_path, "foo", register="fooo")
     result = run("show", "foo", cwd=tmp_path)
     assert result.returncode == 3
-    assert "error[task-class-not-found]" in result.stderr
+    assert result.stderr.startswith("bench.toml:4:1: error[not-registered]: ")
     error = json_error(run("show", "foo", "--format", "json", cwd=tmp_path))
     assert error["attributes"]["available_names"] == ["fooo"]
     assert error["attributes"]["looked_up_in"] == "bench.foo.registration"
 
 
 def test_missing_registration_file_exits_4_at_the_module_line(tmp_path: Path) -> None:
-    """A declared task class without its registration.py exits 4 (BenchCaseLoadError)."""
+    """A declared task class without its registration.py exits 4 (BenchCaseLoadError), module-missing."""
     bench = Bench(tmp_path)
     bench.add("foo", write=False)
     result = run("show", "foo", cwd=tmp_path)
     assert result.returncode == 4
-    assert result.stderr.startswith(f"{bench.manifest}:5:1: error[bench-case-load-error]:")
+    assert result.stderr.startswith("bench.toml:5:1: error[module-missing]:")
     error = json_error(run("show", "foo", "--format", "json", cwd=tmp_path))
     assert error["attributes"]["reason"] == "file not found"
 
 
 def test_missing_root_exits_4(tmp_path: Path) -> None:
-    """A declared root that does not exist exits 4 (BenchRootNotFound) at the root line."""
+    """A declared root that does not exist exits 4 (BenchRootNotFound), root-missing at the root line."""
     bench = Bench(tmp_path)
     bench.add("foo", root="suite/bench", write=False)
     shutil.rmtree(tmp_path / "suite")
     result = run("show", "foo", cwd=tmp_path)
     assert result.returncode == 4
-    assert result.stderr.startswith(f"{bench.manifest}:6:1: error[bench-root-not-found]:")
+    assert result.stderr.startswith("bench.toml:6:1: error[root-missing]:")
     assert json_error(run("show", "foo", "--format", "json", cwd=tmp_path))["type"] == (
         "BenchRootNotFound"
     )
@@ -283,20 +329,20 @@ def test_missing_manifest_exits_4(tmp_path: Path) -> None:
         assert "error[manifest-not-found]" in result.stderr
         assert str(tmp_path / "bench.toml") in result.stderr
     error = json_error(run("list", "--format", "json", cwd=tmp_path))
-    assert error["attributes"] == {"path": str(tmp_path / "bench.toml")}
+    assert error["attributes"] == {"path": str(tmp_path / "bench.toml"), "searched_parents": True}
 
 
 def test_invalid_manifest_exits_4_listing_every_problem(tmp_path: Path) -> None:
-    """An invalid manifest exits 4 with FILE:LINE:COL: error[manifest-invalid] per problem."""
+    """An invalid manifest exits 4 with FILE:LINE:COL: error[manifest-schema] per problem."""
     manifest = tmp_path / "bench.toml"
     manifest.write_text("schema-version = 2\nmodul = 1\n")
     result = run("list", cwd=tmp_path)
     assert result.returncode == 4
     lines = [line for line in result.stderr.splitlines() if not line.startswith("  hint:")]
     assert lines == [
-        f"{manifest}:1:1: error[manifest-invalid]: schema-version: unsupported schema-version 2; "
+        "bench.toml:1:1: error[manifest-schema]: schema-version: unsupported schema-version 2; "
         "this version of codegenie-eval reads schema-version 1",
-        f"{manifest}:2:1: error[manifest-invalid]: modul: unknown key 'modul' "
+        "bench.toml:2:1: error[manifest-schema]: modul: unknown key 'modul' "
         "(expected 'schema-version', 'task-classes')",
     ]
     error = json_error(run("list", "--format", "json", cwd=tmp_path))
@@ -318,7 +364,10 @@ def test_shadowing_bench_package_exits_1_with_module_mismatch(tmp_path: Path) ->
     env = {"PYTHONPATH": str(site)}
     result = run("show", "foo", cwd=tmp_path / "repo", env=env)
     assert result.returncode == 1
-    assert "error[task-class-module-mismatch]" in result.stderr
+    assert result.stderr.startswith("bench.toml:4:1: error[import-failed]: ")
+    assert f"found {site / 'bench' / '__init__.py'} instead of bench/foo/registration.py" in (
+        result.stderr
+    )
     error = json_error(run("show", "foo", "--format", "json", cwd=tmp_path / "repo", env=env))
     assert error["attributes"]["actual_file"] == str(site / "bench" / "__init__.py")
 
@@ -331,7 +380,7 @@ def test_plan_reports_every_failing_slug_and_keeps_the_resolved(tmp_path: Path) 
     assert result.returncode == 1
     assert result.stdout.split()[0] == "good-one"
     assert "did you mean 'good-one'?" in result.stderr
-    assert "error[registration-failed]" in result.stderr
+    assert "error[import-failed]" in result.stderr
     assert "2 of 3 task classes failed to resolve" in result.stderr
     error = json_error(
         run("plan", "good-one", "good-onr", "broken", "--format", "json", cwd=tmp_path)
@@ -524,7 +573,7 @@ def test_unexpected_bug_shows_a_short_message_or_the_traceback_with_v(
     def broken(*_: object) -> int:
         raise RuntimeError("a bug")
 
-    monkeypatch.setitem(cli._COMMANDS, "schema", broken)
+    monkeypatch.setitem(_app.COMMANDS, "schema", replace(_app.COMMANDS["schema"], run=broken))
     assert main(["schema"]) == 1
     err = capsys.readouterr().err
     assert "internal error: RuntimeError: a bug" in err
@@ -540,6 +589,7 @@ def test_main_returns_usage_code_instead_of_exiting(capsys: pytest.CaptureFixtur
     assert "examples:" in capsys.readouterr().out
 
 
+@pytest.mark.shipped_bench
 def test_cheap_commands_import_no_loader_no_structlog_no_registration(tmp_path: Path) -> None:
     """`list` imports no registration module and no structlog; --help/--version import no pydantic."""
 
@@ -568,3 +618,251 @@ def test_cheap_commands_import_no_loader_no_structlog_no_registration(tmp_path: 
         modules = imported(*args)
         assert "pydantic" not in modules
         assert "structlog" not in modules
+
+
+# -- suggestions and hints that name the edit -------------------------------------------
+
+
+@pytest.mark.parametrize("typed", ["Alpha-One", "alpha_one", "ALPHA_ONE"])
+def test_an_invalid_slug_suggests_its_slug_form(tmp_path: Path, typed: str) -> None:
+    """`show Alpha-One` and `show alpha_one` say what is wrong and suggest `alpha-one`."""
+    make_bench(tmp_path, "alpha-one", "beta-two")
+    result = run("show", typed, cwd=tmp_path)
+    assert result.returncode == 1
+    first = result.stderr.splitlines()[0]
+    assert first.startswith(
+        f"codegenie-bench: error[invalid-task-class-name]: invalid task-class name {typed!r}: "
+    )
+    assert first.endswith("; did you mean 'alpha-one'?")
+
+
+def test_new_suggests_the_slug_form_of_an_invalid_slug(tmp_path: Path) -> None:
+    """`new Alpha_One` is a usage error that suggests `alpha-one`."""
+    make_bench(tmp_path, "aa")
+    result = run("new", "Alpha_One", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0].endswith("wrong case; did you mean 'alpha-one'?")
+
+
+def test_new_names_the_entry_that_holds_its_module(tmp_path: Path) -> None:
+    """`new omega` whose module belongs to another slug points at that entry and says so."""
+    bench = make_bench(tmp_path, "aa")
+    bench.add("omega-legacy", module="bench.omega.registration")
+    result = run("new", "omega", cwd=tmp_path)
+    assert result.returncode == 1
+    line = bench.manifest.read_text().splitlines().index('module = "bench.omega.registration"') + 1
+    assert result.stderr.splitlines() == [
+        f"bench.toml:{line}:1: error[scaffold-conflict]: cannot create task class 'omega': "
+        "its module 'bench.omega.registration' is already the module of 'omega-legacy'",
+        "  hint: pick another slug, or rename the package of [task-classes.omega-legacy] "
+        "and its module",
+    ]
+    assert "left over" not in result.stderr
+
+
+def test_a_missing_manifest_given_by_path_says_exactly_where_it_looked(tmp_path: Path) -> None:
+    """--manifest PATH that does not exist names PATH only: no parents, no 'pass --manifest'."""
+    missing = tmp_path / "x" / "bench" / "bench.toml"
+    for command in (["list"], ["show", "foo"], ["check"]):
+        result = run("--manifest", str(missing), *command, cwd=tmp_path)
+        assert result.returncode == 4, command
+        assert result.stderr.splitlines() == [
+            f"codegenie-bench: error[manifest-not-found]: no bench manifest at {missing}: "
+            "there is no such file",
+            f"  hint: check the path: {missing} does not exist",
+        ], command
+
+
+def test_a_discovered_manifest_that_is_missing_suggests_init(tmp_path: Path) -> None:
+    """Without --manifest, the search through the parents is said, and init is suggested."""
+    result = run("show", "foo", cwd=tmp_path)
+    assert result.returncode == 4
+    assert "and in its parents" in result.stderr
+    assert "codegenie-bench init" in result.stderr
+
+
+@pytest.mark.parametrize("command", [["list"], ["show", "foo"], ["check"]])
+def test_a_directory_named_bench_toml_is_said_to_be_a_directory(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """A directory where bench.toml would be is reported as a directory, not as no manifest."""
+    (tmp_path / "bench.toml").mkdir()
+    result = run(*command, cwd=tmp_path)
+    assert result.returncode in {1, 4}
+    output = result.stdout + result.stderr
+    assert "bench.toml:1:1: error[manifest-syntax]: the file is a directory" in output
+    assert "no bench manifest" not in output
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--jobs", "abc", "argument --jobs: expected a whole number of at least 1, not 'abc'"),
+        ("--jobs", "0", "argument --jobs: expected a whole number of at least 1, not '0'"),
+        ("--timeout", "soon", "argument --timeout: expected a number of seconds above 0"),
+    ],
+)
+def test_bad_option_values_are_explained_without_internal_names(
+    tmp_path: Path, option: str, value: str, said: str
+) -> None:
+    """`--jobs abc` says what it expected; no internal function name reaches the user."""
+    result = run("check", option, value, cwd=tmp_path)
+    assert result.returncode == 2
+    assert said in result.stderr
+    assert "_positive" not in result.stderr
+    assert "invalid" not in result.stderr.splitlines()[-1]
+
+
+# -- GitHub annotations and colour --------------------------------------------------------
+
+
+def _broken_bench(base: Path) -> Bench:
+    bench = make_bench(base, "aa", parts=True)
+    bench.add("bb", before="raise RuntimeError('boom')")
+    return bench
+
+
+def test_github_paths_are_relative_to_the_manifest_whatever_the_working_directory(
+    tmp_path: Path,
+) -> None:
+    """`check --format github` from a subdirectory names files from the repository's top."""
+    bench = _broken_bench(tmp_path)
+    result = run("check", "--format", "github", cwd=bench.root / "bb")
+    assert result.returncode == 1
+    assert result.stdout.startswith(
+        "::error file=bench/bb/registration.py,line=2,col=1,title=import-failed (bb)::"
+    )
+
+
+def test_github_paths_are_relative_to_the_workspace_when_it_is_set(tmp_path: Path) -> None:
+    """With GITHUB_WORKSPACE set, annotation paths are relative to it."""
+    _broken_bench(tmp_path / "repo" / "suite")
+    env = {"GITHUB_WORKSPACE": str(tmp_path / "repo")}
+    result = run("check", "--format", "github", cwd=tmp_path / "repo" / "suite", env=env)
+    assert "::error file=suite/bench/bb/registration.py,line=2," in result.stdout
+
+
+def test_a_missing_manifest_is_an_annotation_under_github(tmp_path: Path) -> None:
+    """No manifest under --format github is an ::error workflow command on stdout, exit 4."""
+    result = run("check", "--format", "github", cwd=tmp_path)
+    assert result.returncode == 4
+    assert result.stdout.startswith("::error title=manifest-not-found::no bench manifest found")
+    assert result.stderr == ""
+
+
+def test_diagnostics_are_coloured_on_a_terminal_only(tmp_path: Path) -> None:
+    """On a terminal diagnostics are coloured; piped, NO_COLOR set: never; FORCE_COLOR: always."""
+    _broken_bench(tmp_path)
+    assert f"{ESC}[1m" in run_on_a_terminal("show", "bb", cwd=tmp_path)
+    assert ESC not in run_on_a_terminal("show", "bb", cwd=tmp_path, env={"NO_COLOR": "1"})
+    piped = run("check", cwd=tmp_path)
+    assert "error[import-failed]" in piped.stdout
+    assert ESC not in piped.stdout + piped.stderr
+    forced = run("check", cwd=tmp_path, env={"FORCE_COLOR": "1"})
+    assert f"{ESC}[1m" in forced.stdout
+
+
+def test_console_logs_follow_the_same_colour_rule(tmp_path: Path) -> None:
+    """-v console logs are coloured on a terminal, not with NO_COLOR, and yes with FORCE_COLOR."""
+    make_bench(tmp_path, "aa")
+    assert ESC in run_on_a_terminal("show", "aa", "-v", cwd=tmp_path)
+    plain = run_on_a_terminal("show", "aa", "-v", cwd=tmp_path, env={"NO_COLOR": "1"})
+    assert "loader.task_class_loaded" in plain
+    assert ESC not in plain
+    forced = run("show", "aa", "-v", cwd=tmp_path, env={"FORCE_COLOR": "1"})
+    assert ESC in forced.stderr
+
+
+# -- init -------------------------------------------------------------------------------
+
+
+def test_init_starts_a_bench_in_an_empty_directory(tmp_path: Path) -> None:
+    """`init` writes bench.toml, bench/ and the schema its #:schema line names; new and check follow."""
+    result = run("init", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "bench.toml\nbench/\ndocs/bench.schema.json\n"
+    first = (tmp_path / "bench.toml").read_text().splitlines()[0]
+    assert first == "#:schema ./docs/bench.schema.json"
+    schema = tmp_path / first.removeprefix("#:schema ")
+    assert json.loads(schema.read_text()) == json_schema()
+    assert (tmp_path / "bench").is_dir()
+    assert not list((tmp_path / "bench").iterdir())
+    assert run("new", "alpha-one", cwd=tmp_path).returncode == 0
+    checked = run("check", "--strict", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout
+
+
+def test_the_schema_line_of_a_new_manifest_resolves_for_an_editor(tmp_path: Path) -> None:
+    """Right after `init`, taplo (the editors' engine) validates bench.toml against the schema."""
+    assert run("init", cwd=tmp_path).returncode == 0
+    manifest = tmp_path / "bench.toml"
+    manifest.write_text(
+        manifest.read_text() + '\n[task-classes.Bad]\nmodule = 42\nroot = "bench"\n'
+    )
+    taplo = shutil.which("taplo", path=str(Path(sys.executable).parent)) or "taplo"
+    result = subprocess.run(
+        [taplo, "check", "--no-auto-config", "bench.toml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "bench.toml:7:" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("existing", ["file", "directory", "symlink"])
+def test_init_refuses_when_a_manifest_is_there(tmp_path: Path, existing: str) -> None:
+    """`init` where a bench.toml exists (of any kind) exits 1 and changes nothing."""
+    manifest = tmp_path / "bench.toml"
+    if existing == "file":
+        manifest.write_text("schema-version = 1\n")
+    elif existing == "directory":
+        manifest.mkdir()
+    else:
+        manifest.symlink_to(tmp_path / "nowhere.toml")
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    result = run("init", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "error[init-conflict]" in result.stderr
+    assert "a manifest is already there" in result.stderr
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before
+
+
+def test_init_keeps_what_is_there_and_reports_json(tmp_path: Path) -> None:
+    """An existing bench/ and docs/bench.schema.json are kept; JSON lists only what was created."""
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "bench.schema.json").write_text("{}")
+    result = run("init", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0
+    document = json.loads(result.stdout)
+    assert_shape(document, "init")
+    assert document["created"] == [str(tmp_path / "bench.toml")]
+    assert (tmp_path / "docs" / "bench.schema.json").read_text() == "{}"
+
+
+def test_init_refuses_a_bench_that_is_a_file(tmp_path: Path) -> None:
+    """A file named bench where the root would go is a conflict: nothing is written."""
+    (tmp_path / "bench").write_text("")
+    result = run("init", cwd=tmp_path)
+    assert result.returncode == 1
+    assert not (tmp_path / "bench.toml").exists()
+
+
+def test_an_exit_status_beyond_4_comes_from_the_registration_and_check_survives_it(
+    tmp_path: Path,
+) -> None:
+    """A registration's os._exit(7) is show's and plan's exit status (documented); check reports import-crashed."""
+    make_bench(tmp_path, "exits-hard", before="import os\nos._exit(7)")
+    for command in (["show", "exits-hard"], ["plan"]):
+        result = run(*command, cwd=tmp_path)
+        assert (result.returncode, result.stdout, result.stderr) == (7, "", "")
+    checked = run("check", cwd=tmp_path)
+    assert checked.returncode == 1
+    assert "error[import-crashed]" in checked.stdout
+    exit_codes = (REPO / "docs" / "cli.md").read_text().split("## Exit codes", 1)[1]
+    assert "Any other exit status comes from a registration" in exit_codes
+    assert "`check`" in exit_codes.split("Any other exit status", 1)[1].split("```", 1)[0]

@@ -6,13 +6,13 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from codegenie.eval import cli
-from codegenie.eval.cli import main
+from codegenie.eval.cli import _app, main
 from codegenie.eval.diagnostics import Diagnostic, escape_control
 
 from .factory import Bench, make_bench
@@ -404,7 +404,7 @@ def test_an_internal_error_under_json_is_an_error_document(
     def broken(*_: object) -> int:
         raise RuntimeError("a bug\nwith two lines")
 
-    monkeypatch.setitem(cli._COMMANDS, "schema", broken)
+    monkeypatch.setitem(_app.COMMANDS, "schema", replace(_app.COMMANDS["schema"], run=broken))
     assert main(["schema", "--format", "json"]) == 1
     captured = capsys.readouterr()
     document: dict[str, Any] = json.loads(captured.out)
@@ -427,7 +427,7 @@ def test_an_unprintable_internal_error_is_still_reported(
     def broken(*_: object) -> int:
         raise Unprintable
 
-    monkeypatch.setitem(cli._COMMANDS, "schema", broken)
+    monkeypatch.setitem(_app.COMMANDS, "schema", replace(_app.COMMANDS["schema"], run=broken))
     assert main(["schema"]) == 1
     assert "<unprintable Unprintable object>" in capsys.readouterr().err
 
@@ -455,7 +455,7 @@ def test_a_bug_while_reporting_an_error_is_still_an_internal_error(
     def broken_report(*_: object, **__: object) -> list[Diagnostic]:
         raise KeyError("report")
 
-    monkeypatch.setattr(cli, "_diagnostics", broken_report)
+    monkeypatch.setattr("codegenie.eval.problems.error_diagnostics", broken_report)
     assert main(["show", "Bad-Slug", "--format", "json"]) == 1
     document = json.loads(capsys.readouterr().out)
     assert document["error"]["type"] == "KeyError"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -72,42 +72,141 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert ".venv/bin/codegenie-bench plan" in ci.splitlines()
 
 
-WALKTHROUGH_HOME = "/home/curator/codegenie-eval"
+# -- every example of README.md and docs/cli.md, replayed against the real tool ---------
+
+#: Where the documents say their console examples ran: an empty directory.
+EXAMPLE_HOME = "/home/curator/my-bench"
+REPLAYED = ("README.md", "docs/cli.md")
 
 
-def test_readme_curator_walkthrough_replays_exactly(tmp_path: Path) -> None:
-    """Each command of the README walk-through prints exactly what the README shows."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Curator walk-through", 1)[1]
-    block = re.search(r"```console\n(.*?)```", section, re.S)
-    assert block is not None
-    steps: list[tuple[str, list[str]]] = []
-    for line in block.group(1).splitlines():
-        if line.startswith("$ "):
-            steps.append((line[2:], []))
-        else:
-            steps[-1][1].append(line)
-    checkout = tmp_path / "codegenie-eval"
-    checkout.mkdir()
-    shutil.copy(REPO / "bench.toml", checkout)
-    shutil.copytree(
-        REPO / "bench", checkout / "bench", ignore=shutil.ignore_patterns("__pycache__")
+@dataclass(frozen=True)
+class Block:
+    """One fenced block of a document: its language, its text, and the block before it."""
+
+    document: str
+    line: int
+    language: str
+    text: str
+    previous: Block | None
+
+    def __str__(self) -> str:
+        return f"{self.document}:{self.line}"
+
+
+def _blocks(document: str) -> list[Block]:
+    text = (REPO / document).read_text(encoding="utf-8")
+    found: list[Block] = []
+    for match in re.finditer(r"^```(\w*)\n(.*?)^```$", text, re.MULTILINE | re.DOTALL):
+        line = text.count("\n", 0, match.start()) + 1
+        previous = found[-1] if found else None
+        found.append(Block(document, line, match.group(1), match.group(2), previous))
+    return found
+
+
+BLOCKS = [block for document in REPLAYED for block in _blocks(document)]
+
+
+def _environment() -> dict[str, str]:
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+def _shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=_environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+        check=False,
     )
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+def _steps(text: str) -> list[tuple[str, list[str]]]:
+    """Split a console block into (command, output lines); a here-document belongs to its command."""
+    steps: list[tuple[str, list[str]]] = []
+    lines = text.splitlines()
+    while lines:
+        line = lines.pop(0)
+        if not line.startswith("$ "):
+            steps[-1][1].append(line)
+            continue
+        command = line[2:]
+        here = re.search(r"<<'?(\w+)'?\s*$", command)
+        if here is not None:
+            body = []
+            while lines and lines[0] != here.group(1):
+                body.append(lines.pop(0))
+            lines.pop(0)
+            command = "\n".join([command, *body, here.group(1)])
+        steps.append((command, []))
+    return steps
+
+
+def _replay_console(block: Block, home: Path) -> None:
+    """Run each command in ``home`` (stdout and stderr as a terminal interleaves them)."""
     last = 0
-    for command, expected in steps:
+    for command, expected in _steps(block.text):
         if command == "echo $?":
             output = f"{last}\n"
         else:
-            result = subprocess.run(
-                ["bash", "-c", command + " 2>&1"],
-                cwd=checkout,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=False,
-            )
+            result = _shell(command, home)
             output, last = result.stdout, result.returncode
-        wanted = "\n".join(expected).replace(WALKTHROUGH_HOME, str(checkout)) + "\n"
-        assert output == wanted, command
+        wanted = "".join(line + "\n" for line in expected).replace(EXAMPLE_HOME, str(home))
+        assert output == wanted, f"{block}: $ {command}"
+
+
+def _bench_with(home: Path, *slugs: str) -> None:
+    for command in ("init", *(f"new {slug}" for slug in slugs)):
+        assert _shell(f"codegenie-bench {command}", home).returncode == 0
+
+
+def _replay(block: Block, home: Path) -> None:
+    if block.language == "console":
+        _replay_console(block, home)
+    elif block.language == "sh":
+        # Installing and testing from a fresh checkout: .ci/run runs exactly these.
+        ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+        for command in block.text.strip().splitlines():
+            assert command.split(" && ")[-1] in ci, command
+    elif block.language == "text":
+        # The main job's output for the task classes it names, in a bench holding them.
+        before = block.previous
+        while before is not None and not before.text.strip().endswith("codegenie-bench plan"):
+            before = before.previous
+        assert before is not None, f"{block}: output of no command"
+        _bench_with(home, *(line.split()[0] for line in block.text.splitlines()))
+        assert _shell("codegenie-bench plan", home).stdout == block.text
+    elif block.language == "toml":
+        (home / "bench.toml").write_text(block.text, encoding="utf-8")
+        assert _shell("codegenie-bench list", home).returncode == 0
+    elif block.language == "python":
+        path = block.text.splitlines()[0].removeprefix("# ")
+        slug = Path(path).parent.name.replace("_", "-")
+        _bench_with(home, slug)
+        (home / path).write_text(block.text, encoding="utf-8")
+        shown = _shell(f"codegenie-bench show {slug} --format json", home)
+        assert shown.returncode == 0, shown.stdout
+    elif block.language == "pycon":
+        _bench_with(home, "vuln-remediation")
+        (home / "example.txt").write_text(block.text, encoding="utf-8")
+        result = _shell(f"{sys.executable} -m doctest example.txt", home)
+        assert result.returncode == 0, result.stdout
+    else:
+        pytest.fail(f"{block}: no way to replay a {block.language or 'plain'} block")
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=str)
+def test_every_example_replays_against_the_real_tool(tmp_path: Path, block: Block) -> None:
+    """Each example block of README.md and docs/cli.md is what the tool does, replayed in an empty directory."""
+    home = tmp_path / "my-bench"
+    home.mkdir()
+    _replay(block, home)
+
+
+def test_the_walkthrough_starts_from_an_empty_directory() -> None:
+    """The README walk-through's first command is init: it needs nothing but an empty directory."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    walkthrough = readme.split("## Curator walk-through", 1)[1]
+    assert re.search(r"```console\n\$ codegenie-bench init\n", walkthrough)

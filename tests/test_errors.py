@@ -87,13 +87,14 @@ EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
     ),
     (BenchRootNotFound(Path("/r/bench")), 4, {"bench_root": Path("/r/bench")}),
     (
-        ScaffoldConflict("foo", "slug", Path("/r/bench.toml"), "already declared"),
+        ScaffoldConflict("foo", "module", Path("/r/bench.toml"), "already declared", "fooo"),
         1,
         {
             "name": "foo",
-            "what": "slug",
+            "what": "module",
             "path": Path("/r/bench.toml"),
             "detail": "already declared",
+            "entry": "fooo",
         },
     ),
     (
@@ -101,7 +102,11 @@ EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
         4,
         {"case_dir": Path("/r/bench/foo"), "field": "registration.py", "reason": "file not found"},
     ),
-    (BenchManifestNotFound(Path("/r/bench.toml")), 4, {"path": Path("/r/bench.toml")}),
+    (
+        BenchManifestNotFound(Path("/r/bench.toml"), searched_parents=False),
+        4,
+        {"path": Path("/r/bench.toml"), "searched_parents": False},
+    ),
     (
         BenchManifestInvalid(
             Path("/r/bench.toml"), (ManifestProblem(7, 1, "task-classes.foo.module", "bad"),)

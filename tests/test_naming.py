@@ -15,6 +15,7 @@ from codegenie.eval.naming import (
     SLUG_PATTERN,
     check_slug,
     closest,
+    normalize_slug,
     slug_problem,
     slug_to_identifier,
 )
@@ -86,3 +87,21 @@ def test_closest_suggests_typos_and_underscore_forms() -> None:
     assert closest("vuln_remediation", names) == ("vuln-remediation",)
     assert closest("zzz", names) == ()
     assert closest("anything", []) == ()
+
+
+@pytest.mark.parametrize(
+    "typed", ["Alpha-One", "alpha_one", "ALPHA_ONE", "alpha one", "alpha.one", "-alpha--one-"]
+)
+def test_closest_normalises_case_and_separators_first(typed: str) -> None:
+    """Case and separators are normalised before matching: the slug form is suggested first."""
+    names = ["alpha-two", "alpha-one", "beta-one"]
+    assert closest(typed, names)[0] == "alpha-one"
+
+
+@pytest.mark.parametrize(
+    ("typed", "normal"),
+    [("Alpha-One", "alpha-one"), ("alpha__one", "alpha-one"), (" x y ", "x-y"), ("", "")],
+)
+def test_normalize_slug(typed: str, normal: str) -> None:
+    """normalize_slug lowercases and joins words with single hyphens."""
+    assert normalize_slug(typed) == normal

@@ -33,6 +33,7 @@ def test_committed_schema_matches_the_model() -> None:
     )
 
 
+@pytest.mark.shipped_bench
 def test_shipped_manifest_points_editors_at_the_schema() -> None:
     """bench.toml starts with the #:schema directive naming the committed schema."""
     first_line = (REPO / "bench.toml").read_text(encoding="utf-8").splitlines()[0]
@@ -40,7 +41,7 @@ def test_shipped_manifest_points_editors_at_the_schema() -> None:
 
 
 def _editor_copy(tmp_path: Path, text: str) -> Path:
-    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs").mkdir(parents=True)
     shutil.copy(COMMITTED, tmp_path / "docs" / "bench.schema.json")
     manifest = tmp_path / "bench.toml"
     manifest.write_text(text, encoding="utf-8")
@@ -58,11 +59,26 @@ def _taplo_check(manifest: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.shipped_bench
 def test_taplo_accepts_the_shipped_manifest(tmp_path: Path) -> None:
     """The editor engine (taplo) validates the shipped bench.toml against the schema."""
     manifest = _editor_copy(tmp_path, (REPO / "bench.toml").read_text(encoding="utf-8"))
     result = _taplo_check(manifest)
     assert result.returncode == 0, result.stderr
+
+
+A_MANIFEST = """\
+#:schema ./docs/bench.schema.json
+schema-version = 1
+
+[task-classes.vuln-remediation]
+module = "bench.vuln_remediation.registration"
+root = "bench"
+
+[task-classes.secret-rotation]
+module = "bench.secret_rotation.registration"
+root = "bench"
+"""
 
 
 @pytest.mark.parametrize(
@@ -81,10 +97,9 @@ def test_taplo_accepts_the_shipped_manifest(tmp_path: Path) -> None:
 def test_taplo_rejects_a_broken_copy_at_the_right_line(
     tmp_path: Path, old: str, new: str, message: str
 ) -> None:
-    """taplo flags a broken copy of bench.toml, at the line that is wrong."""
-    text = (REPO / "bench.toml").read_text(encoding="utf-8")
-    assert old in text
-    broken = text.replace(old, new, 1)
+    """taplo flags a broken manifest, at the line that is wrong."""
+    assert _taplo_check(_editor_copy(tmp_path / "good", A_MANIFEST)).returncode == 0
+    broken = A_MANIFEST.replace(old, new, 1)
     line = broken.splitlines().index(new.splitlines()[-1]) + 1
     manifest = _editor_copy(tmp_path, broken)
     result = _taplo_check(manifest)

@@ -22,6 +22,7 @@ def tomllib_or_none(text: str) -> object:
         return None
 
 
+@pytest.mark.shipped_bench
 def test_shipped_manifest_is_plain() -> None:
     """The shipped bench.toml takes the fast path and reads as tomllib reads it."""
     text = (REPO / "bench.toml").read_text(encoding="utf-8")

@@ -36,6 +36,7 @@ __all__ = (
     "finish_console",
     "prepare_console",
     "reserve_stdout",
+    "wants_colour",
 )
 
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
@@ -174,6 +175,15 @@ class ResultStream:
         except ValueError:  # "I/O operation on closed file"
             self._give_up()
 
+    def isatty(self) -> bool:
+        """Whether the results go to a terminal (never once the reader has gone)."""
+        if self.gone or self._stream is None:
+            return False
+        try:
+            return self._stream.isatty()
+        except (OSError, ValueError):
+            return False
+
     def close(self) -> None:
         """Flush and close the underlying stream, quietly when the reader has gone."""
         if self._stream is None:
@@ -274,3 +284,24 @@ def reserve_stdout() -> TextIO | None:
         reconfigure(line_buffering=True)
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
     return open(private, "w", encoding=encoding, errors="backslashreplace")
+
+
+def wants_colour(stream: object) -> bool:
+    """Whether to colour what is written to ``stream``: on a terminal, unless told otherwise.
+
+    ``NO_COLOR`` (set and not empty, https://no-color.org) turns colour off;
+    otherwise ``FORCE_COLOR`` (set and not empty) turns it on, terminal or
+    not; otherwise colour is used when ``stream`` is a terminal and ``TERM``
+    is not ``dumb``. The same answer for diagnostics and console logs.
+    """
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if callable(isatty) else False
+    except (OSError, ValueError):
+        return False

@@ -35,6 +35,8 @@ class Diagnostic:
 
     ``file`` is ``None`` for a problem with no file (a bad command-line
     argument); ``line`` and ``column`` are 1-based, ``None`` when unknown.
+    ``traceback`` is, for a registration that raised, its traceback without
+    the loader's frames (shown with ``-v``).
     """
 
     code: str
@@ -45,6 +47,7 @@ class Diagnostic:
     column: int | None = None
     slug: str | None = None
     hint: str | None = None
+    traceback: str | None = None
 
     def location(self, program: str = "codegenie-bench") -> str:
         """Return ``FILE:LINE:COL``, as much of it as is known, or ``program``.
@@ -61,16 +64,32 @@ class Diagnostic:
                 parts.append(str(self.column))
         return ":".join(parts)
 
-    def render_text(self) -> str:
-        """Return the compiler-convention text, with a ``hint:`` line when there is one.
+    def render_text(
+        self, *, colour: bool = False, hint: bool = True, traceback: bool = False
+    ) -> str:
+        """Return the compiler-convention text: the diagnostic, then its hint line.
 
-        One line for the diagnostic and one for its hint, whatever the
-        strings hold: their control characters are escaped.
+        ``hint=False`` leaves the hint out; ``traceback=True`` adds the
+        registration's traceback (when there is one) between the two, indented.
+        Whatever the strings hold, each printed line is one line: control
+        characters are escaped. ``colour`` adds terminal colours (location in
+        bold, severity and code in red or yellow, ``hint`` in cyan) around
+        the escaped text.
         """
-        text = escape_control(f"{self.location()}: {self.severity}[{self.code}]: {self.message}")
-        if self.hint:
-            text += f"\n  hint: {escape_control(self.hint)}"
-        return text
+        location = escape_control(f"{self.location()}:")
+        label = escape_control(f"{self.severity}[{self.code}]")
+        message = escape_control(self.message)
+        if colour:
+            tint = _RED if self.severity == "error" else _YELLOW
+            location = f"{_BOLD}{location}{_RESET}"
+            label = f"{_BOLD}{tint}{label}{_RESET}"
+        lines = [f"{location} {label}: {message}"]
+        if traceback and self.traceback:
+            lines += [f"    {escape_control(line)}" for line in self.traceback.splitlines()]
+        if hint and self.hint:
+            word = f"{_BOLD}{_CYAN}hint{_RESET}" if colour else "hint"
+            lines.append(f"  {word}: {escape_control(self.hint)}")
+        return "\n".join(lines)
 
     def render_github(self) -> str:
         """Return a GitHub Actions workflow command (``::error file=…,line=…::…``).
@@ -107,6 +126,13 @@ class Diagnostic:
             self.code,
             self.message,
         )
+
+
+_BOLD = "\x1b[1m"
+_RED = "\x1b[31m"
+_YELLOW = "\x1b[33m"
+_CYAN = "\x1b[36m"
+_RESET = "\x1b[0m"
 
 
 def escape_github_data(value: str) -> str:

@@ -372,19 +372,34 @@ class BenchCaseLoadError(EvalError):
 
 @final
 class BenchManifestNotFound(EvalError):
-    """No manifest file; ``path`` is the first place looked."""
+    """No manifest file; ``path`` is the first place looked.
+
+    ``searched_parents`` says whether the search went on through the parent
+    directories of ``path`` (discovery) or looked at ``path`` alone (a path
+    the caller named, such as ``--manifest``).
+    """
 
     code = "manifest-not-found"
     exit_code = 4
-    fields = ("path",)
+    fields = ("path", "searched_parents")
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, searched_parents: bool = True) -> None:
         self.path = path
-        super().__init__(f"no bench manifest found (looked for {path} and in its parents)")
+        self.searched_parents = searched_parents
+        if searched_parents:
+            text = f"no bench manifest found (looked for {path} and in its parents)"
+        else:
+            text = f"no bench manifest at {path}: there is no such file"
+        super().__init__(text)
 
     @property
     def hint(self) -> str:
-        return "create a bench.toml at the repository root, or pass --manifest PATH"
+        if self.searched_parents:
+            return (
+                "create one here with `codegenie-bench init`, run from inside the bench's "
+                "repository, or pass --manifest PATH"
+            )
+        return f"check the path: {self.path} does not exist"
 
 
 @dataclass(frozen=True, slots=True)
@@ -440,24 +455,33 @@ class ScaffoldConflict(EvalError):
 
     ``what`` is ``"slug"``, ``"module"``, ``"directory"`` or ``"manifest"``
     (the manifest cannot take the new entry); ``path`` is the file or
-    directory concerned. Nothing was written.
+    directory concerned; ``entry`` is the slug of the manifest entry that
+    already holds the slug or the module, when one does. Nothing was written.
     """
 
     code = "scaffold-conflict"
     exit_code = 1
-    fields = ("name", "what", "path", "detail")
+    fields = ("name", "what", "path", "detail", "entry")
 
-    def __init__(self, name: str, what: str, path: Path, detail: str) -> None:
+    def __init__(
+        self, name: str, what: str, path: Path, detail: str, entry: str | None = None
+    ) -> None:
         self.name = name
         self.what = what
         self.path = path
         self.detail = detail
+        self.entry = entry
         super().__init__(f"cannot create task class {name!r}: {detail}")
 
     @property
     def hint(self) -> str:
         if self.what == "slug":
-            return f"pick another slug, or edit the existing entry in {self.path}"
+            return f"pick another slug, or edit the existing [task-classes.{self.name}]"
+        if self.what == "module" and self.entry is not None:
+            return (
+                f"pick another slug, or rename the package of [task-classes.{self.entry}] "
+                "and its module"
+            )
         if self.what == "manifest":
             return f"write the entry into {self.path} by hand"
         return f"pick another slug, or remove {self.path} if it is left over"

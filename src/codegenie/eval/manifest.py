@@ -795,6 +795,29 @@ def _known_keys(path: KeyPath) -> tuple[str, ...]:
     return ()
 
 
+def _close_key(loc: KeyPath) -> str | None:
+    """Return the known key that the unknown key at ``loc`` is a misspelling of, if any."""
+    close = difflib.get_close_matches(str(loc[-1]), _known_keys(loc), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _misspelt_required_keys(errors: list[Any]) -> set[tuple[object, ...]]:
+    """Return the locations of missing keys that an unknown key of their table misspells.
+
+    ``modul = "…"`` in an entry is one problem (an unknown key, "did you mean
+    'module'?"), not two: the "missing required key 'module'" it causes is
+    left out.
+    """
+    misspelt: set[tuple[object, ...]] = set()
+    for error in errors:
+        loc = tuple(error["loc"])
+        if error["type"] == "extra_forbidden" and loc:
+            close = _close_key(loc)
+            if close is not None:
+                misspelt.add((*loc[:-1], close))
+    return misspelt
+
+
 def _problem_from_pydantic(error: Any, positions: TomlPositions) -> ManifestProblem | None:
     kind: str = error["type"]
     loc: KeyPath = tuple(error["loc"])
@@ -803,19 +826,19 @@ def _problem_from_pydantic(error: Any, positions: TomlPositions) -> ManifestProb
     if kind == "duplicate_module":
         return None  # reported by _duplicate_problems, with positions
     message: str = error["msg"]
-    if loc and loc[-1] == "[key]":
-        loc = loc[:-1]
+    if len(loc) > 1 and loc[-1] == "[key]" and kind not in {"extra_forbidden", "missing"}:
+        loc = loc[:-1]  # pydantic's marker for a bad key (a slug): the key's own table
     if kind == "module_outside_root":
         loc = (*loc, "module")
     if kind == "missing":
         where = positions.find(loc[:-1]) if len(loc) > 1 else (1, 1)
         key = render_key(loc[:-1]) if len(loc) > 1 else ""
         return ManifestProblem(*where, key, f"missing required key {loc[-1]!r}", slug=slug)
-    if kind == "extra_forbidden":
+    if kind == "extra_forbidden" and loc:
         name = str(loc[-1])
         message = f"unknown key {name!r}"
-        close = difflib.get_close_matches(name, _known_keys(loc), n=1, cutoff=0.6)
-        message += f"; did you mean {close[0]!r}?" if close else ""
+        close = _close_key(loc)
+        message += f"; did you mean {close!r}?" if close else ""
         known = _known_keys(loc)
         if known and not close:
             message += f" (expected {', '.join(repr(k) for k in known)})"
@@ -980,10 +1003,13 @@ def _schema_problems(
                 errors = cut.errors(include_url=False)
     if errors is None:
         errors = exc.errors(include_url=False)
+    errors = errors[: 4 * MAX_PROBLEMS]  # in document order: enough to pick the first
+    misspelt = _misspelt_required_keys(errors)
     problems = [
         problem
-        for error in errors[: 4 * MAX_PROBLEMS]  # in document order: enough to pick the first
-        if (problem := _problem_from_pydantic(error, positions)) is not None
+        for error in errors
+        if not (error["type"] == "missing" and tuple(error["loc"]) in misspelt)
+        and (problem := _problem_from_pydantic(error, positions)) is not None
     ]
     duplicates, duplicate_count = _duplicate_problems(raw, positions, MAX_PROBLEMS + 1)
     problems += duplicates
@@ -1047,7 +1073,7 @@ def _read_manifest(file: Path) -> tuple[bytes, os.stat_result]:
     try:
         return read_regular_file(str(file), MANIFEST_SIZE_LIMIT)
     except (FileNotFoundError, NotADirectoryError):
-        raise BenchManifestNotFound(file) from None
+        raise BenchManifestNotFound(file, searched_parents=False) from None
     except FileRefused as exc:
         raise BenchManifestInvalid(file, (_file_problem(f"the file {exc.reason}"),)) from None
     except OSError as exc:
@@ -1060,12 +1086,24 @@ def _read_manifest(file: Path) -> tuple[bytes, os.stat_result]:
 def find_manifest(start: Path) -> Path:
     """Return the nearest ``bench.toml`` in ``start`` or its parents.
 
-    Raises ``BenchManifestNotFound`` naming ``start/bench.toml`` when there is none.
+    Only a regular file (or a link to one) counts. When there is none, a
+    ``bench.toml`` that is something else — a directory, a FIFO — is reported
+    for what it is (the nearest such one, ``BenchManifestInvalid`` as
+    :func:`read_manifest_bytes` words it); with no ``bench.toml`` of any kind,
+    ``BenchManifestNotFound`` names ``start/bench.toml``, the first place looked.
     """
     first, found = find_manifest_path(str(start))
-    if found is None:
-        raise BenchManifestNotFound(Path(first))
-    return Path(found)
+    if found is not None:
+        return Path(found)
+    directory = os.path.dirname(first)
+    while True:
+        candidate = os.path.join(directory, MANIFEST_NAME)
+        if os.path.lexists(candidate):
+            read_manifest_bytes(candidate)  # raises: it is no regular file
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            raise BenchManifestNotFound(Path(first))
+        directory = parent
 
 
 # -- the in-process cache, and the cache of validated manifests ---------------

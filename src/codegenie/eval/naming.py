@@ -24,6 +24,7 @@ __all__ = (
     "SLUG_PATTERN",
     "check_slug",
     "closest",
+    "normalize_slug",
     "rank",
     "shortlist",
     "slug_problem",
@@ -43,6 +44,8 @@ RESERVED_SLUGS: Final = frozenset({"registration", *keyword.kwlist})
 _ASCII_UPPER: Final = re.compile(r"[A-Z]")
 _NON_SLUG: Final = re.compile(r"[^a-z0-9-]")
 _VALID: Final = re.compile(r"[a-z][a-z0-9-]*[a-z0-9]")
+# Anything a person may type between the words of a slug (ASCII letters and digits aside).
+_SEPARATORS: Final = re.compile(r"[^a-z0-9\u0080-\U0010ffff]+")
 
 
 def slug_problem(name: str) -> str | None:
@@ -91,23 +94,39 @@ def slug_to_identifier(slug: str) -> str:
     return slug.replace("-", "_")
 
 
+def normalize_slug(name: str) -> str:
+    """Return ``name`` in the form a slug would take: lowercase, words joined by hyphens.
+
+    Letters are lowercased and every run of other separators (``_``,
+    spaces, dots, slashes, repeated hyphens) becomes one hyphen, with none
+    left at either end: ``Alpha_One`` and ``alpha one`` become ``alpha-one``.
+    The result is not checked against the slug rules. Pure: no I/O.
+    """
+    return _SEPARATORS.sub("-", name.lower()).strip("-")
+
+
 def closest(name: str, candidates: Iterable[str], *, limit: int = 3) -> tuple[str, ...]:
     """Return up to ``limit`` of ``candidates`` close to ``name``, best first.
 
-    Also matches across the hyphen/underscore confusion (``vuln_remediation``
-    suggests ``vuln-remediation``). Linear in the number of candidates: a
-    large pool is first narrowed to the names sharing the most character
-    pairs with ``name`` (:func:`shortlist`), and only those are ranked by
-    ``difflib`` (costly per name), so 13,000 candidates take a few
+    ``name`` is compared in its slug form (:func:`normalize_slug`), so case and
+    separators never stand in the way: ``Alpha-One``, ``alpha_one`` and
+    ``alpha one`` all suggest ``alpha-one``, first. Linear in the number of
+    candidates: a large pool is first narrowed to the names sharing the most
+    character pairs with ``name`` (:func:`shortlist`), and only those are
+    ranked by ``difflib`` (costly per name), so 13,000 candidates take a few
     milliseconds.
     """
+    pool = list(candidates)
     normalized = suggestion_key(name)
-    return rank(normalized, shortlist(normalized, list(candidates)), limit=limit)
+    found = rank(normalized, shortlist(normalized, pool), limit=limit)
+    if normalized in pool and normalized not in found:
+        found = (normalized, *found)[:limit]
+    return found
 
 
 def suggestion_key(name: str) -> str:
-    """Return ``name`` as suggestions compare it: lower case, underscores as hyphens."""
-    return name.lower().replace("_", "-")
+    """Return ``name`` as suggestions compare it: its slug form, else lower case with hyphens."""
+    return normalize_slug(name) or name.lower().replace("_", "-")
 
 
 def shortlist(normalized: str, pool: list[str]) -> list[str]:

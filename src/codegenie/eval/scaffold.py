@@ -25,16 +25,19 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import keyword
 import os
+import re
 import shutil
 import stat
 import sys
 import tempfile
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import final
+from typing import Final, final
 
 import tomli_w
 from pydantic import ValidationError
@@ -46,13 +49,23 @@ from codegenie.eval.errors import (
     InvalidTaskClassName,
     ScaffoldConflict,
 )
-from codegenie.eval.manifest import BenchManifest, ManifestEntry, read_manifest_bytes
+from codegenie.eval.manifest import (
+    BenchManifest,
+    ManifestEntry,
+    json_schema,
+    read_manifest_bytes,
+)
 from codegenie.eval.naming import check_slug, slug_to_identifier
 
 __all__ = (
+    "InitConflict",
+    "Initialized",
     "Scaffold",
     "ScaffoldArgumentInvalid",
     "ScaffoldFailed",
+    "init_bench",
+    "python_string",
+    "registration_source",
     "scaffold_task_class",
     "validate_new_entry",
 )
@@ -135,16 +148,112 @@ Imported in-process by the loader: keep it cheap, and never import rubric.py
 (ADR-0001: rubrics run only in a subprocess).
 """
 
+from __future__ import annotations
+
 from codegenie.eval import register_task_class
 
+{description}
 
-@register_task_class({slug!r}, description={description!r})
+
+{decorator}
 class {class_name}:
-    {description!r}
+    """Task class ``{slug}``."""
 '''
 
+#: The line length of the project's ruff configuration: what `new` writes fits in it.
+LINE_LENGTH: Final = 100
+_INDENT: Final = "    "
+
+
+def python_string(text: str) -> str:
+    r"""Return a Python string literal of ``text``, written as ``ruff format`` writes it.
+
+    Double quotes unless the text holds more double than single quotes;
+    backslashes, the quote and every character that is not a printable
+    letter, mark, number or ASCII character escaped (``\n``, ``\x1b``,
+    ``\u2013``): no control character, and nothing ``ruff check`` calls
+    ambiguous (an en dash, a curly quote), reaches the source.
+    """
+    quote = "'" if text.count('"') > text.count("'") else '"'
+    out = []
+    for char in text:
+        if char in {"\\", quote}:
+            out.append("\\" + char)
+        elif char in _NAMED_ESCAPES:
+            out.append(_NAMED_ESCAPES[char])
+        elif char.isprintable() and (char.isascii() or unicodedata.category(char)[0] in "LMN"):
+            out.append(char)
+        elif ord(char) <= 0xFF:
+            out.append(f"\\x{ord(char):02x}")
+        elif ord(char) <= 0xFFFF:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    return quote + "".join(out) + quote
+
+
+_NAMED_ESCAPES: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _pieces(text: str, width: int) -> list[str]:
+    """Cut ``text`` after spaces (inside a word only when it must) into literals of ``width``."""
+    pieces: list[str] = []
+    current = ""
+    for word in re.findall(r"\S+\s*|\s+", text):
+        if current and len(python_string(current + word)) > width:
+            pieces.append(current)
+            current = ""
+        current += word
+        while len(python_string(current)) > width and len(current) > 1:
+            cut = len(current) - 1
+            while cut > 1 and len(python_string(current[:cut])) > width:
+                cut -= 1
+            pieces.append(current[:cut])
+            current = current[cut:]
+    return [*pieces, current] if current else pieces
+
+
+def _description_source(description: str) -> str:
+    """Return ``DESCRIPTION = …`` in the shape ``ruff format`` gives it, no line too long."""
+    literal = python_string(description)
+    head = "DESCRIPTION = "
+    if len(head) + len(literal) <= LINE_LENGTH:
+        return head + literal
+    width = LINE_LENGTH - len(_INDENT)
+    if len(literal) <= width:
+        return f"{head}(\n{_INDENT}{literal}\n)"
+    parts = "".join(f"{_INDENT}{python_string(piece)}\n" for piece in _pieces(description, width))
+    return f"{head}(\n{parts})"
+
+
+def _decorator_source(slug: str) -> str:
+    """Return the decorator line, wrapped as ``ruff format`` wraps it when it is too long."""
+    arguments = f"{python_string(slug)}, description=DESCRIPTION"
+    line = f"@register_task_class({arguments})"
+    if len(line) <= LINE_LENGTH:
+        return line
+    return f"@register_task_class(\n{_INDENT}{arguments}\n)"
+
+
+def registration_source(slug: str, description: str) -> str:
+    """Return the ``registration.py`` that ``new`` writes for ``slug``.
+
+    It passes this project's ``ruff format --check``, ``ruff check`` and
+    ``mypy --strict`` as written, whatever the description holds (a test
+    runs them on scaffolds).
+    """
+    return _REGISTRATION.format(
+        slug=slug,
+        description=_description_source(description),
+        decorator=_decorator_source(slug),
+        class_name=_class_name(slug),
+    )
+
+
 _RUBRIC = '''\
-"""Rubric for ``{slug}``: a standalone script, run as a subprocess, never imported.
+"""Rubric for ``{slug}``.
+
+A standalone script, run as a subprocess, never imported (ADR-0001).
 
 Usage: python rubric.py CASE_DIR CANDIDATE_DIR
 
@@ -343,6 +452,10 @@ class _Created:
         """Remember ``path`` as a directory tree this run made."""
         self._undo.append(functools.partial(shutil.rmtree, path))
 
+    def file(self, path: Path) -> None:
+        """Remember ``path`` as a file this run made."""
+        self._undo.append(path.unlink)
+
     def undo(self) -> None:
         """Remove everything remembered, newest first, as far as possible."""
         for action in reversed(self._undo):
@@ -400,11 +513,12 @@ def _plan(
     """Check that ``entry`` can be added to ``manifest`` (whose bytes are ``current``)."""
     path = manifest.path
     if slug in manifest:
-        raise ScaffoldConflict(slug, "slug", path, f"{path} already declares {slug!r}")
+        detail = f"{slug!r} is already declared"
+        raise ScaffoldConflict(slug, "slug", path, detail, entry=slug)
     for other, existing in manifest:
         if existing.module == entry.module:
-            detail = f"module {entry.module!r} already belongs to {other!r} in {path}"
-            raise ScaffoldConflict(slug, "module", path, detail)
+            detail = f"its module {entry.module!r} is already the module of {other!r}"
+            raise ScaffoldConflict(slug, "module", path, detail, entry=other)
     top = manifest.directory
     directory = entry.case_dir(top / root)
     inside = top.resolve()
@@ -442,9 +556,7 @@ def _create(plan: _Plan, target: Path, description: str) -> None:
         staging = Path(tempfile.mkdtemp(dir=directory.parent, prefix=f".{ident}."))
         created.tree(staging)
         files = {
-            "registration.py": _REGISTRATION.format(
-                slug=slug, description=description, class_name=_class_name(slug)
-            ),
+            "registration.py": registration_source(slug, description),
             "rubric.py": _RUBRIC.format(slug=slug),
             "cases/example/case.toml": _CASE,
             "cases/example/expected/README.txt": "Files a correct candidate produces.\n",
@@ -467,3 +579,104 @@ def _create(plan: _Plan, target: Path, description: str) -> None:
     except BaseException:
         created.undo()
         raise
+
+
+# -- init: a bench from nothing -------------------------------------------------------
+
+
+@final
+class InitConflict(EvalError):
+    """``codegenie-bench init`` refused: a manifest is already there, or its root is a file.
+
+    ``path`` is what is in the way and ``reason`` what it is. Nothing was written.
+    """
+
+    code = "init-conflict"
+    exit_code = 1
+    fields = ("path", "reason")
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"cannot start a bench at {path}: {reason}")
+
+    @property
+    def hint(self) -> str:
+        """What to do instead."""
+        return (
+            "this bench exists already: add a task class with `codegenie-bench new SLUG`, "
+            "or run init in another directory"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Initialized:
+    """What ``init_bench`` made: the manifest, the root, the schema, and what was new."""
+
+    manifest: Path
+    root: Path
+    schema: Path
+    created: tuple[Path, ...]
+
+
+#: Where ``init`` puts the schema, relative to the manifest: the ``#:schema`` line names it.
+SCHEMA_PATH: Final = "docs/bench.schema.json"
+
+_MANIFEST = f"""\
+#:schema ./{SCHEMA_PATH}
+# The task classes of this bench, one [task-classes.SLUG] table each;
+# `codegenie-bench new SLUG` adds one. Format: `codegenie-bench schema`.
+schema-version = 1
+"""
+
+
+def init_bench(manifest: Path) -> Initialized:
+    """Start a bench: create the manifest ``manifest``, ``bench/`` beside it, and the schema.
+
+    The manifest declares no task class yet and starts with a ``#:schema``
+    line naming ``docs/bench.schema.json`` beside it, which is written too
+    (unless a file of that name is there already, which is kept), so an
+    editor validates the manifest as soon as it is opened, offline. An
+    existing ``bench/`` directory is kept as it is.
+
+    Raises ``InitConflict`` when ``manifest`` exists (whatever it is) or
+    ``bench`` beside it is not a directory, and ``ScaffoldFailed`` when the
+    operating system refuses a write; either way nothing is left written.
+    """
+    if os.path.lexists(manifest):
+        raise InitConflict(manifest, "a manifest is already there")
+    top = manifest.parent
+    root = top / "bench"
+    schema = top / SCHEMA_PATH
+    for path in (root, schema.parent):
+        if os.path.lexists(path) and not path.is_dir():
+            raise InitConflict(path, "it exists and is not a directory")
+    text = json.dumps(json_schema(), indent=2, ensure_ascii=True) + "\n"
+    made = _Created()
+    created: list[Path] = []
+    writing = manifest
+    try:
+        made.directories(top)
+        _write_new_file(manifest, _MANIFEST)
+        made.file(manifest)
+        created.append(manifest)
+        if not root.exists():
+            writing = root
+            made.directories(root)
+            created.append(root)
+        if not os.path.lexists(schema):
+            writing = schema
+            made.directories(schema.parent)
+            _write_new_file(schema, text)
+            made.file(schema)
+            created.append(schema)
+    except FileExistsError:
+        made.undo()
+        raise InitConflict(writing, "it appeared while init was writing") from None
+    except OSError as exc:
+        made.undo()
+        raise ScaffoldFailed(writing, exc.strerror or str(exc)) from exc
+    except BaseException:
+        made.undo()
+        raise
+    return Initialized(manifest, root, schema, tuple(created))

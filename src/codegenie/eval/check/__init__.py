@@ -17,11 +17,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codegenie.eval.check.codes import CODES, Code, diagnostic
 from codegenie.eval.check.golden import CaseRun, golden_diagnostics
-from codegenie.eval.check.static import ImportTarget, check_static, display_path
+from codegenie.eval.check.static import ImportTarget, check_static
 from codegenie.eval.check.workers import Outcome, import_all
+from codegenie.eval.codes import CODES, Code, diagnostic
 from codegenie.eval.diagnostics import Diagnostic
+from codegenie.eval.problems import (
+    Location,
+    case_problem,
+    display_path,
+    import_failed,
+    module_mismatch,
+    not_registered,
+)
 
 __all__ = ("CODES", "CheckReport", "Code", "Shard", "run_check")
 
@@ -106,96 +114,77 @@ class CheckReport:
         )
 
 
-def _diagnostic(
-    code: str,
-    message: str,
-    target: ImportTarget,
-    *,
-    file: str | None = None,
-    line: int | None = None,
-    manifest: str,
-) -> Diagnostic:
-    """Return an import diagnostic: at ``file:line``, else at the slug's manifest table."""
-    if file is None:
-        file, line = manifest, target.manifest_line
-    column = 1 if line is not None else None
-    return diagnostic(code, message, file=file, line=line, column=column, slug=target.slug)
+def _at_entry(target: ImportTarget, manifest: str) -> Location:
+    """Return the slug's table header: where a problem with the entry as a whole is reported."""
+    return (manifest, target.manifest_line, target.manifest_column)
+
+
+def _raised_at(target: ImportTarget, error: dict[str, Any]) -> Location | None:
+    """Where the worker says the registration failed, if that is a line under its root."""
+    file, line = error.get("file"), error.get("line")
+    if not isinstance(file, str) or not isinstance(line, int) or line < 1:
+        return None
+    if not os.path.realpath(file).startswith(os.path.join(target.root_dir, "")):
+        return None  # an answer that points outside the bench is not believed
+    return (display_path(file), line, 1)
+
+
+def _failed(target: ImportTarget, error: dict[str, Any], manifest: str) -> Diagnostic:
+    """Return the diagnostic of a load that failed in the worker (the probe's ``error``)."""
+    header = _at_entry(target, manifest)
+    if error.get("kind") == "mismatch":
+        actual = error.get("actual")
+        return module_mismatch(
+            target.slug,
+            target.module,
+            Path(str(error.get("expected"))),
+            Path(actual) if isinstance(actual, str) else None,
+            header,
+        )
+    traceback = error.get("traceback")
+    return import_failed(
+        target.slug,
+        target.module,
+        str(error.get("type")),
+        str(error.get("message") or ""),
+        _raised_at(target, error) or header,
+        traceback=traceback if isinstance(traceback, str) else None,
+    )
 
 
 def _import_diagnostics(
     target: ImportTarget, outcome: Outcome, *, manifest: str, rubric_flagged: bool
 ) -> Iterable[Diagnostic]:
-    module = target.module
+    module, slug = target.module, target.slug
+    header = _at_entry(target, manifest)
     if outcome.kind == "timeout":
-        yield _diagnostic(
-            "import-timeout",
-            f"importing {module} for {target.slug!r} did not finish ({outcome.detail})",
-            target,
-            manifest=manifest,
-        )
+        message = f"importing {module} for {slug!r} did not finish ({outcome.detail})"
+        yield diagnostic("import-timeout", message, *header, slug=slug)
         return
     if outcome.kind == "crashed":
-        yield _diagnostic(
-            "import-crashed",
-            f"the interpreter died while importing {module} for {target.slug!r} ({outcome.detail})",
-            target,
-            manifest=manifest,
-        )
+        message = f"the interpreter died while importing {module} for {slug!r} ({outcome.detail})"
+        yield diagnostic("import-crashed", message, *header, slug=slug)
         return
     if outcome.kind == "tampered":
-        yield _diagnostic(
-            "import-failed",
-            f"importing {module} for {target.slug!r} cannot be judged: {outcome.detail}",
-            target,
-            manifest=manifest,
-        )
+        message = f"importing {module} for {slug!r} cannot be judged: {outcome.detail}"
+        yield diagnostic("import-failed", message, *header, slug=slug)
         return
     if outcome.error is not None:
-        line = outcome.error.get("line")
-        where = {"file": target.display_file, "line": line} if line else {}
-        detail = outcome.error["type"]
-        if outcome.error["message"]:
-            detail += f": {outcome.error['message']}"
-        yield _diagnostic(
-            "import-failed",
-            f"importing {module} for {target.slug!r} raised {detail}",
-            target,
-            manifest=manifest,
-            **where,
-        )
+        yield _failed(target, outcome.error, manifest)
     elif outcome.not_registered:
-        others = ", ".join(repr(n) for n in outcome.registered) or "nothing"
-        yield _diagnostic(
-            "not-registered",
-            f"importing {module} did not register {target.slug!r} (it registered {others})",
-            target,
-            manifest=manifest,
-        )
+        yield not_registered(slug, module, outcome.registered, header)
     lines = dict(target.register_lines)
     for name in dict.fromkeys(outcome.registered):
-        if name != target.slug:
-            where = {"file": target.display_file, "line": lines[name]} if name in lines else {}
-            yield _diagnostic(
-                "extra-registration",
-                f"importing {module} for {target.slug!r} also registered {name!r}",
-                target,
-                manifest=manifest,
-                **where,
-            )
+        if name != slug:
+            where = (target.display_file, lines[name], 1) if name in lines else header
+            message = f"importing {module} for {slug!r} also registered {name!r}"
+            yield diagnostic("extra-registration", message, *where, slug=slug)
     if outcome.rubric and not rubric_flagged:
-        yield _diagnostic(
-            "rubric-imported",
-            f"importing {module} for {target.slug!r} loaded rubric {', '.join(outcome.rubric)}",
-            target,
-            manifest=manifest,
-        )
+        message = f"importing {module} for {slug!r} loaded rubric {', '.join(outcome.rubric)}"
+        yield diagnostic("rubric-imported", message, *header, slug=slug)
     if outcome.left_running:
-        yield _diagnostic(
-            "import-left-running",
-            f"importing {module} for {target.slug!r} left {outcome.left_running} running",
-            target,
-            manifest=manifest,
-        )
+        message = f"importing {module} for {slug!r} left {outcome.left_running} running"
+        yield diagnostic("import-left-running", message, *header, slug=slug)
     if outcome.parts is not None:
         yield from _part_diagnostics(target, outcome.parts, manifest=manifest)
 
@@ -206,39 +195,26 @@ def _part_diagnostics(
     """Report the rubric and cases of a task class that loaded."""
     slug = target.slug
     line = dict(target.register_lines).get(slug)
-    file = target.display_file if line else None
+    at = (target.display_file, line, 1) if line else _at_entry(target, manifest)
     rubric = parts["rubric_file"]
     if not parts["rubric_exists"]:
         shown = display_path(Path(rubric)) if rubric else "(none: no source file)"
-        yield _diagnostic(
-            "rubric-missing",
-            f"the rubric of {slug!r}, {shown}, does not exist",
-            target,
-            file=file,
-            line=line,
-            manifest=manifest,
-        )
+        message = f"the rubric of {slug!r}, {shown}, does not exist"
+        yield diagnostic("rubric-missing", message, *at, slug=slug)
     for problem in parts["case_problems"]:
-        case = f"case {problem['case']!r} of {slug!r}" if problem["case"] else f"{slug!r} cases"
-        key = f"{problem['key']}: " if problem["key"] else ""
-        column = problem["column"] if problem["line"] is not None else None
-        yield diagnostic(
-            problem["code"],
-            f"{case}: {key}{problem['message']}",
-            file=display_path(Path(problem["file"])),
+        yield case_problem(
+            slug,
+            code=problem["code"],
+            file=problem["file"],
             line=problem["line"],
-            column=column,
-            slug=slug,
+            column=problem["column"],
+            key=problem["key"],
+            message=problem["message"],
+            case=problem["case"],
         )
     if not parts["cases_found"] or not (parts["cases"] or parts["case_problems"]):
-        yield _diagnostic(
-            "cases-missing",
-            f"{slug!r} has no cases: nothing can be graded",
-            target,
-            file=file,
-            line=line,
-            manifest=manifest,
-        )
+        message = f"{slug!r} has no cases: nothing can be graded"
+        yield diagnostic("cases-missing", message, *at, slug=slug)
 
 
 def _case_runs(target: ImportTarget, outcome: Outcome) -> list[CaseRun]:
@@ -283,7 +259,7 @@ def run_check(
     shard = shard or Shard()
     path = manifest.absolute()
     if not path.exists():
-        raise BenchManifestNotFound(path)
+        raise BenchManifestNotFound(path, searched_parents=False)
     static = check_static(path, shard.__contains__)
     diagnostics = list(static.diagnostics)
     jobs = jobs or os.cpu_count() or 1

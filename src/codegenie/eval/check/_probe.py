@@ -19,9 +19,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from codegenie.eval._tracebacks import describe_failure
 from codegenie.eval.cases import scan_cases
 from codegenie.eval.errors import (
     EvalError,
+    TaskClassModuleMismatch,
     TaskClassNotFound,
     TaskClassRegistrationFailed,
 )
@@ -148,8 +150,8 @@ def probe(slug: str, manifest: BenchManifest, registry: TaskClassRegistry) -> di
     that the child touches (and copies) as little of its parent's memory as
     it can.
 
-    Keys: ``registered`` (the slugs the import registered), ``error`` (``None``,
-    or ``{"type", "message", "line"}`` when the load failed), ``not_registered``
+    Keys: ``registered`` (the slugs the import registered), ``error`` (``None``
+    when the load did not fail; see :func:`_failure`), ``not_registered``
     (the import succeeded but did not register the slug), ``rubric`` (rubric
     modules or files it loaded) and ``left_running`` (threads and child
     processes still running when the import returned, or ``""``). When the
@@ -170,15 +172,11 @@ def probe(slug: str, manifest: BenchManifest, registry: TaskClassRegistry) -> di
             slug, manifest.root_dir(slug), registry=registry, manifest=manifest
         )
         registered = registry.names()
-    except TaskClassRegistrationFailed as exc:
-        error = {"type": exc.cause_type, "message": exc.cause_message, "line": exc.line}
     except TaskClassNotFound as exc:
         registered = tuple(exc.available_names)
         not_registered = True
-    except EvalError as exc:
-        error = {"type": type(exc).__name__, "message": str(exc), "line": None}
-    except BaseException as exc:  # KeyboardInterrupt raised by the registration itself
-        error = {"type": type(exc).__name__, "message": "", "line": None}
+    except BaseException as exc:  # KeyboardInterrupt raised by the registration itself too
+        error = _failure(exc, manifest.root_dir(slug))
     document = {
         "registered": list(registered),
         "error": error,
@@ -189,6 +187,32 @@ def probe(slug: str, manifest: BenchManifest, registry: TaskClassRegistry) -> di
     if task_class is not None:
         document.update(_parts(task_class))
     return document
+
+
+def _failure(exc: BaseException, root: Path) -> dict[str, Any]:
+    """Describe a failed load for the parent, JSON-ready.
+
+    ``{"kind": "mismatch", "expected", "actual"}`` when another file answered
+    for the module; otherwise ``{"kind": "raised", "type", "message", "file",
+    "line", "traceback"}``: what was raised, the deepest place under the bench
+    root where it happened (``file`` absolute, or ``None``) and the
+    registration's traceback without the loader's frames — what ``show``
+    computes from the same exception (:func:`describe_failure`).
+    """
+    if isinstance(exc, TaskClassModuleMismatch):
+        actual = None if exc.actual_file is None else str(exc.actual_file)
+        return {"kind": "mismatch", "expected": str(exc.expected_file), "actual": actual}
+    found: dict[str, Any] = {"kind": "raised", "file": None, "line": None, "traceback": None}
+    if isinstance(exc, TaskClassRegistrationFailed):
+        found |= {"type": exc.cause_type, "message": exc.cause_message}
+        if exc.__cause__ is not None:
+            failure = describe_failure(exc.__cause__, root)
+            found |= {"file": failure.file, "line": failure.line, "traceback": failure.traceback}
+    elif isinstance(exc, EvalError):
+        found |= {"type": type(exc).__name__, "message": str(exc)}
+    else:
+        found |= {"type": type(exc).__name__, "message": ""}
+    return found
 
 
 def _parts(task_class: TaskClass) -> dict[str, Any]:

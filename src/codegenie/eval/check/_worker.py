@@ -49,6 +49,7 @@ from typing import Any, Final, NoReturn
 import pydantic
 
 from codegenie.eval import cases, loader, models, registry
+from codegenie.eval._tracebacks import describe_failure
 from codegenie.eval.check._probe import probe, request_manifest
 from codegenie.eval.errors import TaskClassRegistrationFailed
 
@@ -99,6 +100,7 @@ def _warm_up() -> None:
         raise RuntimeError("warm-up")
     except RuntimeError as exc:
         traceback.format_exception(exc)
+        describe_failure(exc, os.path.dirname(__file__))
         TaskClassRegistrationFailed("warm-up", "RuntimeError", "warm-up", Path(__file__), 1)
     request_manifest(
         {"slug": "warm-up", "module": "bench.warm_up.registration", "root": "bench"}

@@ -16,9 +16,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from codegenie.eval._toml_positions import TomlPositions
-from codegenie.eval.check.codes import diagnostic
+from codegenie.eval.codes import diagnostic
 from codegenie.eval.diagnostics import Diagnostic
-from codegenie.eval.errors import BenchManifestInvalid, BenchManifestNotFound, ManifestProblem
+from codegenie.eval.errors import BenchManifestInvalid, BenchManifestNotFound
 from codegenie.eval.manifest import (
     MANIFEST_SIZE_LIMIT,
     BenchManifest,
@@ -26,26 +26,20 @@ from codegenie.eval.manifest import (
     read_manifest_bytes,
 )
 from codegenie.eval.naming import slug_problem, slug_to_identifier
+from codegenie.eval.problems import (
+    display_path,
+    manifest_diagnostics,
+    module_convention,
+    module_missing,
+    root_hint,
+    root_missing,
+    root_outside,
+)
 
 __all__ = ("ImportTarget", "StaticResult", "check_static", "display_path")
 
 #: Registrations larger than this are not parsed (nor imported): source-unparsable.
 MAX_SOURCE_BYTES = MANIFEST_SIZE_LIMIT
-
-_PROBLEM_CODES = {
-    "syntax": "manifest-syntax",
-    "schema": "manifest-schema",
-    "duplicate-module": "duplicate-module",
-}
-
-
-def display_path(path: Path) -> str:
-    """Return ``path`` relative to the working directory when inside it, else absolute."""
-    absolute = path.absolute()
-    try:
-        return str(absolute.relative_to(Path.cwd()))
-    except ValueError:
-        return str(absolute)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +53,13 @@ class ImportTarget:
     expected_file: str
     display_file: str
     manifest_line: int
+    manifest_column: int = 1
     register_lines: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def root_dir(self) -> str:
+        """The root directory, absolute, symbolic links resolved."""
+        return os.path.realpath(os.path.join(os.path.dirname(self.manifest), self.root))
 
 
 @dataclass
@@ -95,13 +95,16 @@ def _read(path: Path) -> _Read:
             {}, None, [diagnostic("manifest-syntax", message, file=shown, line=1, column=1)]
         )
     except BenchManifestInvalid as exc:
-        diagnostics = [_problem(p, shown) for p in exc.problems]
         if any(p.kind == "syntax" for p in exc.problems):
-            return _Read({}, None, diagnostics)
+            return _Read({}, None, manifest_diagnostics(exc, raw={}))
         text = data.decode("utf-8")
         raw = tomllib.loads(text)
-        return _Read(_salvage(raw), TomlPositions(text), diagnostics, _mentioned(raw))
-    return _Read(dict(manifest.task_classes), TomlPositions(data.decode("utf-8")), [])
+        positions = TomlPositions(text)
+        diagnostics = manifest_diagnostics(exc, raw=raw, positions=positions)
+        return _Read(_salvage(raw), positions, diagnostics, _mentioned(raw))
+    entries = dict(manifest.task_classes)
+    mentioned = set(entries) | {entry.module for entry in entries.values()}
+    return _Read(entries, TomlPositions(data.decode("utf-8")), [], mentioned)
 
 
 def _mentioned(raw: dict[str, object]) -> set[str]:
@@ -114,14 +117,6 @@ def _mentioned(raw: dict[str, object]) -> set[str]:
         if isinstance(module, str):
             names.add(module)
     return names
-
-
-def _problem(problem: ManifestProblem, shown: str) -> Diagnostic:
-    message = f"{problem.key}: {problem.message}" if problem.key else problem.message
-    code = _PROBLEM_CODES.get(problem.kind, "manifest-schema")
-    return diagnostic(
-        code, message, file=shown, line=problem.line, column=problem.column, slug=problem.slug
-    )
 
 
 def _salvage(raw: dict[str, object]) -> dict[str, ManifestEntry]:
@@ -250,44 +245,27 @@ def _check_entry(
 ) -> None:
     """Check one entry against the tree; queue its import when it can be imported."""
 
-    def report(code: str, key: str, message: str) -> None:
-        line, column = where("task-classes", slug, key)
-        result.diagnostics.append(
-            diagnostic(code, message, file=shown, line=line, column=column, slug=slug)
-        )
+    def at(*key: str) -> tuple[str, int, int]:
+        return (shown, *where("task-classes", slug, *key))
 
     if not root.is_dir():
-        report(
-            "root-missing",
-            "root",
-            f"root {entry.root!r} of {slug!r} is not a directory ({display_path(root)})",
-        )
+        hint = root_hint(manifest.parent, entry.root, entry.package_parts)
+        result.diagnostics.append(root_missing(slug, entry.root, root, at("root"), hint=hint))
         return
     resolved = root.resolve()
     manifest_dir = manifest.parent.resolve()
     if not resolved.is_relative_to(manifest_dir):
-        report(
-            "root-outside",
-            "root",
-            f"root {entry.root!r} of {slug!r} resolves to {resolved}, "
-            f"outside the manifest's directory {manifest_dir}",
+        result.diagnostics.append(
+            root_outside(slug, entry.root, resolved, manifest_dir, at("root"))
         )
         return
     ident = slug_to_identifier(slug)
     if entry.package_parts != (ident,):
         expected = f"{entry.module.split('.', 1)[0]}.{ident}.registration"
-        report(
-            "module-convention",
-            "module",
-            f"module {entry.module!r} of {slug!r} is not the slug's own ({expected!r})",
-        )
+        result.diagnostics.append(module_convention(slug, entry.module, expected, at("module")))
     registration = entry.registration_file(root)
     if not registration.is_file():
-        report(
-            "module-missing",
-            "module",
-            f"module {entry.module!r} of {slug!r}: {display_path(registration)} does not exist",
-        )
+        result.diagnostics.append(module_missing(slug, entry.module, registration, at("module")))
         return
     register_lines = _source_checks(slug, registration, result)
     if register_lines is None:
@@ -301,6 +279,7 @@ def _check_entry(
             expected_file=str(registration.resolve()),
             display_file=display_path(registration),
             manifest_line=where("task-classes", slug)[0],
+            manifest_column=where("task-classes", slug)[1],
             register_lines=register_lines,
         )
     )

@@ -1,0 +1,189 @@
+"""What every command shares: its description, its output, the usage error.
+
+Cheap to import (no pydantic, no structlog): ``--help`` and ``--version`` run
+through here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TextIO, final
+
+from codegenie.eval._output import ResultStream, escape_control, wants_colour
+from codegenie.eval._version import __version__
+from codegenie.eval.errors import EvalError
+
+if TYPE_CHECKING:
+    from codegenie.eval.diagnostics import Diagnostic
+    from codegenie.eval.manifest import BenchManifest
+
+__all__ = (
+    "EXIT_USAGE",
+    "PROG",
+    "VERSION",
+    "Command",
+    "Output",
+    "UsageError",
+    "columns",
+    "dumps",
+    "load_manifest",
+)
+
+PROG: Final = "codegenie-bench"
+EXIT_USAGE: Final = 2
+VERSION: Final = f"{PROG} {__version__}"
+
+
+@final
+class UsageError(EvalError):
+    """The command line itself is wrong: an unknown option, a missing argument (exit 2).
+
+    ``usage`` is the usage line of the command concerned and ``detail`` what
+    is wrong with the command line.
+    """
+
+    code = "usage-error"
+    exit_code = EXIT_USAGE
+    fields = ("usage", "detail")
+
+    def __init__(self, usage: str, detail: str) -> None:
+        self.usage = usage
+        self.detail = detail
+        super().__init__(detail)
+
+    @property
+    def hint(self) -> str:
+        """Where to read how the command is used."""
+        return f"run `{PROG} --help` for the commands and options"
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One subcommand: what ``--help`` says about it, its options, and what it does.
+
+    ``run(args, out)`` returns the exit status of a command that did its job
+    (``check`` returns 1 when it found errors) and raises an ``EvalError``
+    when it could not; :func:`codegenie.eval.cli._app.fail` reports that.
+    ``imports_registrations``: the command imports bench code, so its results
+    go to a private copy of stdout and logs are configured before it runs.
+    """
+
+    name: str
+    summary: str
+    examples: str
+    run: Callable[[argparse.Namespace, Output], int]
+    configure: Callable[[argparse.ArgumentParser], None] = lambda _parser: None
+    imports_registrations: bool = False
+
+
+class Output:
+    """Where results (stdout), notes and diagnostics go, in the chosen format.
+
+    ``stdout`` is a :class:`ResultStream`: a reader that goes away makes the
+    rest of the results vanish quietly. Notes are printed with their control
+    characters escaped. ``manifest`` and ``slug`` are what the command was
+    working on when it failed, set by the command as it learns them: the
+    report of an error locates it with them.
+    """
+
+    def __init__(self, args: argparse.Namespace, stdout: ResultStream, stderr: TextIO) -> None:
+        self.format: str = args.format
+        self.json = self.format == "json"
+        self.quiet: bool = args.quiet
+        self.verbose: int = args.verbose
+        self.stdout = stdout
+        self.stderr = stderr
+        self.manifest: BenchManifest | None = None
+        self.slug: str | None = None
+
+    def result(self, document: dict[str, Any], text: str) -> None:
+        """Print the JSON ``document`` or the (already escaped) ``text``."""
+        if self.json:
+            self.stdout.write(dumps(document))
+        elif text:
+            self.stdout.write(text if text.endswith("\n") else text + "\n")
+
+    def note(self, text: str) -> None:
+        """Print one line of ``text`` on stderr, unless quiet or under JSON or GitHub."""
+        if not self.quiet and self.format == "text":
+            self.stderr.write(escape_control(text) + "\n")
+
+    def diagnostics(
+        self, found: Sequence[Diagnostic], *, stream: ResultStream | TextIO, base: Path | None
+    ) -> None:
+        """Print ``found`` on ``stream``: compiler-style text, or GitHub workflow commands.
+
+        Text: one line each (the traceback under ``-v``, the hint unless
+        ``-q``; a hint that the next diagnostic repeats is printed once,
+        after the last of them), in colour when :func:`wants_colour` says
+        so. GitHub: paths relative to ``$GITHUB_WORKSPACE`` when it is set,
+        else to ``base`` (the manifest's directory).
+        """
+        if self.format == "github":
+            home = os.environ.get("GITHUB_WORKSPACE") or (str(base) if base else None)
+            lines = [_rebased(d, home).render_github() for d in found]
+        else:
+            colour = wants_colour(stream)
+            lines = []
+            for i, diagnostic in enumerate(found):
+                repeated = i + 1 < len(found) and found[i + 1].hint == diagnostic.hint
+                lines.append(
+                    diagnostic.render_text(
+                        colour=colour,
+                        hint=not self.quiet and not repeated,
+                        traceback=self.verbose > 0,
+                    )
+                )
+        stream.write("".join(line + "\n" for line in lines))
+
+
+def _rebased(diagnostic: Diagnostic, home: str | None) -> Diagnostic:
+    """``diagnostic`` with its file relative to ``home`` when it lies under it."""
+    if diagnostic.file is None or home is None:
+        return diagnostic
+    absolute = os.path.abspath(diagnostic.file)
+    prefix = os.path.join(os.path.abspath(home), "")
+    if absolute.startswith(prefix):
+        return replace(diagnostic, file=absolute[len(prefix) :])
+    return replace(diagnostic, file=absolute)
+
+
+def dumps(document: object) -> str:
+    """Return ``document`` as JSON text: ASCII only, so valid under any locale."""
+    return json.dumps(document, indent=2, ensure_ascii=True) + "\n"
+
+
+def columns(rows: Sequence[tuple[str, ...]]) -> str:
+    """Return ``rows`` as aligned columns, each cell's control characters escaped."""
+    if not rows:
+        return ""
+    rows = [tuple(escape_control(cell) for cell in row) for row in rows]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines = []
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    return "\n".join(lines)
+
+
+def load_manifest(args: argparse.Namespace, out: Output) -> BenchManifest:
+    """Read ``--manifest``, else the nearest ``bench.toml``; remember it for error reports."""
+    from codegenie.eval.manifest import (  # noqa: PLC0415
+        BenchManifest,
+        find_manifest,
+        load_manifest_cached,
+    )
+
+    path = args.manifest if args.manifest is not None else find_manifest(Path.cwd())
+    if getattr(args, "no_cache", False):
+        manifest = BenchManifest.load(path)
+    else:
+        # The content-keyed cache `list` uses: re-validated only when the bytes change.
+        manifest = load_manifest_cached(str(path.absolute()))
+    out.manifest = manifest
+    return manifest

@@ -1,0 +1,109 @@
+"""``codegenie-bench check``: every inconsistency of the manifest and the bench tree (CI gate)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from codegenie.eval._output import escape_control
+from codegenie.eval.cli._base import Command, Output
+
+__all__ = ("COMMAND",)
+
+
+def run(args: argparse.Namespace, out: Output) -> int:
+    """Check the bench; print the diagnostics on stdout (they are the result), a summary on stderr.
+
+    Exit 0 when there is no error (and, under ``--strict``, no warning), else 1.
+    """
+    from codegenie.eval.check import run_check  # noqa: PLC0415
+    from codegenie.eval.manifest import find_manifest  # noqa: PLC0415
+
+    path = args.manifest if args.manifest is not None else find_manifest(Path.cwd())
+    report = run_check(path, jobs=args.jobs, timeout=args.timeout, shard=args.shard)
+    if args.format == "json":
+        out.result(report.to_json(strict=args.strict), "")
+    elif args.format == "github":
+        out.diagnostics(report.diagnostics, stream=out.stdout, base=report.manifest.parent)
+        # A plain log line, escaped so that no path can start a workflow command.
+        out.stdout.write(escape_control(report.summary()) + "\n")
+    else:
+        out.diagnostics(report.diagnostics, stream=out.stdout, base=None)
+        out.note(report.summary())
+    return 0 if report.ok(strict=args.strict) else 1
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        msg = f"expected a whole number of at least 1, not {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+    if value < 1:
+        msg = f"expected a whole number of at least 1, not {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        msg = f"expected a number of seconds above 0 (or inf), not {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _shard(text: str) -> object:
+    from codegenie.eval.check import Shard  # noqa: PLC0415
+
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add --jobs, --timeout, --shard and --strict."""
+    parser.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="worker processes importing registrations (default: the number of CPUs)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long one registration may take to import (default: 60)",
+    )
+    parser.add_argument(
+        "--shard",
+        type=_shard,
+        default=None,
+        metavar="K/N",
+        help="check only slice K of N (1/4 … 4/4) of the slugs, for a CI matrix",
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="fail on warnings too, not only on errors"
+    )
+
+
+COMMAND = Command(
+    name="check",
+    summary="Report every inconsistency of the manifest and the bench tree.",
+    examples="""\
+examples:
+  codegenie-bench check                         every problem, compiler-style
+  codegenie-bench check -v                      with the traceback of each registration that raised
+  codegenie-bench check --strict --format github   in a GitHub Actions job
+  codegenie-bench check --shard 2/4 --jobs 8     one slice of a CI matrix
+""",
+    run=run,
+    configure=configure,
+    imports_registrations=True,
+)

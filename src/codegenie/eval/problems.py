@@ -1,0 +1,510 @@
+"""One problem, one description, whichever command finds it (design section 7).
+
+A missing registration file, a root that does not exist, a registration that
+raises: ``check`` finds each of these for every slug at once, ``show`` and
+``plan`` for the slugs they resolve, and all of them must say it the same
+way — the same code (the vocabulary of :mod:`codegenie.eval.codes`), the
+same file, line and column, the same message and hint. This module is the
+one place each problem is worded and located:
+
+- one function per problem of the vocabulary returns its :class:`Diagnostic`
+  given where it is; ``check`` calls them directly;
+- :func:`error_diagnostics` turns an error raised by the library (the
+  loader, ``Runner.plan``, ``new``) into those same diagnostics, for the
+  commands that meet problems one error at a time;
+- :func:`manifest_diagnostics` words every problem of an invalid manifest,
+  with the hints that need the file system (a root that names no directory
+  says so, and suggests the directory that is there).
+
+Locations follow one rule: a problem with an entry as a whole points at the
+entry's table header (``[task-classes.<slug>]``), a problem with one of its
+keys at that key, a failure inside a registration at the deepest frame under
+the bench root. Paths are shown relative to the working directory when they
+lie under it, absolute otherwise (:func:`display_path`), in every command.
+
+Nothing here prints: it returns diagnostics for the command line to render.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from codegenie.eval.codes import diagnostic
+from codegenie.eval.diagnostics import Diagnostic
+from codegenie.eval.errors import (
+    BenchCaseLoadError,
+    BenchCasesInvalid,
+    BenchManifestInvalid,
+    BenchManifestNotFound,
+    BenchRootNotFound,
+    BenchRootOutsideManifest,
+    EvalError,
+    InvalidTaskClassName,
+    ManifestProblem,
+    RunPlanError,
+    ScaffoldConflict,
+    TaskClassModuleMismatch,
+    TaskClassNotFound,
+    TaskClassRegistrationFailed,
+    TaskClassRootConflict,
+)
+from codegenie.eval.naming import closest, normalize_slug, slug_problem
+
+if TYPE_CHECKING:
+    from codegenie.eval._toml_positions import TomlPositions
+    from codegenie.eval.manifest import BenchManifest
+
+__all__ = (
+    "Location",
+    "case_problem",
+    "display_path",
+    "error_diagnostics",
+    "import_failed",
+    "manifest_diagnostics",
+    "manifest_problem",
+    "module_convention",
+    "module_mismatch",
+    "module_missing",
+    "not_registered",
+    "root_hint",
+    "root_missing",
+    "root_outside",
+    "suggest_slug",
+)
+
+#: Where a problem is: the file as shown, its line and column (``None`` when unknown).
+Location = tuple[str | None, int | None, int | None]
+
+_MANIFEST_CODES: Final = {
+    "syntax": "manifest-syntax",
+    "schema": "manifest-schema",
+    "duplicate-module": "duplicate-module",
+}
+
+
+def display_path(path: str | os.PathLike[str]) -> str:
+    """Return ``path`` relative to the working directory when it lies inside it, else absolute.
+
+    As ruff and mypy show paths. A path outside the working directory (or
+    when the working directory is gone) is shown absolute, never with ``..``.
+    """
+    absolute = os.path.abspath(path)
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return absolute
+    if absolute == cwd:
+        return "."
+    prefix = os.path.join(cwd, "")
+    return absolute[len(prefix) :] if absolute.startswith(prefix) else absolute
+
+
+# -- each problem, worded once ----------------------------------------------------
+
+
+def root_missing(
+    slug: str | None, root: str, directory: Path, at: Location, *, hint: str | None = None
+) -> Diagnostic:
+    """``root-missing``: the entry's root is not a directory (at its ``root`` key)."""
+    owner = f" of {slug!r}" if slug else ""
+    message = f"root {root!r}{owner} is not a directory ({display_path(directory)})"
+    return diagnostic("root-missing", message, *at, slug=slug, hint=hint)
+
+
+def root_outside(
+    slug: str, root: str, resolved: Path, manifest_dir: Path, at: Location
+) -> Diagnostic:
+    """``root-outside``: the root resolves outside the manifest's directory (at ``root``)."""
+    message = (
+        f"root {root!r} of {slug!r} resolves to {resolved}, "
+        f"outside the manifest's directory {manifest_dir}"
+    )
+    return diagnostic("root-outside", message, *at, slug=slug)
+
+
+def module_missing(slug: str, module: str, registration: Path, at: Location) -> Diagnostic:
+    """``module-missing``: the registration file of the entry's module does not exist."""
+    message = f"module {module!r} of {slug!r}: {display_path(registration)} does not exist"
+    return diagnostic("module-missing", message, *at, slug=slug)
+
+
+def module_convention(slug: str, module: str, expected: str, at: Location) -> Diagnostic:
+    """``module-convention``: the entry's package is not the slug's identifier."""
+    message = f"module {module!r} of {slug!r} is not the slug's own ({expected!r})"
+    return diagnostic("module-convention", message, *at, slug=slug)
+
+
+def import_failed(
+    slug: str,
+    module: str,
+    cause_type: str,
+    cause_message: str,
+    at: Location,
+    *,
+    traceback: str | None = None,
+) -> Diagnostic:
+    """``import-failed``: the registration raised (at its deepest frame under the root)."""
+    detail = f"{cause_type}: {cause_message}" if cause_message else cause_type
+    message = f"importing {module} for {slug!r} raised {detail}"
+    return _with_traceback(diagnostic("import-failed", message, *at, slug=slug), traceback)
+
+
+def module_mismatch(
+    slug: str, module: str, expected: Path, actual: Path | None, at: Location
+) -> Diagnostic:
+    """``import-failed``: another file than the manifest's answered for the module."""
+    found = display_path(actual) if actual is not None else "a module with no file"
+    message = f"importing {module} for {slug!r} found {found} instead of {display_path(expected)}"
+    hint = (
+        "another package named like the bench root shadows it (a bench.py beside the root, "
+        "an installed bench package): rename or uninstall it"
+    )
+    return diagnostic("import-failed", message, *at, slug=slug, hint=hint)
+
+
+def not_registered(slug: str, module: str, registered: Sequence[str], at: Location) -> Diagnostic:
+    """``not-registered``: the import succeeded but did not register the slug."""
+    others = ", ".join(repr(name) for name in registered) or "nothing"
+    message = f"importing {module} did not register {slug!r} (it registered {others})"
+    hint = f"decorate the task class with @register_task_class({slug!r})"
+    return diagnostic("not-registered", message, *at, slug=slug, hint=hint)
+
+
+def case_problem(
+    slug: str,
+    *,
+    code: str,
+    file: str | os.PathLike[str],
+    line: int | None,
+    column: int | None,
+    key: str,
+    message: str,
+    case: str | None,
+) -> Diagnostic:
+    """``case-layout`` or ``case-invalid``: one problem of a task class's cases, at its place."""
+    owner = f"case {case!r} of {slug!r}" if case else f"{slug!r} cases"
+    keyed = f"{key}: " if key else ""
+    return diagnostic(
+        code,
+        f"{owner}: {keyed}{message}",
+        display_path(file),
+        line,
+        column if line is not None else None,
+        slug=slug,
+    )
+
+
+def _with_traceback(found: Diagnostic, traceback: str | None) -> Diagnostic:
+    """Return ``found`` carrying ``traceback``, its file names shown as every path is."""
+    if traceback is None:
+        return found
+
+    def shown(match: re.Match[str]) -> str:
+        return match[1] + display_path(match[2]) + match[3]
+
+    return replace(found, traceback=_TRACEBACK_FILE.sub(shown, traceback))
+
+
+# The file of a frame in a formatted traceback: ``  File "/abs/path.py", line 3, in f``.
+_TRACEBACK_FILE: Final = re.compile(r'^( *File ")(/[^"\n]*)(", line \d+)', re.MULTILINE)
+
+
+# -- hints that look at the tree ----------------------------------------------------
+
+
+def root_hint(manifest_dir: Path, root: str, package_parts: Sequence[str] = ()) -> str | None:
+    """Suggest the directory a root that does not exist probably meant, or ``None``.
+
+    Looks at the directories beside where the root should be (relative to
+    ``manifest_dir``): one that holds the entry's package (``package_parts``)
+    is the best guess, else the closest name. ``root = "bnch"`` beside a
+    ``bench/`` suggests ``bench``.
+    """
+    parent, _, name = root.rpartition("/")
+    base = manifest_dir / parent if parent else manifest_dir
+    try:
+        names = sorted(
+            entry.name
+            for entry in os.scandir(base)
+            if entry.is_dir() and not entry.name.startswith(".") and entry.name != "__pycache__"
+        )
+    except OSError:
+        return None
+    holding = [
+        candidate
+        for candidate in names
+        if package_parts and base.joinpath(candidate, *package_parts, "registration.py").is_file()
+    ]
+    near = closest(name, names, limit=1)
+    # A directory that holds this entry's registration wins, close in name or not.
+    best = next(iter(sorted(holding, key=lambda c: c not in near)), None) or next(iter(near), None)
+    if best is None:
+        return None
+    suggestion = f"{parent}/{best}" if parent else best
+    hint = f'did you mean root = "{suggestion}"?'
+    if best in holding:
+        where = base.joinpath(best, *package_parts, "registration.py")
+        hint += f" ({display_path(where)} is there)"
+    return hint
+
+
+# -- an invalid manifest ------------------------------------------------------------
+
+
+def manifest_problem(problem: ManifestProblem, shown: str) -> Diagnostic:
+    """Return the diagnostic of one problem of an invalid manifest shown as ``shown``."""
+    message = f"{problem.key}: {problem.message}" if problem.key else problem.message
+    code = _MANIFEST_CODES.get(problem.kind, "manifest-schema")
+    return diagnostic(code, message, shown, problem.line, problem.column, slug=problem.slug)
+
+
+def manifest_diagnostics(
+    error: BenchManifestInvalid,
+    *,
+    raw: Mapping[str, Any] | None = None,
+    positions: TomlPositions | None = None,
+) -> list[Diagnostic]:
+    """Return one diagnostic per problem of ``error``, a root that is not there said as such.
+
+    An entry whose ``module`` is not under its ``root`` breaks the schema;
+    when that root does not even exist, the problem is the root:
+    ``root-missing`` at its ``root`` key, with the directory that is there as
+    the suggestion, instead of ``manifest-schema`` at ``module``. ``raw`` (the
+    parsed TOML) and ``positions`` are read from ``error.path`` when not given.
+    """
+    shown = display_path(error.path)
+    found = []
+    for problem in error.problems:
+        refined = None
+        if problem.kind == "schema" and problem.slug is not None:
+            if raw is None:
+                raw, positions = _reread(error.path)
+            refined = _missing_root(problem, raw, positions, error.path, shown)
+        found.append(refined or manifest_problem(problem, shown))
+    return found
+
+
+def _reread(path: Path) -> tuple[Mapping[str, Any], TomlPositions | None]:
+    from codegenie.eval._toml_positions import TomlPositions  # noqa: PLC0415
+    from codegenie.eval.manifest import read_manifest_bytes  # noqa: PLC0415
+
+    try:
+        text = read_manifest_bytes(path).decode("utf-8")
+        return tomllib.loads(text), TomlPositions(text)
+    except (EvalError, ValueError, RecursionError):  # changed meanwhile: no refinement
+        return {}, None
+
+
+def _missing_root(
+    problem: ManifestProblem,
+    raw: Mapping[str, Any],
+    positions: TomlPositions | None,
+    manifest: Path,
+    shown: str,
+) -> Diagnostic | None:
+    """Return the ``root-missing`` that a module-not-under-root problem really is, or ``None``."""
+    table = raw.get("task-classes")
+    entry = table.get(problem.slug) if isinstance(table, Mapping) else None
+    if not isinstance(entry, Mapping) or not problem.key.endswith(".module"):
+        return None
+    module, root = entry.get("module"), entry.get("root")
+    if not isinstance(module, str) or not isinstance(root, str) or "." not in module:
+        return None
+    first, _, rest = module.partition(".")
+    if first == root.rpartition("/")[2] or slug_problem(problem.slug or "") is not None:
+        return None
+    directory = manifest.parent / root
+    if directory.is_dir():
+        return None
+    key = ("task-classes", problem.slug or "", "root")
+    line, column = positions.find(key) if positions is not None else (problem.line, 1)
+    parts = tuple(rest.split(".")[:-1])
+    hint = root_hint(manifest.parent, root, parts)
+    return root_missing(problem.slug, root, directory, (shown, line, column), hint=hint)
+
+
+# -- errors raised one at a time (show, plan, new) --------------------------------------
+
+
+def error_diagnostics(
+    error: EvalError, manifest: BenchManifest | None = None, slug: str | None = None
+) -> list[Diagnostic]:
+    """Return the diagnostics that describe ``error``, as ``check`` would word them.
+
+    ``manifest`` is the manifest the command used (``None`` when it has none),
+    ``slug`` the task class the error concerns when the error does not say.
+    A registration that raised is located at the deepest frame of its
+    failure under the bench root, and carries its traceback (the loader's
+    frames left out) for ``-v``.
+    """
+    if isinstance(error, BenchManifestInvalid):
+        return manifest_diagnostics(error)
+    if isinstance(error, RunPlanError):
+        return [
+            found
+            for failed, failure in error.errors.items()
+            for found in error_diagnostics(failure, manifest, failed)
+        ]
+    if isinstance(error, BenchCasesInvalid):
+        return [
+            case_problem(
+                error.task_class,
+                code=problem.code,
+                file=problem.file,
+                line=problem.line,
+                column=problem.column,
+                key=problem.key,
+                message=problem.message,
+                case=problem.case,
+            )
+            for problem in error.problems
+        ]
+    slug = getattr(error, "name", None) or slug
+    return [_one(error, _Place(manifest, slug))]
+
+
+class _Place:
+    """Where things are for one slug of one manifest (when there is a manifest)."""
+
+    def __init__(self, manifest: BenchManifest | None, slug: str | None) -> None:
+        self.manifest = manifest
+        self.slug = slug
+
+    @property
+    def declared(self) -> bool:
+        return self.manifest is not None and self.slug is not None and self.slug in self.manifest
+
+    def at(self, *key: str) -> Location:
+        """Return where the slug's entry (its ``key``) is, else where the task classes are."""
+        if self.manifest is None:
+            return (None, None, None)
+        path: tuple[str, ...] = ("task-classes",)
+        if self.declared:
+            path += (self.slug or "", *key)
+        line, column = self.manifest.position(*path)
+        return (display_path(self.manifest.path), line, column)
+
+
+def _one(error: EvalError, place: _Place) -> Diagnostic:
+    manifest, slug = place.manifest, place.slug
+    entry = manifest.task_classes.get(slug) if manifest is not None and slug else None
+    if entry is not None and manifest is not None and slug is not None:
+        if isinstance(error, BenchRootNotFound):
+            hint = root_hint(manifest.directory, entry.root, entry.package_parts)
+            directory = manifest.root_dir(slug)
+            return root_missing(slug, entry.root, directory, place.at("root"), hint=hint)
+        if isinstance(error, BenchRootOutsideManifest):
+            return root_outside(
+                slug, entry.root, error.bench_root, error.manifest_dir, place.at("root")
+            )
+        if isinstance(error, BenchCaseLoadError) and error.field == "registration.py":
+            return module_missing(
+                slug, entry.module, error.case_dir / error.field, place.at("module")
+            )
+        if isinstance(error, TaskClassRegistrationFailed):
+            return _registration_failed(error, manifest, slug, entry.module, place)
+        if isinstance(error, TaskClassModuleMismatch):
+            return module_mismatch(
+                slug, error.module, error.expected_file, error.actual_file, place.at()
+            )
+        if isinstance(error, TaskClassNotFound) and error.looked_up_in == entry.module:
+            return not_registered(slug, entry.module, error.available_names, place.at())
+        if isinstance(error, TaskClassRootConflict):
+            return _as_is(error, place.at("root"), slug)
+    if isinstance(error, TaskClassNotFound):
+        return _not_declared(error, place)
+    if isinstance(error, InvalidTaskClassName):
+        return _invalid_name(error, manifest)
+    if isinstance(error, ScaffoldConflict):
+        return _scaffold_conflict(error, manifest)
+    if isinstance(error, BenchManifestNotFound):
+        return _as_is(error, (None, None, None), None)
+    scaffold = sys.modules.get("codegenie.eval.scaffold")  # only new raises its errors
+    if scaffold is not None and isinstance(error, scaffold.ScaffoldArgumentInvalid):
+        found = _as_is(error, (None, None, None), None)
+        meant = suggest_slug(error.value) if error.argument == "SLUG" else None
+        return (
+            replace(found, message=f"{found.message}; did you mean {meant!r}?") if meant else found
+        )
+    path = getattr(error, "path", None)
+    if isinstance(path, Path):
+        return _as_is(error, (display_path(path), None, None), slug)
+    return _as_is(error, place.at() if place.declared else (None, None, None), slug)
+
+
+def _as_is(error: EvalError, at: Location, slug: str | None) -> Diagnostic:
+    """Return the diagnostic of an error outside check's vocabulary: its own words."""
+    file, line, column = at
+    return Diagnostic(error.code, "error", str(error), file, line, column, slug, error.hint)
+
+
+def _registration_failed(
+    error: TaskClassRegistrationFailed,
+    manifest: BenchManifest,
+    slug: str,
+    module: str,
+    place: _Place,
+) -> Diagnostic:
+    from codegenie.eval._tracebacks import describe_failure  # noqa: PLC0415
+
+    at = place.at()
+    traceback = None
+    cause = error.__cause__
+    if cause is not None:
+        failure = describe_failure(cause, manifest.root_dir(slug))
+        traceback = failure.traceback
+        if failure.file is not None:
+            at = (display_path(failure.file), failure.line, 1 if failure.line else None)
+    elif error.source is not None and error.line is not None:  # e.g. unpickled: no cause
+        at = (display_path(error.source), error.line, 1)
+    return import_failed(
+        slug, module, error.cause_type, error.cause_message, at, traceback=traceback
+    )
+
+
+def _not_declared(error: TaskClassNotFound, place: _Place) -> Diagnostic:
+    where = place.manifest.path if place.manifest is not None else Path(error.looked_up_in)
+    message = f"task class {error.name!r} is not declared in {display_path(where)}"
+    message += _suggesting(error.suggestions, error.available_names)
+    file, line, column = place.at()
+    return Diagnostic(error.code, "error", message, file, line, column, error.name, error.hint)
+
+
+def _suggesting(suggestions: Iterable[str], available: Sequence[str] = ()) -> str:
+    shown = ", ".join(repr(name) for name in list(suggestions)[:5])
+    if shown:
+        return f"; did you mean {shown}?"
+    if available:
+        more = f", … ({len(available) - 5} more)" if len(available) > 5 else ""
+        return f"; it has {', '.join(repr(n) for n in available[:5])}{more}"
+    return "; it has no task classes"
+
+
+def _invalid_name(error: InvalidTaskClassName, manifest: BenchManifest | None) -> Diagnostic:
+    message = str(error)
+    if manifest is not None:
+        suggestions = closest(error.name, manifest.slugs())
+        if suggestions:
+            message += _suggesting(suggestions)
+    return Diagnostic(error.code, "error", message, None, None, None, None, error.hint)
+
+
+def suggest_slug(name: str) -> str | None:
+    """Return the slug a person most likely meant by ``name``, when it differs and is valid."""
+    normal = normalize_slug(name)
+    return normal if normal != name and slug_problem(normal) is None else None
+
+
+def _scaffold_conflict(error: ScaffoldConflict, manifest: BenchManifest | None) -> Diagnostic:
+    at: Location = (display_path(error.path), None, None)
+    if manifest is not None and error.entry is not None and error.entry in manifest:
+        key = ("module",) if error.what == "module" else ()
+        at = _Place(manifest, error.entry).at(*key)
+    return _as_is(error, at, error.name)
