@@ -10,7 +10,14 @@ Prints one JSON object of timings in seconds. KIND is one of:
   the configured structlog level filters out;
 - ``manifest-load``: ``BenchManifest.load`` without any cache, and a bare
   ``tomllib`` parse of the same file (the floor);
-- ``typo``: resolving a mistyped slug until its suggestions are known.
+- ``typo``: resolving a mistyped slug until its suggestions are known, on a
+  validated manifest (``BenchManifest.load``);
+- ``typo-cached``: the same on the manifest a fresh process gets from the
+  cache (``load_manifest_cached``; the cache must be warm), first call only;
+- ``resolve-memory``: a fresh process's first ``load_task_class`` of LIMIT's
+  slug (``task-NNNNN``), then its resident memory (now and at its peak);
+- ``static``: ``check``'s static pass over the whole bench (every slug), its
+  time and the process's peak resident memory.
 """
 
 from __future__ import annotations
@@ -114,8 +121,7 @@ def typo(bench: Path) -> dict[str, float]:
     from codegenie.eval.errors import TaskClassNotFound
 
     manifest = BenchManifest.load(bench / "bench.toml")
-    wanted = manifest.slugs()[len(manifest.slugs()) // 2]
-    mistyped = wanted[1] + wanted[0] + wanted[2:]  # swap the first two letters
+    mistyped = _mistyped(manifest.slugs())
     samples = []
     for _ in range(5):
         started = time.perf_counter()
@@ -130,6 +136,64 @@ def typo(bench: Path) -> dict[str, float]:
     return {"value": statistics.median(samples), "floor": 0.0}
 
 
+def _mistyped(slugs: tuple[str, ...]) -> str:
+    wanted = slugs[len(slugs) // 2]
+    return wanted[1] + wanted[0] + wanted[2:]  # swap the first two letters
+
+
+def typo_cached(bench: Path) -> dict[str, float]:
+    from codegenie.eval.errors import TaskClassNotFound
+    from codegenie.eval.manifest import load_manifest_cached
+
+    manifest = load_manifest_cached(str(bench / "bench.toml"))
+    if manifest._served is None:
+        raise SystemExit("the manifest was not served from the cache: warm it first")
+    mistyped = _mistyped(manifest._served.entry.slugs())
+    manifest = load_manifest_cached(str(bench / "bench.toml"))
+    started = time.perf_counter()
+    suggestions: tuple[str, ...] = ()
+    try:
+        manifest.entry(mistyped)
+    except TaskClassNotFound as exc:
+        suggestions = exc.suggestions
+    elapsed = time.perf_counter() - started
+    if not suggestions:
+        raise SystemExit(f"no suggestion for {mistyped!r}")
+    return {"value": elapsed, "floor": 0.0}
+
+
+def _rss_kib() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return float(line.split()[1])
+    return 0.0
+
+
+def resolve_memory(bench: Path, slug: str) -> dict[str, float]:
+    import resource
+
+    from codegenie.eval.loader import load_task_class
+
+    load_task_class(slug, bench / "bench")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"value": _rss_kib() / 1024, "floor": peak / 1024}
+
+
+def static(bench: Path) -> dict[str, float]:
+    import resource
+
+    from codegenie.eval.check.static import check_static
+
+    started = time.perf_counter()
+    result = check_static(bench / "bench.toml", lambda _slug: True)
+    elapsed = time.perf_counter() - started
+    if result.diagnostics or not result.targets:
+        raise SystemExit(f"unexpected static result: {result.diagnostics[:3]}")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"value": elapsed, "floor": peak / 1024}
+
+
 def main(argv: list[str]) -> int:
     kind, bench = argv[1], Path(argv[2])
     if kind == "first-load":
@@ -140,6 +204,12 @@ def main(argv: list[str]) -> int:
         result = manifest_load(bench)
     elif kind == "typo":
         result = typo(bench)
+    elif kind == "typo-cached":
+        result = typo_cached(bench)
+    elif kind == "resolve-memory":
+        result = resolve_memory(bench, argv[3])
+    elif kind == "static":
+        result = static(bench)
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -2,18 +2,21 @@
 
 Usage (from the repository root, with the package installed):
 
-    python benchmarks/run.py [--sizes 10,1000,13000] [--runs 5] [--output FILE]
+    python benchmarks/run.py [--sizes 10,13000,100000] [--static-sizes 1000,10000,100000]
+                             [--runs 5] [--output FILE]
 
 Builds synthetic benches of N task classes in a temporary directory and
 measures each figure as the median of --runs runs, next to its floor measured
 in the same run (subject and floor runs alternate, so drift hits both). These
 machines are noisy: compare ratios, not absolute times, across runs. Writes a
-Markdown table (stdout, or --output). No test asserts any of these times.
+Markdown table (stdout, or --output), preceded by the machine's load average
+at the start and at the end. No test asserts any of these times.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -76,11 +79,12 @@ def build_bench(base: Path, n: int) -> Path:
             "class TaskClassImpl:\n"
             "    pass\n"
         )
-        (package / "rubric.py").write_text("# Never run by the benchmarks (no --rubrics).\n")
+        # A complete task class: check reports rubric-missing and cases-missing otherwise.
+        (package / "rubric.py").write_text("raise SystemExit(2)\n")
         case = package / "cases" / "example"
         (case / "input").mkdir(parents=True)
         (case / "expected").mkdir()
-        (case / "case.toml").write_text('description = "Synthetic case."\n')
+        (case / "case.toml").write_text('description = "A synthetic case."\n')
         lines += [
             f"[task-classes.{slug}]",
             f'module = "bench.{ident}.registration"',
@@ -91,9 +95,16 @@ def build_bench(base: Path, n: int) -> Path:
     return base
 
 
-def timed(command: list[str], cwd: Path, env: dict[str, str]) -> float:
+def timed(command: list[str], cwd: Path, env: dict[str, str], *, check: bool = True) -> float:
     started = time.perf_counter()
-    subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, check=True)
+    subprocess.run(
+        command,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=None if check else subprocess.DEVNULL,
+        check=check,
+    )
     return time.perf_counter() - started
 
 
@@ -207,17 +218,47 @@ def import_floors(bench: Path, env: dict[str, str]) -> dict[str, float]:
     return json.loads(out.stdout)  # type: ignore[no-any-return]
 
 
-def measure(sizes: list[int], runs: int, check_size: int, first_load_limit: int) -> list[Row]:
+def measure(
+    sizes: list[int],
+    runs: int,
+    check_size: int,
+    first_load_limit: int,
+    static_sizes: list[int] | None = None,
+) -> list[Row]:
     rows: list[Row] = []
     work = Path(tempfile.mkdtemp(prefix="codegenie-bench-"))
     env = {**os.environ, "XDG_CACHE_HOME": str(work / "cache")}
+    static_sizes = static_sizes or []
+    memory: dict[int, tuple[float, float]] = {}  # N -> (resident MiB, manifest MiB)
     try:
-        for n in sorted(set(sizes) | {check_size}):
+        for n in sorted(set(sizes) | {check_size} | set(static_sizes)):
             bench = build_bench(work / f"n{n}", n)
             if n in sizes:
                 rows += measure_size(bench, n, runs, env, first_load_limit)
+                memory[n] = (
+                    statistics.median(
+                        inprocess("resolve-memory", bench, env, f"task-{n // 2:05d}")["value"]
+                        for _ in range(runs)
+                    ),
+                    (bench / "bench.toml").stat().st_size / 2**20,
+                )
+                rows.append(
+                    Row(
+                        "memory of a process that resolved one slug",
+                        n,
+                        memory[n][0],
+                        None,
+                        "",
+                        "(reported)",
+                        None,
+                        "MiB",
+                        "resident, after a fresh process's first `load_task_class`",
+                    )
+                )
             if n == check_size:
                 rows += measure_check(bench, n, runs, env)
+            if n in static_sizes:
+                rows += measure_static(bench, n, runs if n <= 10_000 else 1, env)
             if n == max(sizes):
                 rows.append(
                     Row(
@@ -244,9 +285,69 @@ def measure(sizes: list[int], runs: int, check_size: int, first_load_limit: int)
                         "largest single process",
                     )
                 )
+            shutil.rmtree(bench, ignore_errors=True)
+        if 10 in memory and max(sizes) > 10:
+            n = max(sizes)
+            small, _ = memory[10]
+            large, manifest_mib = memory[n]
+            rows.append(
+                Row(
+                    "memory of a process that resolved one slug, against N = 10",
+                    n,
+                    large,
+                    1.5 * small + manifest_mib,
+                    f"1.5 x {small:.1f} MiB (N = 10) + the manifest ({manifest_mib:.1f} MiB)",
+                    "<= 1x",
+                    1.0,
+                    "MiB",
+                )
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return rows
+
+
+def measure_static(bench: Path, n: int, runs: int, env: dict[str, str]) -> list[Row]:
+    """`check`'s static pass over every slug: time per slug (flat when linear), peak memory."""
+    results = [inprocess("static", bench, env) for _ in range(runs)]
+    seconds = statistics.median(r["value"] for r in results)
+    peak = statistics.median(r["floor"] for r in results)
+    return [
+        Row(
+            "`check` static pass, per slug",
+            n,
+            seconds / n * 1e6,
+            None,
+            "",
+            "(reported)",
+            None,
+            "us",
+            f"whole pass {seconds * 1e3:,.0f} ms",
+        ),
+        Row(
+            "`check` static pass, peak memory",
+            n,
+            peak,
+            None,
+            "",
+            "(reported)",
+            None,
+            "MiB",
+            "resident, whole process",
+        ),
+    ]
+
+
+def _list_floor_script(manifest: Path, output_bytes: int) -> str:
+    """The floor of a cached `list`: the wrapper's `import re`, reading, hashing, printing."""
+    return (
+        "import re, sys\n"
+        "from _blake2 import blake2b\n"
+        f"with open({str(manifest)!r}, 'rb') as file:\n"
+        "    data = file.read()\n"
+        "blake2b(data, digest_size=32).hexdigest()\n"
+        f"sys.stdout.buffer.write(b'x' * {output_bytes})\n"
+    )
 
 
 def measure_size(
@@ -255,6 +356,7 @@ def measure_size(
     rows = []
     manifest = bench / "bench.toml"
     slug = f"task-{n // 2:05d}"
+    typo = slug[1] + slug[0] + slug[2:]
     pass_floor = [PYTHON, "-c", "pass"]
     parse_floor = [
         PYTHON,
@@ -269,8 +371,16 @@ def measure_size(
         "from pydantic import BaseModel\n"
         f"importlib.import_module('bench.{slug.replace('-', '_')}.registration')",
     ]
+    pydantic_floor = [PYTHON, "-c", "from pydantic import BaseModel"]
+    first_load = [
+        PYTHON,
+        "-c",
+        f"from codegenie.eval.loader import load_task_class\nload_task_class({slug!r}, 'bench')",
+    ]
 
-    subprocess.run([SCRIPT, "list"], cwd=bench, env=env, stdout=subprocess.DEVNULL, check=True)
+    listed = subprocess.run(
+        [SCRIPT, "list"], cwd=bench, env=env, capture_output=True, check=True
+    ).stdout
     value, floor = alternate(
         runs, lambda: timed([SCRIPT, "list"], bench, env), lambda: timed(pass_floor, bench, env)
     )
@@ -281,8 +391,38 @@ def measure_size(
             value * 1e3,
             floor * 1e3,
             "`python -c pass`",
-            "<= 2.5x",
-            2.5 if n >= 13000 else None,
+            "<= 2.0x",
+            2.0 if n >= 13000 else None,
+        )
+    )
+    module_list = [PYTHON, "-m", "codegenie.eval", "list"]
+    value, floor = alternate(
+        runs, lambda: timed(module_list, bench, env), lambda: timed(pass_floor, bench, env)
+    )
+    rows.append(
+        Row(
+            "`python -m codegenie.eval list`, cached manifest",
+            n,
+            value * 1e3,
+            floor * 1e3,
+            "`python -c pass`",
+            "(reported)",
+            None,
+        )
+    )
+    job_floor = [PYTHON, "-c", _list_floor_script(manifest, len(listed))]
+    value, floor = alternate(
+        runs, lambda: timed(job_floor, bench, env), lambda: timed(pass_floor, bench, env)
+    )
+    rows.append(
+        Row(
+            "floor of a cached `list`: `import re` (the console script's), read, hash, print",
+            n,
+            value * 1e3,
+            floor * 1e3,
+            "`python -c pass`",
+            "(reported)",
+            None,
         )
     )
 
@@ -307,20 +447,42 @@ def measure_size(
         )
     )
 
+    subprocess.run([SCRIPT, "list"], cwd=bench, env=env, stdout=subprocess.DEVNULL, check=True)
+    for what, command in (
+        ("`show SLUG`", [SCRIPT, "show", slug]),
+        ("`plan SLUG`", [SCRIPT, "plan", slug]),
+        ("a fresh process's first `load_task_class`", first_load),
+    ):
+        value, floor = alternate(
+            runs,
+            functools.partial(timed, command, bench, env),
+            lambda: timed(import_floor, bench, env),
+        )
+        rows.append(
+            Row(
+                what,
+                n,
+                value * 1e3,
+                floor * 1e3,
+                "interpreter + pydantic import + bare `import_module` of the registration",
+                "<= 1.25x",
+                1.25,
+            )
+        )
     value, floor = alternate(
         runs,
-        lambda: timed([SCRIPT, "show", slug], bench, env),
-        lambda: timed(import_floor, bench, env),
+        lambda: timed([SCRIPT, "show", typo], bench, env, check=False),
+        lambda: timed(pydantic_floor, bench, env),
     )
     rows.append(
         Row(
-            "`show SLUG`",
+            "`show` with a typo (exit 3, suggestions)",
             n,
             value * 1e3,
             floor * 1e3,
-            "pydantic import + `import_module`",
-            "<= 1.25x",
-            1.25 if n == 1000 else None,
+            "interpreter + pydantic import",
+            "(reported)",
+            None,
         )
     )
 
@@ -369,12 +531,24 @@ def measure_size(
         )
     )
 
-    typo = inprocess("typo", bench, env)
+    validated = inprocess("typo", bench, env)
     rows.append(
         Row(
-            "typo: suggestions",
+            "typo: suggestions, validated manifest (`BenchManifest.load`)",
             n,
-            typo["value"] * 1e3,
+            validated["value"] * 1e3,
+            50.0,
+            "50 ms",
+            "<= 50 ms",
+            1.0 if n == 13000 else None,
+        )
+    )
+    served = [inprocess("typo-cached", bench, env)["value"] for _ in range(runs)]
+    rows.append(
+        Row(
+            "typo: suggestions, manifest from the cache (work on top of resolving)",
+            n,
+            statistics.median(served) * 1e3,
             50.0,
             "50 ms",
             "<= 50 ms",
@@ -458,11 +632,19 @@ def bytecode_cached() -> bool:
     return Path(cached).exists()
 
 
-def render(rows: list[Row], runs: int) -> str:
+def load_average() -> str:
+    try:
+        return " ".join(f"{value:.2f}" for value in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def render(rows: list[Row], runs: int, loads: tuple[str, str] = ("", "")) -> str:
     header = [
         f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; "
         f"bytecode of codegenie-eval cached: {'yes' if bytecode_cached() else 'no'}; "
-        f"median of {runs} runs; {time.strftime('%Y-%m-%d')}.",
+        f"median of {runs} runs; {time.strftime('%Y-%m-%d')}; "
+        f"load average (1, 5, 15 min) {loads[0]} at the start, {loads[1]} at the end.",
         "",
         "| measurement | N | median | floor | floor is | ratio | target | verdict |",
         "|---|---:|---:|---:|---|---:|---|---|",
@@ -483,7 +665,12 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--sizes", default="10,1000,13000", help="bench sizes (default 10,1000,13000)"
+        "--sizes", default="10,13000,100000", help="bench sizes (default 10,13000,100000)"
+    )
+    parser.add_argument(
+        "--static-sizes",
+        default="1000,10000,100000",
+        help="bench sizes for check's static pass (default 1000,10000,100000)",
     )
     parser.add_argument("--runs", type=int, default=5, help="runs per figure (default 5)")
     parser.add_argument(
@@ -495,8 +682,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, help="write the Markdown table here too")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
-    rows = measure(sizes, args.runs, args.check_size, args.first_load_limit)
-    table = render(rows, args.runs)
+    static_sizes = [int(s) for s in args.static_sizes.split(",") if s]
+    started = load_average()
+    rows = measure(sizes, args.runs, args.check_size, args.first_load_limit, static_sizes)
+    table = render(rows, args.runs, (started, load_average()))
     sys.stdout.write(table)
     if args.output:
         args.output.write_text(table)

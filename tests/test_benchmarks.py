@@ -22,6 +22,8 @@ def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
             "1",
             "--check-size",
             "10",
+            "--static-sizes",
+            "10",
             "--output",
             str(output),
         ],
@@ -35,8 +37,17 @@ def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
     assert table == result.stdout
     for measurement in (
         "`list`, cached manifest",
+        "`python -m codegenie.eval list`, cached manifest",
+        "floor of a cached `list`",
         "`list`, manifest changed",
         "`show SLUG`",
+        "`plan SLUG`",
+        "a fresh process's first `load_task_class`",
+        "`show` with a typo",
+        "typo: suggestions, manifest from the cache",
+        "memory of a process that resolved one slug",
+        "`check` static pass, per slug",
+        "`check` static pass, peak memory",
         "first `load_task_class`",
         "repeat `load_task_class`",
         "manifest load, no cache",
@@ -51,3 +62,4 @@ def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
         assert measurement in table
     assert "| measurement | N | median | floor |" in table
     assert "bytecode of codegenie-eval cached:" in table
+    assert "load average (1, 5, 15 min)" in table

@@ -228,3 +228,38 @@ def test_rubric_runs_split_with_their_slug_and_do_not_depend_on_jobs(tmp_path: P
     parts = [check(bench, rubrics=True, shard=Shard(k, 3)) for k in (1, 2, 3)]
     union = sorted((d for part in parts for d in part.diagnostics), key=lambda d: d.sort_key())
     assert tuple(union) == full.diagnostics
+
+
+def test_cli_rubrics_flag_and_a_fresh_scaffold(tmp_path: Path) -> None:
+    """`new` scaffolds a task class that passes `check --strict --rubrics` as generated."""
+    import shutil as _shutil
+    import subprocess
+    import sys
+
+    make_bench(tmp_path, "aa")
+    script = _shutil.which("codegenie-bench", path=str(Path(sys.executable).parent))
+    assert script is not None
+    created = subprocess.run(
+        [script, "new", "fresh-one"], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert created.returncode == 0, created.stderr
+    result = subprocess.run(
+        [script, "check", "--strict", "--rubrics"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    (tmp_path / "bench" / "fresh_one" / "cases" / "example" / "expected" / "README.txt").unlink()
+    failed = subprocess.run(
+        [script, "check", "--rubrics", "--format", "json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert failed.returncode == 1
+    assert '"input-passes"' in failed.stdout

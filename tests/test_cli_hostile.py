@@ -110,7 +110,7 @@ def test_list_cannot_be_forged_by_a_root(tmp_path: Path, root: str, cache: list[
 @pytest.mark.parametrize("command", [["show", "foo"], ["plan"]])
 def test_show_and_plan_escape_what_a_registration_says(tmp_path: Path, command: list[str]) -> None:
     """A description or an exception message with control characters is printed escaped."""
-    bench = Bench(tmp_path)
+    bench = Bench(tmp_path, parts=True)
     bench.add("foo", source=_registration(description="nice\x1b[2J\nfake-slug  x  y"))
     result = run(*command, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -142,7 +142,7 @@ def _registration(description: str = "A task class.", body: str = "") -> str:
 def test_paths_with_newlines_are_escaped_in_every_text_output(tmp_path: Path) -> None:
     """A bench under a directory whose name holds a newline prints that path escaped."""
     base = tmp_path / "evil\nfake-slug  forged\x1b[31m"
-    bench = make_bench(base, "foo")
+    bench = make_bench(base, "foo", parts=True)
     manifest = str(bench.manifest)
     outputs = [
         run("show", "foo", "--manifest", manifest, cwd=tmp_path),
@@ -162,7 +162,7 @@ def test_paths_with_newlines_are_escaped_in_every_text_output(tmp_path: Path) ->
 def test_check_github_summary_cannot_inject_a_workflow_command(tmp_path: Path) -> None:
     """A manifest path holding a newline and `::error` starts no workflow command of its own."""
     base = tmp_path / "x\n::error title=INJECTED::boom"
-    bench = make_bench(base, "foo")
+    bench = make_bench(base, "foo", parts=True)
     bench.add("broken", before="raise ValueError('no\\n::error title=INJECTED::x')")
     result = run("check", "--format", "github", "--manifest", str(bench.manifest), cwd=tmp_path)
     assert result.returncode == 1
@@ -250,7 +250,7 @@ def test_a_closed_stdout_ends_quietly(tmp_path: Path, args: list[str]) -> None:
 
 def _noisy_bench(base: Path, count: int) -> Bench:
     """A bench of ``count`` entries whose registration is missing: 50 to 200 bytes of output each."""
-    bench = make_bench(base, "foo")
+    bench = make_bench(base, "foo", parts=True)
     for n in range(count):
         bench.entries[f"missing-{n:04d}"] = (f"bench.missing_{n:04d}.registration", "bench")
     bench.write_manifest()
@@ -349,7 +349,7 @@ def test_the_c_locale_prints_non_ascii_text_and_paths(tmp_path: Path, command: l
 
 def test_the_c_locale_reports_errors_with_non_ascii_messages(tmp_path: Path) -> None:
     """A registration raising a non-ASCII message under LC_ALL=C is reported, not a crash."""
-    make_bench(tmp_path, "foo", before="raise RuntimeError('échec — ☠')")
+    make_bench(tmp_path, "foo", before="raise RuntimeError('échec — ☠')", parts=True)
     result = run("show", "foo", cwd=tmp_path, env=C_LOCALE)
     assert result.returncode == 1
     assert "\\xe9chec" in result.stderr

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from codegenie.eval import _listing
+from codegenie.eval import _cache, _cache_store, _listing
 from codegenie.eval._listing import read_cached, store
+from codegenie.eval.manifest import clear_manifest_cache, load_manifest_cached
 
 from .factory import Bench, make_bench
 
@@ -193,38 +194,57 @@ def test_an_oversized_entry_is_a_miss_without_being_read(bench: Bench) -> None:
     assert finishes(lambda: read_cached(data)) is None
 
 
-def _forge(entry: Path, payload: bytes, checksum: str) -> None:
-    magic, digest, _, _ = entry.read_bytes().split(b"\n", 3)
-    entry.write_bytes(b"\n".join([magic, digest, checksum.encode(), payload]))
+def _forged_entry(data: bytes, checksum: str) -> bytes:
+    """A well-formed entry for ``data`` listing an extra slug, signed without the cache's key."""
+    slugs = ["alpha", "forged-slug", "beta-two"]
+    modules = [f"bench.{slug.replace('-', '_')}.registration" for slug in slugs]
+    roots = ["bench"] * 3
+    forged = _cache_store._encode(
+        _cache.digest(data),
+        os.urandom(32),
+        (slugs, modules, roots, [(1, 1, 1, 1, 1, 1)] * 3),
+        globals_line="1 2 1 4 1",
+        text=_listing.render_text((slugs, modules, roots)),
+    )
+    magic, digest, other_key, rest = forged.split(b"\n", 3)
+    toc_size, sections = rest.split(b"\n", 1)
+    signed = b"\n".join([magic, digest, toc_size, sections[: int(toc_size)]])
+    value = {
+        "sha256-sections": lambda: hashlib.sha256(sections).hexdigest().encode(),
+        "sha256-signed": lambda: hashlib.sha256(signed).hexdigest().encode(),
+        "blake2b-unkeyed": lambda: hashlib.blake2b(signed, digest_size=32).hexdigest().encode(),
+        "blake2b-other-key": lambda: other_key,
+    }[checksum]()
+    return b"\n".join([magic, digest, value, rest])
 
 
 @pytest.mark.parametrize(
-    "checksum", ["sha256-payload", "sha256-signed", "blake2b-unkeyed", "blake2b-other-key"]
+    "checksum", ["sha256-sections", "sha256-signed", "blake2b-unkeyed", "blake2b-other-key"]
 )
-def test_an_entry_edited_by_hand_is_a_miss_even_with_its_checksum_recomputed(
+def test_an_entry_forged_without_the_key_is_a_miss(
     bench: Bench, expected: str, checksum: str
 ) -> None:
-    """An entry whose payload was edited (checksum recomputed without the key) never changes `list`."""
+    """A well-formed entry, section checksums and all, signed without the key never changes `list`."""
     listing(bench.base)
     entry = entry_of(bench)
-    payload = entry.read_bytes().split(b"\n", 3)[3]
-    forged = payload.replace(b"alpha\n", b"alpha\nforged-slug\n", 1)
-    forged = forged.replace(b".registration\n", b".registration\nbench.forged.registration\n", 1)
-    forged = forged.replace(b"\0bench\n", b"\0bench\nbench\n", 1)
-    magic, digest = entry.read_bytes().split(b"\n", 2)[:2]
-    signed = magic + b"\n" + digest + b"\n" + forged
-    value = {
-        "sha256-payload": lambda: hashlib.sha256(forged).hexdigest(),
-        "sha256-signed": lambda: hashlib.sha256(signed).hexdigest(),
-        "blake2b-unkeyed": lambda: hashlib.blake2b(signed, digest_size=32).hexdigest(),
-        "blake2b-other-key": lambda: hashlib.blake2b(
-            signed, key=os.urandom(32), digest_size=32
-        ).hexdigest(),
-    }[checksum]()
-    _forge(entry, forged, value)
+    data = bench.manifest.read_bytes()
+    entry.write_bytes(_forged_entry(data, checksum))
+    assert _cache.open_entry(_cache.digest(data)) is None
     result = listing(bench.base)
     assert result.returncode == 0
     assert "forged-slug" not in result.stdout
+    assert result.stdout == expected
+    clear_manifest_cache()
+    assert "forged-slug" not in load_manifest_cached(str(bench.manifest))
+
+
+def test_a_section_edited_by_hand_is_a_miss(bench: Bench, expected: str) -> None:
+    """An entry whose list text was edited (its section checksum no longer matching) is a miss."""
+    listing(bench.base)
+    entry = entry_of(bench)
+    entry.write_bytes(entry.read_bytes().replace(b"alpha ", b"alphX "))
+    result = listing(bench.base)
+    assert result.returncode == 0
     assert result.stdout == expected
 
 
@@ -335,7 +355,7 @@ def test_without_directory_descriptors_there_is_no_cache(
     bench: Bench, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where files cannot be reached through an open directory, nothing is read or written."""
-    monkeypatch.setattr(_listing, "_SUPPORTED", False)
+    monkeypatch.setattr(_cache, "_SUPPORTED", False)
     data = bench.manifest.read_bytes()
     store(data, POISON)
     assert read_cached(data) is None

@@ -74,6 +74,15 @@ def escape_control(text: str) -> str:
 
 
 _TABLE_KEEPING_NEWLINES = {code: text for code, text in _TABLE.items() if code != ord("\n")}
+_PRINTABLE_ASCII = bytes(range(0x20, 0x7F)) + b"\n"
+
+
+def _keeps_ascii(encoding: str) -> bool:
+    """Whether ``encoding`` writes printable ASCII and newlines byte for byte."""
+    try:
+        return "\n ~AZaz09".encode(encoding) == b"\n ~AZaz09"
+    except (LookupError, UnicodeError):
+        return False
 
 
 class LineSafeStream:
@@ -90,6 +99,24 @@ class LineSafeStream:
     def write(self, text: str) -> int:
         """Write ``text`` with its control characters other than newlines escaped."""
         return self._stream.write(text.translate(_TABLE_KEEPING_NEWLINES))
+
+    def write_utf8(self, data: bytes) -> None:
+        """Write the UTF-8 ``data`` as :meth:`write` writes its text.
+
+        Printable ASCII and newlines (what a listing nearly always is), bound
+        for a stream whose encoding writes ASCII as ASCII, go to its binary
+        buffer as they are: nothing to escape, decode or encode. Anything
+        else is decoded and written through :meth:`write`. Raises
+        ``UnicodeDecodeError`` for bytes that are not UTF-8.
+        """
+        buffer = getattr(self._stream, "buffer", None)
+        encoding = getattr(self._stream, "encoding", None) or "?"
+        plain = not data.translate(None, _PRINTABLE_ASCII)
+        if plain and buffer is not None and _keeps_ascii(encoding):
+            self._stream.flush()
+            buffer.write(data)
+            return
+        self.write(data.decode("utf-8"))
 
     def flush(self) -> None:
         """Flush the underlying stream."""

@@ -12,12 +12,15 @@ expressions, so a 16 MiB document is scanned in well under a second.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Final
 
-__all__ = ("KeyPath", "Position", "TomlPositions")
+__all__ = ("EntryPositions", "KeyPath", "Position", "TomlPositions", "entry_positions")
 
 KeyPath = tuple[str | int, ...]
 Position = tuple[int, int]
+#: ``(header_line, header_column, module_line, module_column, root_line, root_column)``
+EntryPositions = tuple[int, int, int, int, int, int]
 
 _BARE_KEY: Final = re.compile(r"[A-Za-z0-9_-]+")
 _INLINE_WS: Final = re.compile(r"[ \t]*")
@@ -215,3 +218,88 @@ class TomlPositions:
         if match is None:
             raise ValueError("unterminated string: the document is not valid TOML")
         return match.end()
+
+
+def entry_positions(
+    text: str, slugs: Sequence[str]
+) -> tuple[Position, Position, list[EntryPositions]]:
+    """Return where a valid manifest writes its keys, as :class:`TomlPositions` finds them.
+
+    ``text`` must be a manifest that validated into ``slugs`` (in file
+    order). Returns the positions of ``schema-version`` and of the first
+    ``task-classes``, and for each slug those of its table header, its
+    ``module`` key and its ``root`` key. A manifest in the plain layout
+    (statements at the start of their line, ``[task-classes.<slug>]``
+    headers) is read in one pass over its lines; any other is left to
+    :class:`TomlPositions`, which gives the same answers more slowly.
+    """
+    found = _plain_entry_positions(text, slugs)
+    if found is not None:
+        return found
+    positions = TomlPositions(text)
+    records: list[EntryPositions] = []
+    for slug in slugs:
+        table = positions.find(("task-classes", slug))
+        module = positions.find(("task-classes", slug, "module"))
+        root = positions.find(("task-classes", slug, "root"))
+        records.append((*table, *module, *root))
+    return positions.find(("schema-version",)), positions.find(("task-classes",)), records
+
+
+_KEY_ENDS: Final = (" ", "\t", "=")
+
+
+def _plain_entry_positions(
+    text: str, slugs: Sequence[str]
+) -> tuple[Position, Position, list[EntryPositions]] | None:
+    """:func:`entry_positions` for the plain layout; ``None`` for anything else."""
+    index = {slug: number for number, slug in enumerate(slugs)}
+    headers: list[Position | None] = [None] * len(slugs)
+    modules: list[Position | None] = [None] * len(slugs)
+    roots: list[Position | None] = [None] * len(slugs)
+    schema_version: Position | None = None
+    task_classes: Position | None = None
+    table = -1  # the slug whose table the lines are in; -1 top level, -2 [task-classes]
+    for number, line in enumerate(text.split("\n"), 1):
+        first = line[:1]
+        if first == "[":
+            if line.startswith("[task-classes."):
+                slug = line[14 : line.find("]")]
+                table = index.get(slug, -3)
+                if table < 0 or headers[table] is not None:
+                    return None
+                headers[table] = (number, 1)
+            elif line.startswith("[task-classes]"):
+                table = -2
+            else:
+                return None
+            if task_classes is None:
+                task_classes = (number, 1)
+        elif first == "m":
+            if table < 0 or not line.startswith("module") or line[6:7] not in _KEY_ENDS:
+                return None
+            if modules[table] is not None:
+                return None
+            modules[table] = (number, 1)
+        elif first == "r":
+            if table < 0 or not line.startswith("root") or line[4:5] not in _KEY_ENDS:
+                return None
+            if roots[table] is not None:
+                return None
+            roots[table] = (number, 1)
+        elif first == "s":
+            if table != -1 or schema_version is not None:
+                return None
+            if not line.startswith("schema-version") or line[14:15] not in _KEY_ENDS:
+                return None
+            schema_version = (number, 1)
+        elif first not in {"", "#", "\r"}:
+            return None  # indented, quoted, dotted: not the plain layout
+    if schema_version is None or task_classes is None:
+        return None
+    records: list[EntryPositions] = []
+    for header, module, root in zip(headers, modules, roots, strict=True):
+        if header is None or module is None or root is None:
+            return None
+        records.append((*header, *module, *root))
+    return schema_version, task_classes, records

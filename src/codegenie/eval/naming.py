@@ -20,12 +20,16 @@ from codegenie.eval.errors import InvalidTaskClassName
 __all__ = (
     "MAX_SLUG_LENGTH",
     "RESERVED_SLUGS",
+    "SHORTLIST_SIZE",
     "SLUG_PATTERN",
     "check_slug",
     "closest",
     "normalize_slug",
+    "rank",
+    "shortlist",
     "slug_problem",
     "slug_to_identifier",
+    "suggestion_key",
 )
 
 #: The slug grammar, for JSON Schema and documentation (reserved names aside).
@@ -108,20 +112,43 @@ def closest(name: str, candidates: Iterable[str], *, limit: int = 3) -> tuple[st
     separators never stand in the way: ``Alpha-One``, ``alpha_one`` and
     ``alpha one`` all suggest ``alpha-one``, first. Linear in the number of
     candidates: a large pool is first narrowed to the names sharing the most
-    character pairs with ``name`` (set operations), and only those are ranked
-    by ``difflib`` (costly per name), so 13,000 candidates take a few
+    character pairs with ``name`` (:func:`shortlist`), and only those are
+    ranked by ``difflib`` (costly per name), so 13,000 candidates take a few
     milliseconds.
     """
     pool = list(candidates)
-    normalized = normalize_slug(name) or name
-    if len(pool) > _SHORTLIST:
-        pairs = set(itertools.pairwise(normalized))
-        shared = pairs.intersection
-        pool = heapq.nlargest(_SHORTLIST, pool, key=lambda c: len(shared(itertools.pairwise(c))))
-    found = difflib.get_close_matches(normalized, pool, n=limit, cutoff=0.6)
+    normalized = suggestion_key(name)
+    found = rank(normalized, shortlist(normalized, pool), limit=limit)
     if normalized in pool and normalized not in found:
-        found = [normalized, *found][:limit]
-    return tuple(found)
+        found = (normalized, *found)[:limit]
+    return found
 
 
-_SHORTLIST: Final = 64
+def suggestion_key(name: str) -> str:
+    """Return ``name`` as suggestions compare it: its slug form, else lower case with hyphens."""
+    return normalize_slug(name) or name.lower().replace("_", "-")
+
+
+def shortlist(normalized: str, pool: list[str]) -> list[str]:
+    """Return ``pool`` narrowed to the ``SHORTLIST_SIZE`` names worth ranking.
+
+    A pool of at most ``SHORTLIST_SIZE`` names is returned as it is; a larger
+    one is cut to the names sharing the most distinct character pairs with
+    ``normalized``, most first, ties in pool order. The manifest cache
+    computes the very same list from its bigram index
+    (:meth:`codegenie.eval._cache.Entry.shortlist`).
+    """
+    if len(pool) <= SHORTLIST_SIZE:
+        return pool
+    pairs = set(itertools.pairwise(normalized))
+    shared = pairs.intersection
+    return heapq.nlargest(SHORTLIST_SIZE, pool, key=lambda c: len(shared(itertools.pairwise(c))))
+
+
+def rank(normalized: str, pool: Iterable[str], *, limit: int = 3) -> tuple[str, ...]:
+    """Return up to ``limit`` names of ``pool`` close to ``normalized``, best first (difflib)."""
+    return tuple(difflib.get_close_matches(normalized, list(pool), n=limit, cutoff=0.6))
+
+
+#: How many names :func:`shortlist` keeps for ``difflib`` to rank.
+SHORTLIST_SIZE: Final = 64

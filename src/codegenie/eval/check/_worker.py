@@ -38,6 +38,7 @@ import os
 import select
 import signal
 import sys
+import tempfile
 import time
 import tokenize
 import traceback
@@ -106,6 +107,29 @@ def _warm_up() -> None:
         | {"manifest": str(Path.cwd() / "bench.toml")}
     )
     json.loads(json.dumps({"warm": [1.5, None, True]}))
+    # The case reader's path, on a throwaway case: tomllib, the common-keys
+    # model (built once here, not in every child) and the problem positions.
+    with tempfile.TemporaryDirectory() as scratch:
+        for name, text in (("good", 'description = "x"\n'), ("bad", "timeout = -1\n")):
+            case = Path(scratch, "cases", name)
+            (case / "input").mkdir(parents=True)
+            (case / "expected").mkdir()
+            (case / "case.toml").write_text(text)
+
+        class WarmUp:
+            pass
+
+        cases.scan_cases(
+            models.TaskClass(
+                name="warm-up",
+                module=__name__,
+                source=None,
+                description=None,
+                rubric=None,
+                cases=Path(scratch, "cases"),
+                cls=WarmUp,
+            )
+        )
 
 
 def _children() -> list[int]:

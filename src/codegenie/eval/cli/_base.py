@@ -173,11 +173,17 @@ def columns(rows: Sequence[tuple[str, ...]]) -> str:
 
 def load_manifest(args: argparse.Namespace, out: Output) -> BenchManifest:
     """Read ``--manifest``, else the nearest ``bench.toml``; remember it for error reports."""
-    from codegenie.eval.manifest import BenchManifest  # noqa: PLC0415
+    from codegenie.eval.manifest import (  # noqa: PLC0415
+        BenchManifest,
+        find_manifest,
+        load_manifest_cached,
+    )
 
-    if args.manifest is not None:
-        manifest = BenchManifest.load(args.manifest)
+    path = args.manifest if args.manifest is not None else find_manifest(Path.cwd())
+    if getattr(args, "no_cache", False):
+        manifest = BenchManifest.load(path)
     else:
-        manifest = BenchManifest.discover(Path.cwd())
+        # The content-keyed cache `list` uses: re-validated only when the bytes change.
+        manifest = load_manifest_cached(str(path.absolute()))
     out.manifest = manifest
     return manifest

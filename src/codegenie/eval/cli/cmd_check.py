@@ -20,7 +20,9 @@ def run(args: argparse.Namespace, out: Output) -> int:
     from codegenie.eval.manifest import find_manifest  # noqa: PLC0415
 
     path = args.manifest if args.manifest is not None else find_manifest(Path.cwd())
-    report = run_check(path, jobs=args.jobs, timeout=args.timeout, shard=args.shard)
+    report = run_check(
+        path, jobs=args.jobs, timeout=args.timeout, shard=args.shard, rubrics=args.rubrics
+    )
     if args.format == "json":
         out.result(report.to_json(strict=args.strict), "")
     elif args.format == "github":
@@ -90,6 +92,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--strict", action="store_true", help="fail on warnings too, not only on errors"
+    )
+    parser.add_argument(
+        "--rubrics",
+        action="store_true",
+        help="also run every case's rubric on copies of expected/ (must pass), input/ (must fail)",
     )
 
 
