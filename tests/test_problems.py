@@ -16,6 +16,35 @@ from codegenie.eval.problems import display_path, root_hint
 from .factory import Bench, make_bench
 from .test_cli import run, script
 
+HELPER = "def fine():\n    return 1\nraise ValueError('bad value')\n"
+
+#: Problems of one entry each, slug → code: they live side by side in one bench.
+ENTRY_PROBLEMS = {
+    "missing-registration": "module-missing",
+    "registers-another": "not-registered",
+    "raises-in-helper": "import-failed",
+    "calls-exit": "import-failed",
+    "root-missing": "root-missing",
+    "root-outside": "root-outside",
+}
+
+
+def _entry_problems(base: Path) -> Bench:
+    """A bench with one good task class and one entry per problem of ENTRY_PROBLEMS."""
+    bench = make_bench(base, "other-one", parts=True)
+    bench.add("missing-registration", write=False)
+    bench.add("registers-another", register="registers-anothr")
+    bench.add("raises-in-helper", before="from bench.raises_in_helper import helper")
+    (bench.root / "raises_in_helper" / "helper.py").write_text(HELPER)
+    bench.add("calls-exit", before="import sys\nsys.exit(3)")
+    bench.add("root-missing", root="suite/bench", write=False)
+    (base / "suite" / "bench").rmdir()
+    elsewhere = base.parent / f"{base.name}-elsewhere"
+    make_bench(elsewhere, "root-outside", parts=True)
+    (base / "vendor").symlink_to(elsewhere)
+    bench.add("root-outside", root="vendor/bench", write=False)
+    return bench
+
 
 def _missing_registration(base: Path) -> Bench:
     bench = make_bench(base, "other-one", parts=True)
@@ -32,21 +61,7 @@ def _wrong_slug(base: Path) -> Bench:
 def _raises_in_a_helper(base: Path) -> Bench:
     bench = make_bench(base, "other-one", parts=True)
     bench.add("alpha-one", before="from bench.alpha_one import helper")
-    helper = bench.root / "alpha_one" / "helper.py"
-    helper.write_text("def fine():\n    return 1\nraise ValueError('bad value')\n")
-    return bench
-
-
-def _exits(base: Path) -> Bench:
-    bench = make_bench(base, "other-one", parts=True)
-    bench.add("alpha-one", before="import sys\nsys.exit(3)")
-    return bench
-
-
-def _root_missing(base: Path) -> Bench:
-    bench = make_bench(base, "other-one", parts=True)
-    bench.add("alpha-one", root="suite/bench", write=False)
-    (base / "suite" / "bench").rmdir()
+    (bench.root / "alpha_one" / "helper.py").write_text(HELPER)
     return bench
 
 
@@ -75,32 +90,18 @@ def _duplicate_module(base: Path) -> Bench:
     return bench
 
 
-def _root_outside(base: Path) -> Bench:
-    elsewhere = base.parent / f"{base.name}-elsewhere"
-    make_bench(elsewhere, "alpha-one", root="bench")
-    bench = make_bench(base, "other-one", parts=True)
-    (base / "vendor").symlink_to(elsewhere)
-    bench.add("alpha-one", root="vendor/bench", write=False)
-    return bench
-
-
 def _shadowed(base: Path) -> Bench:
     bench = make_bench(base, "other-one", "alpha-one", parts=True)
     (base / "bench.py").write_text("")
     return bench
 
 
-PROBLEMS: dict[str, tuple[Callable[[Path], Bench], str]] = {
-    "missing registration": (_missing_registration, "module-missing"),
-    "registers another slug": (_wrong_slug, "not-registered"),
-    "raises in a helper": (_raises_in_a_helper, "import-failed"),
-    "calls sys.exit": (_exits, "import-failed"),
-    "root missing": (_root_missing, "root-missing"),
+#: Problems of the bench as a whole (the manifest, a shadowing package): one bench each.
+BENCH_PROBLEMS: dict[str, tuple[Callable[[Path], Bench], str]] = {
     "root misspelt": (_root_misspelt, "root-missing"),
     "unknown key": (_unknown_key, "manifest-schema"),
     "bad TOML": (_bad_toml, "manifest-syntax"),
     "duplicate module": (_duplicate_module, "duplicate-module"),
-    "root outside": (_root_outside, "root-outside"),
     "another bench answers": (_shadowed, "import-failed"),
 }
 
@@ -112,8 +113,8 @@ def _failure_diagnostics(*args: str, cwd: Path) -> list[dict[str, Any]]:
     return found
 
 
-def _at_once(*commands: list[str], cwd: Path) -> list[str]:
-    """Run the console script once per command, concurrently; return each one's stdout."""
+def _at_once(*commands: list[str], cwd: Path) -> list[dict[str, Any]]:
+    """Run the console script once per command, concurrently; return each JSON document."""
     processes = [
         subprocess.Popen(
             [script(), *command, "--format", "json"],
@@ -124,19 +125,42 @@ def _at_once(*commands: list[str], cwd: Path) -> list[str]:
         )
         for command in commands
     ]
-    return [process.communicate(timeout=120)[0] for process in processes]
+    return [json.loads(process.communicate(timeout=120)[0]) for process in processes]
 
 
-@pytest.mark.parametrize("problem", PROBLEMS)
-def test_show_plan_and_check_say_each_problem_the_same_way(tmp_path: Path, problem: str) -> None:
-    """Each problem has the same code, file, line, column, message, hint and traceback in show, plan and check."""
-    build, code = PROBLEMS[problem]
+@pytest.fixture(scope="module")
+def entry_problems(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, list[dict[str, Any]], list[dict[str, Any]]]:
+    """The bench of ENTRY_PROBLEMS, with what plan and check said about it (run once)."""
+    base = tmp_path_factory.mktemp("entries") / "repo"
+    _entry_problems(base)
+    planned, checked = _at_once(["plan"], ["check"], cwd=base)
+    return base, planned["error"]["diagnostics"], checked["diagnostics"]
+
+
+@pytest.mark.parametrize("slug", ENTRY_PROBLEMS)
+def test_show_plan_and_check_say_each_entry_problem_the_same_way(
+    entry_problems: tuple[Path, list[dict[str, Any]], list[dict[str, Any]]], slug: str
+) -> None:
+    """An entry's problem has the same code, place, message, hint and traceback in show, plan and check."""
+    base, planned, checked = entry_problems
+    [shown] = _failure_diagnostics("show", slug, cwd=base)
+    assert shown["code"] == ENTRY_PROBLEMS[slug]
+    assert shown in planned
+    assert shown in checked, (shown, checked)
+    assert not shown["file"].startswith("/")
+
+
+@pytest.mark.parametrize("problem", BENCH_PROBLEMS)
+def test_show_plan_and_check_say_each_bench_problem_the_same_way(
+    tmp_path: Path, problem: str
+) -> None:
+    """A problem of the whole bench reads the same in show, plan and check."""
+    build, code = BENCH_PROBLEMS[problem]
     build(tmp_path / "repo")
-    shown, planned, checked = (
-        json.loads(output)
-        for output in _at_once(
-            ["show", "alpha-one"], ["plan", "alpha-one"], ["check"], cwd=tmp_path / "repo"
-        )
+    shown, planned, checked = _at_once(
+        ["show", "alpha-one"], ["plan", "alpha-one"], ["check"], cwd=tmp_path / "repo"
     )
     shown, planned = shown["error"]["diagnostics"], planned["error"]["diagnostics"]
     assert code in {d["code"] for d in shown}
@@ -238,9 +262,7 @@ def test_plan_and_check_say_a_broken_case_the_same_way(tmp_path: Path) -> None:
     bench = make_bench(tmp_path, "alpha-one", parts=True)
     case = bench.root / "alpha_one" / "cases" / "example" / "case.toml"
     case.write_text('description = "An example case."\ntimeout = "soon"\n')
-    planned, checked = (
-        json.loads(output) for output in _at_once(["plan"], ["check"], cwd=tmp_path)
-    )
+    planned, checked = _at_once(["plan"], ["check"], cwd=tmp_path)
     [diagnostic] = planned["error"]["diagnostics"]
     assert (diagnostic["code"], diagnostic["file"], diagnostic["line"]) == (
         "case-invalid",
