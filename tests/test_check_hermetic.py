@@ -11,31 +11,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegenie.eval.check import CheckReport, Shard, run_check
+from codegenie.eval.check import CheckReport, Shard
 
+from .checking import check, codes, make_bench
 from .factory import Bench
-from .factory import make_bench as _make_bench
-
-
-def make_bench(base: Path, *slugs: str, **options: Any) -> Bench:
-    """Build a bench whose task classes each have a working rubric and a case."""
-    return _make_bench(base, *slugs, parts=True, **options)
-
-
-def codes(report: CheckReport) -> list[tuple[str, str | None]]:
-    return [(d.code, d.slug) for d in report.diagnostics]
-
-
-def check(bench: Bench, **options: Any) -> CheckReport:
-    options.setdefault("jobs", 2)
-    options.setdefault("timeout", 20.0)
-    return run_check(bench.manifest, **options)
 
 
 def cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
