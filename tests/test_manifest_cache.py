@@ -15,6 +15,7 @@ from unittest import mock
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from pydantic import TypeAdapter
 
 from codegenie.eval import BenchManifest, TaskClassRegistry, _cache, _cache_store
 from codegenie.eval import manifest as manifest_module
@@ -181,6 +182,14 @@ def test_copies_and_pickles_equal_the_validated_manifest(
     assert again.slugs() == validated.slugs()
     for key in KEYS:
         assert again.position(*key) == validated.position(*key), key
+
+
+def test_serializers_of_an_enclosing_model_see_every_entry(bench: Bench) -> None:
+    """pydantic-core, serializing a cached manifest inside a list, sees what validation gives."""
+    adapter = TypeAdapter(list[BenchManifest])
+    validated = BenchManifest.load(bench.manifest)
+    assert adapter.dump_python([served(bench.manifest)]) == adapter.dump_python([validated])
+    assert adapter.dump_json([served(bench.manifest)]) == adapter.dump_json([validated])
 
 
 def test_model_copy_with_an_update_answers_from_the_update(bench: Bench) -> None:
