@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -162,4 +163,54 @@ def test_the_bigram_index_shortlists_exactly_as_naming_does(pool: list[str], typ
     assert entry.shortlist(normalized, SHORTLIST_SIZE) == shortlist(normalized, pool)
     kinds = {found[0] for found in (entry._grams or {}).values()}
     event(f"bigram sets: {sorted(kinds)}")
+    entry.close()
+
+
+CORRUPTIONS = st.lists(
+    st.tuples(st.sampled_from(["flip", "truncate", "append"]), st.integers(0, 10**6), st.binary()),
+    min_size=1,
+    max_size=3,
+)
+
+
+@settings(max_examples=150)
+@given(CORRUPTIONS)
+def test_any_corruption_gives_the_truth_a_miss_or_damaged(
+    corruptions: list[tuple[str, int, bytes]],
+) -> None:
+    """After any damage to an entry, every read is right, a miss, or Damaged: nothing else (property)."""
+    original = _cache_store.BLOCK_SIZE
+    _cache_store.BLOCK_SIZE = 4  # several blocks even for a few slugs
+    try:
+        slugs = [f"s{i:02d}-x" for i in range(11)]
+        truth = make_entry(b"corrupt me", slugs)
+        expected = (truth.slugs(), truth.records(), truth.text())
+        truth.close()
+    finally:
+        _cache_store.BLOCK_SIZE = original
+    [file] = [f for f in cache_root().iterdir() if f.name.endswith(".cache")]
+    blob = bytearray(file.read_bytes())
+    for kind, where, data in corruptions:
+        at = where % max(len(blob), 1)
+        if kind == "flip" and blob:
+            blob[at] ^= 1 + (data[0] if data else 0) % 255
+        elif kind == "truncate":
+            del blob[at:]
+        else:
+            blob[at:at] = data
+    file.write_bytes(bytes(blob))
+    entry = _cache.open_entry(_cache.digest(b"corrupt me"))
+    if entry is None:
+        return
+    reads = {
+        "slugs": (entry.slugs, expected[0]),
+        "records": (entry.records, expected[1]),
+        "text": (entry.text, expected[2]),
+    }
+    for read, truth_value in reads.values():
+        with contextlib.suppress(_cache.Damaged):
+            assert read() == truth_value
+    for slug in [*slugs, "s00", "zz"]:
+        with contextlib.suppress(_cache.Damaged):
+            assert entry.record(slug) == expected[1].get(slug)
     entry.close()

@@ -273,6 +273,12 @@ class Entry:
     def __del__(self) -> None:
         self.close()
 
+    def _text_section(self, offset: int, length: int, expected: str) -> str:
+        try:
+            return self._section(offset, length, expected).decode()
+        except UnicodeDecodeError:
+            raise Damaged("a section that is not UTF-8") from None
+
     def _section(self, offset: int, length: int, expected: str) -> bytes:
         if self._fd < 0:
             raise Damaged("the entry is closed")
@@ -298,10 +304,10 @@ class Entry:
     def slugs(self) -> tuple[str, ...]:
         """Return every slug, in file order."""
         if self._slugs is None:
-            data = self._named("slugs")
-            if data is None:
+            span = self._spans.get("slugs")
+            if span is None:
                 raise Damaged("no slugs section")
-            slugs = tuple(data.decode().split("\n"))
+            slugs = tuple(self._text_section(*span).split("\n"))
             if len(slugs) != self.count:
                 raise Damaged("the slugs section does not hold every slug")
             self._slugs = slugs
@@ -314,7 +320,7 @@ class Entry:
                 span = _span(self._blocks_line[index], self._size)
             except ValueError:
                 raise Damaged("a block outside the entry") from None
-            lines = self._section(*span).decode().split("\n")
+            lines = self._text_section(*span).split("\n")
             block = {line.partition("\t")[0]: line for line in lines}
             if len(block) != len(lines) or next(iter(block)) != self._fences[index]:
                 raise Damaged("a block that does not start at its fence")
@@ -389,14 +395,17 @@ class Entry:
     def _gram(self, pair: str, count: int) -> int:
         """Return the bit set of the slugs that contain ``pair`` (0 when none does)."""
         if self._grams is None:
-            directory = self._named("grams")
-            if directory is None:
+            span = self._spans.get("grams")
+            if span is None:
                 raise Damaged("no bigram index")
             grams = {}
-            for line in directory.decode().split("\n"):
-                gram, kind, offset, length, expected = line.split(" ")
-                start, size, _ = _span(f"{offset},{length},{expected}", self._size)
-                grams[gram] = (kind, start, size, expected)
+            try:
+                for line in self._text_section(*span).split("\n"):
+                    gram, kind, offset, length, expected = line.split(" ")
+                    start, size, _ = _span(f"{offset},{length},{expected}", self._size)
+                    grams[gram] = (kind, start, size, expected)
+            except ValueError:
+                raise Damaged("a malformed bigram index") from None
             self._grams = grams
         found = self._grams.get(pair)
         if found is None:
