@@ -7,8 +7,8 @@ before ``tomllib`` sees it, and ``tomllib``'s own syntax errors turned into
 a line and column. Whatever the bytes, :func:`parse_toml` returns the
 document or raises :class:`TomlUnreadable`; nothing else escapes.
 
-The messages are the manifest's (``manifest._parse``), so one kind of bad
-byte reads the same in ``bench.toml`` and in a ``case.toml``.
+``manifest._parse`` reads ``bench.toml`` through the same two steps, so one
+kind of bad byte reads the same in ``bench.toml`` and in a ``case.toml``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Final, final
 
 from codegenie.eval._toml_limits import MAX_KEY_PARTS, MAX_NESTING, excess
 
-__all__ = ("TomlUnreadable", "parse_toml")
+__all__ = ("TomlUnreadable", "decode_toml", "load_toml", "parse_toml")
 
 _TOML_POSITION: Final = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 _TOML_AT_END: Final = re.compile(r"\s*\(at end of document\)$")
@@ -75,19 +75,22 @@ def _may_exceed(text: str) -> bool:
 
 
 def parse_toml(data: bytes) -> tuple[str, dict[str, Any]]:
-    """Return ``(text, document)`` for the TOML ``data``.
+    """Return ``(text, document)`` for ``data``: :func:`decode_toml`, then :func:`load_toml`.
 
-    Raises :class:`TomlUnreadable` with a line and column for a byte-order
-    mark, invalid UTF-8, nesting deeper than 32, a dotted key of more than 32
-    parts, an integer beyond 64 bits, or a TOML syntax error. The caller
-    bounds the size of ``data`` (it is read whole).
+    The caller bounds the size of ``data`` (it is read whole).
     """
+    text = decode_toml(data)
+    return text, load_toml(text)
+
+
+def decode_toml(data: bytes) -> str:
+    """Return the text of ``data``; :class:`TomlUnreadable` for a byte-order mark or bad UTF-8."""
     if data.startswith(b"\xef\xbb\xbf"):
         raise TomlUnreadable(
             1, 1, "the file starts with a byte-order mark; save it as UTF-8 without BOM"
         )
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         before = data[: exc.start]
         line = before.count(b"\n") + 1
@@ -96,12 +99,21 @@ def parse_toml(data: bytes) -> tuple[str, dict[str, Any]]:
         raise TomlUnreadable(
             line, column, f"not valid UTF-8 (byte {bad}); save the file as UTF-8"
         ) from None
+
+
+def load_toml(text: str) -> dict[str, Any]:
+    """Return ``tomllib.loads(text)`` within the bounds of :mod:`~codegenie.eval._toml_limits`.
+
+    Raises :class:`TomlUnreadable` with a line and column for nesting deeper
+    than 32, a dotted key of more than 32 parts, an integer beyond 64 bits, or
+    a TOML syntax error; nothing else escapes.
+    """
     found = excess(text) if _may_exceed(text) else None
     if found is not None:
         offset, message = found
         raise TomlUnreadable(*_line_column(text, offset), message)
     try:
-        return text, tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _syntax_error(exc, text) from None
     except (RecursionError, ValueError, OverflowError, MemoryError) as exc:

@@ -28,7 +28,6 @@ import keyword
 import os
 import re
 import time
-import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, Self, final
@@ -53,8 +52,8 @@ from codegenie.eval._paths import (
     read_regular_file,
 )
 from codegenie.eval._toml_fast import parse_plain
-from codegenie.eval._toml_limits import excess
 from codegenie.eval._toml_positions import KeyPath, Position, TomlPositions
+from codegenie.eval._toml_read import TomlUnreadable, decode_toml, load_toml
 from codegenie.eval.errors import (
     BenchManifestInvalid,
     BenchManifestNotFound,
@@ -887,89 +886,28 @@ def _duplicate_problems(
     return problems, len(duplicates)
 
 
-_TOML_POSITION: Final = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
-_TOML_AT_END: Final = re.compile(r"\s*\(at end of document\)$")
-
-
-def _syntax_problem(exc: tomllib.TOMLDecodeError, text: str) -> ManifestProblem:
-    message = str(exc)
-    match = _TOML_POSITION.search(message)
-    if match:
-        line, column = int(match.group(1)), int(match.group(2))
-        message = message[: match.start()]
-    else:
-        lines = text.split("\n")
-        line, column = len(lines), len(lines[-1]) + 1
-        message = _TOML_AT_END.sub("", message) + " at end of file"
-    return ManifestProblem(line, column, "", f"TOML syntax error: {message}", "syntax")
-
-
-def _line_column(text: str, offset: int) -> tuple[int, int]:
-    line_start = text.rfind("\n", 0, offset) + 1
-    return text.count("\n", 0, offset) + 1, offset - line_start + 1
-
-
 def _file_problem(message: str) -> ManifestProblem:
     return ManifestProblem(1, 1, "", message, "syntax")
 
 
-def _read_toml(text: str, path: Path) -> dict[str, Any]:
-    """``tomllib.loads(text)``, within bounds; every failure is ``BenchManifestInvalid``."""
-    found = excess(text)
-    if found is not None:
-        offset, message = found
-        line, column = _line_column(text, offset)
-        problem = ManifestProblem(line, column, "", message, "syntax")
-        raise BenchManifestInvalid(path, (problem,))
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise BenchManifestInvalid(path, (_syntax_problem(exc, text),)) from None
-    except (RecursionError, ValueError, OverflowError, MemoryError) as exc:
-        # Beyond what excess() bounds: a last line of defence, never seen in tests.
-        problem = _file_problem(f"the TOML reader gave up ({type(exc).__name__})")
-        raise BenchManifestInvalid(path, (problem,)) from None
+def _unreadable(path: Path, exc: TomlUnreadable) -> BenchManifestInvalid:
+    """Return the manifest error for bytes the TOML reader refused, at the place it names."""
+    return BenchManifestInvalid(
+        path, (ManifestProblem(exc.line, exc.column, "", exc.message, "syntax"),)
+    )
 
 
 def _parse(data: bytes, path: Path) -> BenchManifest:
     if len(data) > MANIFEST_SIZE_LIMIT:
         message = f"the manifest is {len(data)} bytes; manifests over 16 MiB are not read"
         raise BenchManifestInvalid(path, (_file_problem(message),))
-    if data.startswith(b"\xef\xbb\xbf"):
-        raise BenchManifestInvalid(
-            path,
-            (
-                ManifestProblem(
-                    1,
-                    1,
-                    "",
-                    "the file starts with a byte-order mark; save it as UTF-8 without BOM",
-                    "syntax",
-                ),
-            ),
-        )
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        before = data[: exc.start]
-        line = before.count(b"\n") + 1
-        column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
-        bad = data[exc.start : exc.end].hex(" ")
-        raise BenchManifestInvalid(
-            path,
-            (
-                ManifestProblem(
-                    line,
-                    column,
-                    "",
-                    f"not valid UTF-8 (byte {bad}); save the file as UTF-8",
-                    "syntax",
-                ),
-            ),
-        ) from None
-    raw = parse_plain(text)
-    if raw is None:
-        raw = _read_toml(text, path)
+        text = decode_toml(data)
+        raw = parse_plain(text)
+        if raw is None:
+            raw = load_toml(text)
+    except TomlUnreadable as exc:
+        raise _unreadable(path, exc) from None
     try:
         manifest = BenchManifest.model_validate(raw, by_alias=True, by_name=False)
     except ValidationError as exc:
