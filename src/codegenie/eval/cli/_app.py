@@ -95,7 +95,10 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         "--no-cache",
         action="store_true",
         default=default(False),
-        help="neither read nor write the cache of validated manifests (list)",
+        help=(
+            "neither read nor write the cache of validated manifests: validate the manifest"
+            " (list, show, plan, new; check always validates)"
+        ),
     )
     group.add_argument(
         "-v",
