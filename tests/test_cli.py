@@ -199,7 +199,8 @@ def test_manifest_is_discovered_from_a_subdirectory(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", [[], ["init"], ["list"], ["show"], ["plan"], ["check"], ["new"], ["schema"]]
+    "command",
+    [[], ["init"], ["list"], ["show"], ["plan"], ["check"], ["grade"], ["new"], ["schema"]],
 )
 def test_every_help_shows_what_it_does_and_an_example(command: list[str]) -> None:
     """`--help` of the program and of each subcommand exits 0 and shows an example."""

@@ -14,6 +14,8 @@ from codegenie.eval.errors import (
     BenchManifestInvalid,
     BenchManifestNotFound,
     BenchRootNotFound,
+    CandidatesDirInvalid,
+    CaseNotFound,
     CaseProblem,
     EvalError,
     InvalidTaskClassName,
@@ -141,6 +143,21 @@ EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
                 ),
             ),
         },
+    ),
+    (
+        CaseNotFound("foo", "exampel", ("example", "other"), ("example",)),
+        3,
+        {
+            "task_class": "foo",
+            "case": "exampel",
+            "available_ids": ("example", "other"),
+            "suggestions": ("example",),
+        },
+    ),
+    (
+        CandidatesDirInvalid(Path("runs/x"), "does not exist"),
+        2,
+        {"path": Path("runs/x"), "reason": "does not exist"},
     ),
 ]
 

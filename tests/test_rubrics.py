@@ -583,3 +583,51 @@ def test_result_json_is_the_grade_shape() -> None:
         "duration_s": 0.1,
     }
     assert json.loads(result.model_dump_json())["stderr_tail"] == ""
+
+
+def test_a_cancel_event_stops_the_run_from_another_thread(
+    tmp_path: Path, case: Case, workspace_parent: Path
+) -> None:
+    """Setting cancel kills the rubric's group and removes the copies; the result is an error."""
+    pid_file = tmp_path / "rubric.pid"
+    rubric = write_rubric(
+        tmp_path,
+        f"""
+        Path({str(pid_file)!r}).write_text(str(os.getpid()))
+        time.sleep(600)
+        """,
+    )
+    cancel = threading.Event()
+
+    def stop() -> None:
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        cancel.set()
+
+    thread = threading.Thread(target=stop)
+    thread.start()
+    started = time.monotonic()
+    try:
+        result = run_rubric(rubric, case, case.input, timeout=120, cancel=cancel)
+    finally:
+        thread.join()
+    assert time.monotonic() - started < 30
+    assert result.status == "error"
+    assert result.reason == rubrics.CANCELLED_REASON
+    assert gone(int(pid_file.read_text()))
+    assert list(workspace_parent.iterdir()) == []
+
+
+def test_a_run_cancelled_before_it_starts_starts_nothing(
+    tmp_path: Path, case: Case, workspace_parent: Path
+) -> None:
+    """A cancel event already set: an error result at once, no process, no temporary directory."""
+    marker = tmp_path / "ran"
+    rubric = write_rubric(tmp_path, f"Path({str(marker)!r}).write_text('x')\n" + PASS)
+    cancel = threading.Event()
+    cancel.set()
+    result = run_rubric(rubric, case, case.input, cancel=cancel)
+    assert (result.status, result.reason) == ("error", rubrics.CANCELLED_REASON)
+    assert not marker.exists()
+    assert list(workspace_parent.iterdir()) == []

@@ -29,6 +29,8 @@ __all__ = (
     "BenchManifestNotFound",
     "BenchRootNotFound",
     "BenchRootOutsideManifest",
+    "CandidatesDirInvalid",
+    "CaseNotFound",
     "CaseProblem",
     "EvalError",
     "InvalidTaskClassName",
@@ -584,3 +586,65 @@ class BenchCasesInvalid(EvalError):
             "fix the listed case files and directories; docs/rubrics.md describes "
             "a case's layout and case.toml"
         )
+
+
+@final
+class CaseNotFound(EvalError):
+    """A case id named on the command line (``grade --case``) that the task class does not have.
+
+    ``task_class`` is the slug, ``case`` the id asked for, ``available_ids``
+    the ids of the task class's cases, ``suggestions`` the closest of them.
+    Exit 3, like an unknown task class: the name is well formed, there is
+    just nothing by that name.
+    """
+
+    code = "case-not-found"
+    exit_code = 3
+    fields = ("task_class", "case", "available_ids", "suggestions")
+
+    def __init__(
+        self,
+        task_class: str,
+        case: str,
+        available_ids: tuple[str, ...] = (),
+        suggestions: tuple[str, ...] = (),
+    ) -> None:
+        self.task_class = task_class
+        self.case = case
+        self.available_ids = tuple(available_ids)
+        self.suggestions = tuple(suggestions)
+        text = f"task class {task_class!r} has no case {case!r}"
+        if self.suggestions:
+            text += f"; did you mean {_quote_list(self.suggestions)}?"
+        elif self.available_ids:
+            text += f"; it has {_quote_list(self.available_ids)}"
+        else:
+            text += "; it has no cases"
+        super().__init__(text)
+
+    @property
+    def hint(self) -> str:
+        return f"`codegenie-bench show {self.task_class}` lists its case ids"
+
+
+@final
+class CandidatesDirInvalid(EvalError):
+    """``grade``'s ``CANDIDATES_DIR`` is not an existing directory: a command-line mistake.
+
+    ``path`` is the path as given, ``reason`` what is wrong with it
+    (``"does not exist"``, ``"is not a directory"``). Exit 2, a usage error:
+    nothing was graded.
+    """
+
+    code = "candidates-invalid"
+    exit_code = 2
+    fields = ("path", "reason")
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"candidates directory {path} {reason}")
+
+    @property
+    def hint(self) -> str:
+        return "pass the directory that holds one directory per case: CANDIDATES_DIR/<case-id>/"

@@ -45,6 +45,7 @@ from codegenie.eval.errors import (
     BenchManifestNotFound,
     BenchRootNotFound,
     BenchRootOutsideManifest,
+    CaseNotFound,
     EvalError,
     InvalidTaskClassName,
     ManifestProblem,
@@ -426,6 +427,8 @@ def _one(error: EvalError, place: _Place) -> Diagnostic:
         return _scaffold_conflict(error, manifest)
     if isinstance(error, BenchManifestNotFound):
         return _as_is(error, (None, None, None), None)
+    if isinstance(error, CaseNotFound):  # a mistake of the command line, not of a file
+        return _as_is(error, (None, None, None), error.task_class)
     scaffold = sys.modules.get("codegenie.eval.scaffold")  # only new raises its errors
     if scaffold is not None and isinstance(error, scaffold.ScaffoldArgumentInvalid):
         found = _as_is(error, (None, None, None), None)

@@ -37,6 +37,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ from pydantic import BaseModel, ConfigDict
 from codegenie.eval.cases import Case, case_id_problem
 
 __all__ = (
+    "CANCELLED_REASON",
     "STDERR_TAIL_LIMIT",
     "STDOUT_LIMIT",
     "RubricResult",
@@ -71,6 +73,10 @@ _DRAIN_GRACE: Final = 2.0
 _LONGEST_WAIT: Final = 3600.0
 # Without a pidfd, how often the rubric's exit is polled for.
 _POLL_INTERVAL: Final = 0.005
+# With a cancel event, how often it is looked at while the rubric runs.
+_CANCEL_POLL: Final = 0.05
+#: The reason of the error result of a run stopped by its ``cancel`` event.
+CANCELLED_REASON: Final = "the run was cancelled before the rubric decided"
 
 
 @final
@@ -126,6 +132,7 @@ def run_rubric(
     candidate: Path | str,
     *,
     timeout: float | None = None,
+    cancel: threading.Event | None = None,
 ) -> RubricResult:
     """Run ``rubric`` on a copy of ``candidate`` for ``case``; return what it decided.
 
@@ -143,6 +150,13 @@ def run_rubric(
     Raises ``ValueError`` for a ``timeout`` that is not a positive number,
     ``NotImplementedError`` off POSIX. ``KeyboardInterrupt`` propagates, after
     the rubric's process group is killed and the temporary directory removed.
+
+    ``cancel``: once this event is set, the run stops within a fraction of
+    a second — the rubric's process group is killed, the temporary directory
+    removed — and the result is an ``"error"`` whose reason is
+    :data:`CANCELLED_REASON`; a run whose event is set before it starts
+    starts nothing. This is how a caller running it in threads stops them:
+    only the main thread receives ``KeyboardInterrupt``.
 
     Thread-safe and blocking: ``grade --jobs N`` runs it from N threads. The
     clean-up runs in ``finally`` clauses: a caller that must also survive
@@ -172,6 +186,8 @@ def run_rubric(
         return error(f"the rubric {rubric_file} does not exist")
     if not os.path.isdir(candidate_dir):
         return error(f"the candidate {candidate_dir} is not a directory")
+    if cancel is not None and cancel.is_set():
+        return error(CANCELLED_REASON)
     try:
         workspace = tempfile.mkdtemp(prefix="codegenie-rubric-")
     except OSError as exc:
@@ -192,17 +208,22 @@ def run_rubric(
         except OSError as exc:
             where = f" {exc.filename}" if exc.filename else ""
             return error(f"cannot copy{where}: {exc.strerror or type(exc).__name__}")
+        if cancel is not None and cancel.is_set():  # while the copies were made
+            return error(CANCELLED_REASON)
         try:
             outcome = _run(
                 [sys.executable, "-B", rubric_file, case_copy, candidate_copy],
                 cwd=work,
                 env={**os.environ, "TMPDIR": scratch},
                 timeout=float(limit),
+                cancel=cancel,
             )
         except _NotStarted as exc:
             return error(f"cannot start the rubric: {exc.reason}")
     finally:
         _remove_tree(workspace)
+    if outcome.cancelled:
+        return error(CANCELLED_REASON)
     return _judge(case.id, outcome, float(limit), time.monotonic() - started)
 
 
@@ -436,6 +457,7 @@ class _Outcome:
     stdout: bytes
     stdout_overflow: bool
     stderr_tail: bytes
+    cancelled: bool = False
 
 
 @final
@@ -494,8 +516,18 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def _run(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float) -> _Outcome:
-    """Run ``argv`` in a new session; read its output within bounds; kill its group at the end."""
+def _run(
+    argv: list[str],
+    *,
+    cwd: str,
+    env: dict[str, str],
+    timeout: float,
+    cancel: threading.Event | None = None,
+) -> _Outcome:
+    """Run ``argv`` in a new session; read its output within bounds; kill its group at the end.
+
+    ``cancel`` set: the group is killed early, and the outcome says ``cancelled``.
+    """
     deadline = time.monotonic() + timeout
     try:
         process = subprocess.Popen(
@@ -518,6 +550,7 @@ def _run(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float) -> _
     err = _Sink(STDERR_TAIL_LIMIT, tail=True)
     sinks = {process.stdout.fileno(): out, process.stderr.fileno(): err}
     timed_out = False
+    longest = _LONGEST_WAIT if cancel is None else _CANCEL_POLL
     try:
         for fd in sinks:
             os.set_blocking(fd, False)
@@ -525,12 +558,13 @@ def _run(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float) -> _
         pidfd = _pidfd(process.pid)
         if pidfd is not None:
             selector.register(pidfd, selectors.EVENT_READ)
-        while True:
+        # Stop early when told to (cancel); else until the rubric exits or its time is up.
+        while not (cancelled := cancel is not None and cancel.is_set()):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 timed_out = True
                 break
-            wait = min(remaining, _LONGEST_WAIT if pidfd is not None else _POLL_INTERVAL)
+            wait = min(remaining, longest if pidfd is not None else _POLL_INTERVAL)
             exited = _pump(selector, sinks, pidfd, wait)
             if exited or (pidfd is None and _has_exited(process)):
                 break
@@ -553,7 +587,7 @@ def _run(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float) -> _
             os.close(pidfd)
         process.stdout.close()
         process.stderr.close()
-    return _Outcome(returncode, timed_out, out.value(), out.overflow, err.value())
+    return _Outcome(returncode, timed_out, out.value(), out.overflow, err.value(), cancelled)
 
 
 def _pump(

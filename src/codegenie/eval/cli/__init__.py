@@ -27,7 +27,7 @@ path or a registration is printed with its control characters escaped; a
 reader that goes away or a closed stdout ends the command quietly with its
 usual exit status; under ``--format json`` every failure, usage errors and
 internal errors included, is one JSON error document on stdout. The commands
-that import registrations (``show``, ``plan``, ``check``) write their results
+that import registrations (``show``, ``plan``, ``check``, ``grade``) write their results
 to a private copy of stdout while file descriptor 1 points at stderr, so
 nothing a registration writes, by any route, reaches stdout.
 """

@@ -32,6 +32,7 @@ __all__ = (
     "columns",
     "dumps",
     "load_manifest",
+    "positive_int",
 )
 
 PROG: Final = "codegenie-bench"
@@ -151,6 +152,18 @@ def _rebased(diagnostic: Diagnostic, home: str | None) -> Diagnostic:
     if absolute.startswith(prefix):
         return replace(diagnostic, file=absolute[len(prefix) :])
     return replace(diagnostic, file=absolute)
+
+
+def positive_int(text: str) -> int:
+    """Return ``text`` as a whole number of at least 1 (an argparse ``type``: ``--jobs``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        msg = f"expected a whole number of at least 1, not {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
 
 
 def dumps(document: object) -> str:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from codegenie.eval._output import escape_control
-from codegenie.eval.cli._base import Command, Output
+from codegenie.eval.cli._base import Command, Output, positive_int
 
 __all__ = ("COMMAND",)
 
@@ -35,18 +35,6 @@ def run(args: argparse.Namespace, out: Output) -> int:
     return 0 if report.ok(strict=args.strict) else 1
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        msg = f"expected a whole number of at least 1, not {text!r}"
-        raise argparse.ArgumentTypeError(msg) from None
-    if value < 1:
-        msg = f"expected a whole number of at least 1, not {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
-
-
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -71,7 +59,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Add --jobs, --timeout, --shard and --strict."""
     parser.add_argument(
         "--jobs",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="worker processes importing registrations (default: the number of CPUs)",

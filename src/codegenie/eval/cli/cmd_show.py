@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from codegenie.eval._output import escape_control
 from codegenie.eval.cli._base import Command, Output, load_manifest
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from codegenie.eval.manifest import BenchManifest
     from codegenie.eval.models import TaskClass
 
-__all__ = ("COMMAND", "describe", "root_for")
+__all__ = ("COMMAND", "describe", "document", "root_for")
 
 
 def root_for(manifest: BenchManifest, slug: str) -> Path:
@@ -26,22 +27,36 @@ def root_for(manifest: BenchManifest, slug: str) -> Path:
     return manifest.root_dir(slug) if slug in manifest else manifest.directory
 
 
-def describe(task_class: TaskClass) -> str:
-    """Return ``show``'s text: one ``key: value`` line per field, paths as shown, values escaped."""
+def document(task_class: TaskClass, case_ids: Sequence[str]) -> dict[str, Any]:
+    """Return ``show``'s JSON: the task class's fields and its ``case_ids``, sorted."""
+    return {**task_class.to_json(), "case_ids": list(case_ids)}
+
+
+def describe(task_class: TaskClass, case_ids: Sequence[str] = ()) -> str:
+    """Return ``show``'s text: one ``key: value`` line per field, paths as shown, values escaped.
+
+    The last line, ``case_ids:``, lists the case ids comma-separated, or ``(none)``.
+    """
     from codegenie.eval.problems import display_path  # noqa: PLC0415
 
-    document = task_class.to_json()
+    shown = task_class.to_json()
     for key in ("source", "rubric", "cases"):
-        if isinstance(document.get(key), str):
-            document[key] = display_path(document[key])
-    width = max(len(key) for key in document) + 1
+        if isinstance(shown.get(key), str):
+            shown[key] = display_path(shown[key])
+    shown["case_ids"] = ", ".join(case_ids) if case_ids else "(none)"
+    width = max(len(key) for key in shown) + 1
     return "\n".join(
-        f"{key + ':':<{width}} {escape_control(str(value))}" for key, value in document.items()
+        f"{key + ':':<{width}} {escape_control(str(value))}" for key, value in shown.items()
     )
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
-    """Import the slug's registration (through ``load_task_class``) and print its task class."""
+    """Import the slug's registration (through ``load_task_class``) and print its task class.
+
+    Its cases are read as ``plan`` reads them: a task class with an invalid
+    case is not printed, and ``BenchCasesInvalid`` (exit 4) lists every problem.
+    """
+    from codegenie.eval.cases import scan_cases  # noqa: PLC0415
     from codegenie.eval.loader import load_task_class  # noqa: PLC0415
     from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415
 
@@ -50,7 +65,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
     task_class = load_task_class(
         args.slug, root_for(manifest, args.slug), registry=TaskClassRegistry(), manifest=manifest
     )
-    out.result(task_class.to_json(), describe(task_class))
+    case_ids = [case.id for case in scan_cases(task_class).raise_for_problems()]
+    out.result(document(task_class, case_ids), describe(task_class, case_ids))
     return 0
 
 
@@ -61,7 +77,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="show",
-    summary="Resolve one task class (import its registration) and print it.",
+    summary="Resolve one task class (import its registration) and print it and its case ids.",
     examples="""\
 examples:
   codegenie-bench show vuln-remediation

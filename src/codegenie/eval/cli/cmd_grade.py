@@ -1,0 +1,196 @@
+"""``codegenie-bench grade SLUG CANDIDATES_DIR``: a task class's rubric on each case's candidate.
+
+Design section 11. The task class is resolved as ``show`` resolves it (same
+errors, same exit codes), its cases read as ``plan`` reads them
+(``BenchCasesInvalid``, exit 4), then :func:`codegenie.eval.grading.grade`
+runs the rubric on ``CANDIDATES_DIR/<case-id>/`` for every case (or the
+``--case`` ones), ``--jobs`` at a time. Text: one line per case, in case-id
+order, printed as soon as it and every case before it are graded, then the
+summary line. JSON: the report, one document. Exit 0 when there was a case
+and every case passed, 1 otherwise (a missing candidate or a rubric error is
+not a pass, and grading nothing proves nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO, final
+
+from codegenie.eval._output import escape_control
+from codegenie.eval.cli._base import Command, Output, load_manifest, positive_int
+
+if TYPE_CHECKING:
+    from codegenie.eval.grading import GradeResult
+
+__all__ = ("COMMAND", "result_line")
+
+# The widest status word ("missing"), so that the case ids line up.
+_STATUS_WIDTH = 7
+
+
+def result_line(result: GradeResult, case_width: int) -> str:
+    """Return one text line: status, case id, score, duration, reason (escaped)."""
+    score = f"{result.score:.2f}" if result.score is not None else "-"
+    duration = f"{result.duration_s:.2f}s" if result.duration_s is not None else "-"
+    reason = escape_control(result.reason or "")
+    case = escape_control(result.case)
+    line = f"{result.status:<{_STATUS_WIDTH}}  {case:<{case_width}}  {score:>5}  {duration:>8}"
+    return f"{line}  {reason}".rstrip()
+
+
+@final
+class _Progress:
+    """``[done/total] grading SLUG…`` on a terminal's stderr, redrawn in place, then cleared."""
+
+    def __init__(self, stream: TextIO, slug: str, total: int, *, shown: bool) -> None:
+        self.stream = stream
+        self.label = escape_control(slug)
+        self.total = total
+        self.done = 0
+        self.shown = shown
+        self.width = 0
+
+    def draw(self) -> None:
+        if not self.shown:
+            return
+        text = f"[{self.done}/{self.total}] grading {self.label}…"
+        self._write("\r" + text.ljust(self.width) + "\r" + text)
+        self.width = len(text)
+
+    def clear(self) -> None:
+        if self.shown and self.width:
+            self._write("\r" + " " * self.width + "\r")
+            self.width = 0
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # stderr went away: no more progress
+            self.shown = False
+
+
+def _stderr_is_a_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _candidates(path: Path) -> Path:
+    """Return ``path`` when it is a directory; else raise ``CandidatesDirInvalid``."""
+    from codegenie.eval.errors import CandidatesDirInvalid  # noqa: PLC0415
+
+    if path.is_dir():
+        return path
+    if path.exists() or path.is_symlink():
+        raise CandidatesDirInvalid(path, "is not a directory")
+    raise CandidatesDirInvalid(path, "does not exist")
+
+
+def run(args: argparse.Namespace, out: Output) -> int:
+    """Resolve the slug, read its cases, grade the candidates; print the results and the summary."""
+    from codegenie.eval.cases import scan_cases  # noqa: PLC0415
+    from codegenie.eval.cli.cmd_show import root_for  # noqa: PLC0415
+    from codegenie.eval.grading import grade, select_cases  # noqa: PLC0415
+    from codegenie.eval.loader import load_task_class  # noqa: PLC0415
+    from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415
+
+    candidates = _candidates(args.candidates)
+    manifest = load_manifest(args, out)
+    out.slug = args.slug
+    task_class = load_task_class(
+        args.slug, root_for(manifest, args.slug), registry=TaskClassRegistry(), manifest=manifest
+    )
+    cases = scan_cases(task_class).raise_for_problems()
+    selected = select_cases(task_class.name, cases, args.cases)
+
+    case_width = max((len(case.id) for case in selected), default=0)
+    ready: dict[int, GradeResult] = {}
+    printed = 0
+    progress = _Progress(
+        out.stderr,
+        task_class.name,
+        len(selected),
+        shown=not out.quiet and _stderr_is_a_terminal(out.stderr),
+    )
+
+    def arrived(index: int, result: GradeResult) -> None:
+        nonlocal printed
+        progress.done += 1
+        ready[index] = result
+        if not out.json and printed in ready:
+            progress.clear()
+            while printed in ready:
+                out.stdout.write(result_line(ready.pop(printed), case_width) + "\n")
+                printed += 1
+        progress.draw()
+
+    progress.draw()
+    try:
+        report = grade(
+            task_class.name,
+            task_class.rubric,
+            selected,
+            candidates,
+            jobs=args.jobs,
+            on_result=arrived,
+        )
+    finally:
+        progress.clear()
+    out.result(report.to_json(), report.summary())
+    return 0 if report.ok else 1
+
+
+def _case_id(text: str) -> str:
+    """Return ``text`` when it is a valid case id (an argparse ``type``: ``--case``)."""
+    from codegenie.eval.cases import case_id_problem  # noqa: PLC0415
+
+    problem = case_id_problem(text)
+    if problem is not None:
+        msg = f"invalid case id {text!r}: {problem}"
+        raise argparse.ArgumentTypeError(msg)
+    return text
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the slug and CANDIDATES_DIR arguments, --case and --jobs."""
+    parser.add_argument("slug", help="the task class, e.g. vuln-remediation")
+    parser.add_argument(
+        "candidates",
+        type=Path,
+        metavar="CANDIDATES_DIR",
+        help="a directory holding one candidate directory per case: CANDIDATES_DIR/<case-id>/",
+    )
+    parser.add_argument(
+        "--case",
+        dest="cases",
+        action="append",
+        type=_case_id,
+        default=None,
+        metavar="ID",
+        help="grade only this case (repeat for several; default: every case)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="rubrics run at once (default: the number of CPUs)",
+    )
+
+
+COMMAND = Command(
+    name="grade",
+    summary="Run a task class's rubric on a candidate for each of its cases.",
+    examples="""\
+examples:
+  codegenie-bench grade vuln-remediation runs/42           CANDIDATES_DIR/<case-id>/ per case
+  codegenie-bench grade vuln-remediation runs/42 --case jinja2-cve-2024-22195 --jobs 4
+  codegenie-bench grade vuln-remediation runs/42 --format json
+""",
+    run=run,
+    configure=configure,
+    imports_registrations=True,
+)

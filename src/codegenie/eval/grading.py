@@ -1,0 +1,257 @@
+"""Grade candidates: a task class's rubric on ``CANDIDATES_DIR/<case-id>/`` for each case.
+
+Design section 11. :func:`grade` runs :func:`codegenie.eval.rubrics.run_rubric`
+on every selected case whose candidate directory is there, ``jobs`` at a time
+in threads (each run is a subprocess, so threads are enough to drive them),
+and returns a :class:`GradeReport` whose results are in case-id order
+whatever order the runs finished in. A case without a candidate is
+``"missing"`` and its rubric is not run. The bench and the candidates are
+left byte for byte as they were: the rubric only ever sees copies.
+
+:func:`select_cases` turns ``grade --case ID…`` into cases, refusing an id
+the task class does not have (``CaseNotFound``, with suggestions).
+
+Nothing here prints: the command line (``codegenie-bench grade``) shows
+progress through :func:`grade`'s ``on_result`` callback.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Any, Literal, final
+
+from pydantic import BaseModel, ConfigDict
+
+from codegenie.eval.cases import Case
+from codegenie.eval.errors import CaseNotFound
+from codegenie.eval.rubrics import RubricResult, run_rubric
+
+__all__ = (
+    "GradeReport",
+    "GradeResult",
+    "GradeStatus",
+    "default_jobs",
+    "grade",
+    "select_cases",
+)
+
+GradeStatus = Literal["passed", "failed", "missing", "error"]
+
+# The order the summary line counts what did not pass in.
+_NOT_PASSED: tuple[GradeStatus, ...] = ("failed", "error", "missing")
+
+
+@final
+class GradeResult(BaseModel):
+    """What grading found for one case.
+
+    ``status``: ``"passed"`` and ``"failed"`` are the rubric's verdict;
+    ``"error"`` is a rubric that broke its protocol, crashed or ran out of
+    time (``reason`` says which: a timeout's reason says so); ``"missing"``
+    is a case without a candidate directory, whose rubric was not run
+    (``duration_s`` is ``None``). ``score`` is the verdict's score, when it
+    gave one.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    case: str
+    status: GradeStatus
+    score: float | None = None
+    reason: str | None = None
+    duration_s: float | None = None
+
+    @classmethod
+    def from_rubric(cls, result: RubricResult) -> GradeResult:
+        """Return the grade of a rubric run: passed, failed, or error (a timeout is an error)."""
+        status: GradeStatus = "error" if result.status == "timeout" else result.status
+        return cls(
+            case=result.case,
+            status=status,
+            score=result.score,
+            reason=result.reason,
+            duration_s=result.duration_s,
+        )
+
+    @classmethod
+    def missing(cls, case: str, candidate: Path) -> GradeResult:
+        """Return the grade of a case with nothing at ``candidate``."""
+        return cls(case=case, status="missing", reason=f"no candidate directory {candidate}")
+
+    def to_json(self) -> dict[str, Any]:
+        """Return one entry of ``grade``'s JSON ``results``.
+
+        Its keys: case, status, score, reason, duration_s.
+        """
+        return {
+            "case": self.case,
+            "status": self.status,
+            "score": self.score,
+            "reason": self.reason,
+            "duration_s": self.duration_s,
+        }
+
+
+@final
+class GradeReport(BaseModel):
+    """Every result of one ``grade`` run, in case-id order.
+
+    ``ok`` is true when there was at least one case and every case passed:
+    a missing candidate or a rubric error is not a pass, and grading no case
+    at all proves nothing (so it is not ok either).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    task_class: str
+    results: tuple[GradeResult, ...]
+
+    @property
+    def passed(self) -> int:
+        """How many cases passed."""
+        return self.count("passed")
+
+    @property
+    def total(self) -> int:
+        """How many cases were graded (missing ones included)."""
+        return len(self.results)
+
+    @property
+    def ok(self) -> bool:
+        """Whether there was a case to grade and every one passed."""
+        return self.total > 0 and self.passed == self.total
+
+    def count(self, status: GradeStatus) -> int:
+        """How many results have ``status``."""
+        return sum(result.status == status for result in self.results)
+
+    def summary(self) -> str:
+        """Return the summary line: ``3/5 passed (1 failed, 1 missing)``."""
+        line = f"{self.passed}/{self.total} passed"
+        if not self.results:
+            return line + " (no cases to grade)"
+        others = [f"{self.count(status)} {status}" for status in _NOT_PASSED if self.count(status)]
+        return line + (f" ({', '.join(others)})" if others else "")
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``grade``'s JSON document: task_class, results, passed, total."""
+        return {
+            "task_class": self.task_class,
+            "results": [result.to_json() for result in self.results],
+            "passed": self.passed,
+            "total": self.total,
+        }
+
+
+def default_jobs() -> int:
+    """Return how many rubrics run at once when not told: the number of CPUs (at least 1)."""
+    return os.cpu_count() or 1
+
+
+def select_cases(
+    task_class: str, cases: Sequence[Case], ids: Iterable[str] | None
+) -> tuple[Case, ...]:
+    """Return the cases named by ``ids`` (``None``: all of them), sorted by id, each once.
+
+    Raises ``CaseNotFound`` for the first id (in the order given) that no
+    case has, with the closest existing ids as suggestions. The ids are
+    expected to be valid case ids already (the command line checks them).
+    """
+    if ids is None:
+        return tuple(sorted(cases, key=lambda case: case.id))
+    by_id = {case.id: case for case in cases}
+    wanted = dict.fromkeys(ids)
+    for case_id in wanted:
+        if case_id not in by_id:
+            available = tuple(sorted(by_id))
+            close = tuple(difflib.get_close_matches(case_id, available, n=5, cutoff=0.6))
+            raise CaseNotFound(task_class, case_id, available, close)
+    return tuple(sorted((by_id[case_id] for case_id in wanted), key=lambda case: case.id))
+
+
+def grade(
+    task_class: str,
+    rubric: Path | None,
+    cases: Sequence[Case],
+    candidates: Path,
+    *,
+    jobs: int | None = None,
+    on_result: Callable[[int, GradeResult], None] | None = None,
+) -> GradeReport:
+    """Grade ``CANDIDATES/<case-id>/`` with ``rubric`` for each of ``cases``; return the report.
+
+    ``jobs`` rubrics run at once (default :func:`default_jobs`), in threads.
+    A case with nothing at its candidate path is ``"missing"`` at once, its
+    rubric not run; anything there that is not a directory is a rubric
+    ``"error"`` (``run_rubric`` says so), and so is every run of a task class
+    whose ``rubric`` is ``None`` (defined where no file exists). Results come back in case-id
+    order, whatever order the runs finish in. ``on_result(index, result)``
+    is called in the calling thread as each result arrives (``index`` into
+    the sorted cases), for progress.
+
+    ``KeyboardInterrupt`` (or any exception, from ``on_result`` say) stops
+    the grading: cases not started never start, the running rubrics are
+    killed with their process groups and their temporary directories
+    removed, the threads are joined, and then the exception propagates.
+    Raises ``ValueError`` for a ``jobs`` below 1.
+    """
+    if jobs is None:
+        jobs = default_jobs()
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        msg = f"jobs must be a whole number of at least 1, got {jobs!r}"
+        raise ValueError(msg)
+    ordered = sorted(cases, key=lambda case: case.id)
+    results: list[GradeResult | None] = [None] * len(ordered)
+
+    def record(index: int, result: GradeResult) -> None:
+        results[index] = result
+        if on_result is not None:
+            on_result(index, result)
+
+    runs: list[tuple[int, Case, Path]] = []
+    for index, case in enumerate(ordered):
+        candidate = candidates / case.id
+        if os.path.lexists(candidate):
+            runs.append((index, case, candidate))
+        else:
+            record(index, GradeResult.missing(case.id, candidate))
+    if rubric is None:
+        for index, case, _ in runs:
+            reason = f"task class {task_class!r} has no rubric file"
+            record(index, GradeResult(case=case.id, status="error", reason=reason))
+    elif runs:
+        _run_all(rubric, runs, jobs, record)
+    done = tuple(result for result in results if result is not None)
+    assert len(done) == len(ordered)
+    return GradeReport(task_class=task_class, results=done)
+
+
+def _run_all(
+    rubric: Path,
+    runs: list[tuple[int, Case, Path]],
+    jobs: int,
+    record: Callable[[int, GradeResult], None],
+) -> None:
+    """Run every rubric run, ``jobs`` at a time; ``record`` each result in this thread."""
+    cancel = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=min(jobs, len(runs)), thread_name_prefix="grade")
+    try:
+        pending: dict[Future[RubricResult], int] = {
+            pool.submit(run_rubric, rubric, case, candidate, cancel=cancel): index
+            for index, case, candidate in runs
+        }
+        while pending:
+            # A timeout, so that the main thread wakes up for KeyboardInterrupt.
+            finished, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+            for future in finished:
+                record(pending.pop(future), GradeResult.from_rubric(future.result()))
+    except BaseException:
+        cancel.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)

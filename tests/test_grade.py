@@ -1,0 +1,636 @@
+"""codegenie.eval.grading and ``codegenie-bench grade``: rubrics run on real candidates."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pty
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from codegenie.eval.cases import Case
+from codegenie.eval.errors import CaseNotFound
+from codegenie.eval.grading import GradeReport, GradeResult, grade, select_cases
+from codegenie.eval.manifest import BenchManifest
+from codegenie.eval.rubrics import RubricResult
+
+from .factory import Bench, make_bench, write_case
+
+REPO = Path(__file__).resolve().parent.parent
+OUTPUT_SCHEMA = json.loads((REPO / "docs" / "cli-output.schema.json").read_text())
+SLUG = "grader"
+
+# Does what the candidate's mode.txt says; the statuses grade must tell apart.
+RUBRIC = """\
+import json, os, shutil, sys, time
+from pathlib import Path
+
+case, candidate = Path(sys.argv[1]), Path(sys.argv[2])
+mode = (candidate / "mode.txt").read_text().strip()
+if mode == "crash":
+    raise RuntimeError("the rubric crashed")
+if mode == "sleep":
+    time.sleep(60)
+if mode == "hang":
+    Path(os.environ["GRADE_PIDS"], case.name).write_text(str(os.getpid()))
+    time.sleep(600)
+if mode == "delete":
+    shutil.rmtree(case)
+    shutil.rmtree(candidate)
+reason = {"ctl": "evil\\x1b[31m\\nforged line"}.get(mode, mode)
+passed = mode in ("pass", "delete", "ctl")
+print(json.dumps({"passed": passed, "score": 1.0 if passed else 0.25, "reason": reason}))
+sys.exit(0 if passed else 1)
+"""
+
+
+def script() -> str:
+    """Return the installed console script."""
+    found = shutil.which("codegenie-bench", path=str(Path(sys.executable).parent))
+    assert found, "the codegenie-bench console script is not installed"
+    return found
+
+
+def assert_shape(document: Any, shape: str) -> None:
+    """Validate a JSON document against its definition in docs/cli-output.schema.json."""
+    schema = {**OUTPUT_SCHEMA, "$ref": f"#/$defs/{shape}"}
+    jsonschema.Draft202012Validator(schema).validate(document)
+
+
+class World:
+    """A bench with one task class, a candidates directory, and a private TMPDIR."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.bench: Bench = make_bench(base / "home", SLUG, parts=True)
+        self.package = self.bench.root / SLUG
+        (self.package / "rubric.py").write_text(RUBRIC, encoding="utf-8")
+        shutil.rmtree(self.package / "cases")
+        self.cases = self.package / "cases"
+        self.cases.mkdir()
+        self.candidates = base / "home" / "candidates"
+        self.candidates.mkdir()
+        self.tmp = base / "tmp"
+        self.tmp.mkdir()
+
+    def case(self, case_id: str, mode: str | None, toml: str = "") -> None:
+        """Add a case; give it a candidate in ``mode`` (``None``: no candidate)."""
+        write_case(self.cases, case_id, toml, expected_files={"mode.txt": "pass\n"})
+        if mode is not None:
+            candidate = self.candidates / case_id
+            candidate.mkdir()
+            (candidate / "mode.txt").write_text(mode + "\n", encoding="utf-8")
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {**os.environ, "TMPDIR": str(self.tmp), **extra}
+
+    def run(self, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        """Run the console script in the bench's directory."""
+        return subprocess.run(
+            [script(), *args],
+            cwd=self.bench.base,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env=self.env(**extra),
+        )
+
+    def grade(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return self.run("grade", SLUG, "candidates", *args)
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    """A fresh bench and candidates directory in tmp_path."""
+    return World(tmp_path)
+
+
+def without_durations(text: str) -> str:
+    """``text`` with the run times (which differ from run to run) blanked."""
+    return re.sub(r"\d+\.\d\ds\b", "N.NNs", text)
+
+
+def tree_digest(root: Path) -> str:
+    """A digest of everything under ``root``: names, kinds, modes, contents, link targets."""
+    digest = hashlib.sha256()
+    for directory, dirs, files in os.walk(root, followlinks=False):
+        dirs.sort()
+        for name in sorted(dirs + files):
+            path = Path(directory, name)
+            info = path.lstat()
+            digest.update(f"{path.relative_to(root)}|{info.st_mode:o}|".encode())
+            if path.is_symlink():
+                digest.update(os.readlink(path).encode())
+            elif path.is_file():
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def gone(pid: int, within: float = 10.0) -> bool:
+    """Whether process ``pid`` has ended (a zombie counts as ended)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in {"Z", "X"}:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+# -- the statuses, text and JSON -------------------------------------------------------
+
+
+def _every_status(world: World) -> None:
+    world.case("a-pass", "pass")
+    world.case("b-fail", "fail")
+    world.case("c-missing", None)
+    world.case("d-crash", "crash")
+    world.case("e-timeout", "sleep", "timeout = 0.5\n")
+
+
+def test_every_status_in_text(world: World) -> None:
+    """One line per case in case-id order (status, id, score, time, reason), then the summary; exit 1."""
+    _every_status(world)
+    result = world.grade("--jobs", "3")
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split()[:2] for line in lines[:-1]] == [
+        ["passed", "a-pass"],
+        ["failed", "b-fail"],
+        ["missing", "c-missing"],
+        ["error", "d-crash"],
+        ["error", "e-timeout"],
+    ]
+    assert lines[0].split()[2] == "1.00"
+    assert lines[0].endswith("  pass")
+    assert lines[1].split()[2] == "0.25"
+    assert lines[2].split()[2:4] == ["-", "-"]
+    assert "no candidate directory candidates/c-missing" in lines[2]
+    assert "RuntimeError: the rubric crashed" in lines[3]
+    assert "timeout" in lines[4]
+    assert lines[-1] == "1/5 passed (1 failed, 2 error, 1 missing)"
+    assert result.stderr == ""
+
+
+def test_every_status_in_json(world: World) -> None:
+    """The JSON document has exactly the documented keys; a timeout is an error that says so."""
+    _every_status(world)
+    result = world.grade("--format", "json")
+    assert result.returncode == 1
+    document = json.loads(result.stdout)
+    assert_shape(document, "grade")
+    assert set(document) == {"task_class", "results", "passed", "total"}
+    assert document["task_class"] == SLUG
+    assert (document["passed"], document["total"]) == (1, 5)
+    results = document["results"]
+    for entry in results:
+        assert set(entry) == {"case", "status", "score", "reason", "duration_s"}
+    statuses = [(entry["case"], entry["status"]) for entry in results]
+    assert statuses == [
+        ("a-pass", "passed"),
+        ("b-fail", "failed"),
+        ("c-missing", "missing"),
+        ("d-crash", "error"),
+        ("e-timeout", "error"),
+    ]
+    assert results[0]["score"] == 1.0
+    assert results[2]["duration_s"] is None
+    assert results[2]["score"] is None
+    assert "timeout of 0.5 s" in results[4]["reason"]
+    assert all(isinstance(entry["duration_s"], float) for i, entry in enumerate(results) if i != 2)
+
+
+def test_every_case_passing_exits_0(world: World) -> None:
+    """Exit 0 when every graded case passed."""
+    world.case("one", "pass")
+    world.case("two", "pass")
+    result = world.grade()
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "2/2 passed"
+
+
+def test_no_cases_at_all_is_not_a_pass(world: World) -> None:
+    """A task class without cases grades nothing: 0/0, exit 1 (nothing was shown to pass)."""
+    result = world.grade()
+    assert result.returncode == 1
+    assert result.stdout == "0/0 passed (no cases to grade)\n"
+    document = json.loads(world.grade("--format", "json").stdout)
+    assert document == {"task_class": SLUG, "results": [], "passed": 0, "total": 0}
+
+
+def test_jobs_do_not_change_the_output(world: World) -> None:
+    """--jobs 1 and --jobs 3 print the same results, in case-id order."""
+    for i, mode in enumerate(["fail", "pass", "pass", "fail", "crash", "pass"]):
+        world.case(f"case-{5 - i}", mode)
+    one = world.grade("--jobs", "1")
+    three = world.grade("--jobs", "3")
+    assert one.returncode == three.returncode == 1
+    assert without_durations(one.stdout) == without_durations(three.stdout)
+    ids = [line.split()[1] for line in one.stdout.splitlines()[:-1]]
+    assert ids == sorted(ids)
+    as_json = [json.loads(world.grade("--jobs", n, "--format", "json").stdout) for n in "13"]
+    for document in as_json:
+        for entry in document["results"]:
+            entry["duration_s"] = None
+    assert as_json[0] == as_json[1]
+
+
+# -- selecting cases -------------------------------------------------------------------
+
+
+def test_case_selects_the_named_cases(world: World) -> None:
+    """--case (repeated) grades only those cases, in case-id order, each once."""
+    world.case("alpha", "pass")
+    world.case("beta", "fail")
+    world.case("gamma", "fail")
+    result = world.grade("--case", "gamma", "--case", "alpha", "--case", "gamma")
+    assert [line.split()[1] for line in result.stdout.splitlines()[:-1]] == ["alpha", "gamma"]
+    assert result.stdout.splitlines()[-1] == "1/2 passed (1 failed)"
+    only = world.grade("--case", "alpha")
+    assert only.returncode == 0
+
+
+def test_an_unknown_case_exits_3_with_suggestions(world: World) -> None:
+    """A well-formed id the task class lacks is CaseNotFound: exit 3, the close ids suggested."""
+    world.case("example", "pass")
+    result = world.grade("--case", "exmaple")
+    assert result.returncode == 3
+    assert result.stdout == ""
+    assert "has no case 'exmaple'; did you mean 'example'?" in result.stderr
+    error = json.loads(world.grade("--case", "exmaple", "--format", "json").stdout)["error"]
+    assert_shape({"error": error}, "error")
+    assert error["type"] == "CaseNotFound"
+    assert error["exit_code"] == 3
+    assert error["attributes"]["suggestions"] == ["example"]
+    assert error["attributes"]["available_ids"] == ["example"]
+
+
+@pytest.mark.parametrize("bad", ["Example", "../x", "", "-x", "a" * 101])
+def test_an_invalid_case_id_is_a_usage_error(world: World, bad: str) -> None:
+    """An id that breaks the case-id rule is refused by the command line: exit 2."""
+    world.case("example", "pass")
+    result = world.grade(f"--case={bad}")
+    assert result.returncode == 2
+    assert "invalid case id" in result.stderr
+    document = json.loads(world.grade(f"--case={bad}", "--format", "json").stdout)
+    assert document["error"]["type"] == "UsageError"
+    assert list(world.tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1", "x", "1.5"])
+def test_a_bad_jobs_is_a_usage_error(world: World, jobs: str) -> None:
+    """--jobs takes a whole number of at least 1, as check's does."""
+    world.case("example", "pass")
+    assert world.grade("--jobs", jobs).returncode == 2
+
+
+# -- exit codes of what is not grading ----------------------------------------------------
+
+
+def test_candidates_dir_that_is_not_a_directory_exits_2(world: World) -> None:
+    """A CANDIDATES_DIR that does not exist, or is a file, is CandidatesDirInvalid (exit 2)."""
+    world.case("example", "pass")
+    missing = world.run("grade", SLUG, "nowhere")
+    assert missing.returncode == 2
+    assert "candidates directory nowhere does not exist" in missing.stderr
+    (world.bench.base / "file").write_text("x")
+    a_file = world.run("grade", SLUG, "file", "--format", "json")
+    assert a_file.returncode == 2
+    error = json.loads(a_file.stdout)["error"]
+    assert error["type"] == "CandidatesDirInvalid"
+    assert error["attributes"] == {"path": "file", "reason": "is not a directory"}
+
+
+def test_an_unknown_slug_exits_3_with_suggestions_like_show(world: World) -> None:
+    """An undeclared slug is reported exactly as show reports it."""
+    grade_run = world.run("grade", "grder", "candidates")
+    show_run = world.run("show", "grder")
+    assert grade_run.returncode == show_run.returncode == 3
+    assert grade_run.stderr == show_run.stderr
+    assert "did you mean 'grader'?" in grade_run.stderr
+
+
+def test_a_broken_registration_exits_1(world: World) -> None:
+    """A registration that raises is reported as show reports it: exit 1."""
+    world.bench.add(SLUG, before="raise ValueError('bad value')", parts=False)
+    result = world.grade()
+    assert result.returncode == 1
+    assert "error[import-failed]" in result.stderr
+    assert result.stdout == ""
+
+
+def test_a_bad_manifest_exits_4(world: World) -> None:
+    """An invalid manifest is exit 4, and a JSON document under --format json."""
+    world.bench.manifest.write_text("schema-version = 2\n")
+    assert world.grade().returncode == 4
+    result = world.grade("--format", "json")
+    assert result.returncode == 4
+    assert json.loads(result.stdout)["error"]["code"] == "manifest-invalid"
+
+
+def test_invalid_cases_exit_4_as_in_plan(world: World) -> None:
+    """A case with a problem is BenchCasesInvalid (exit 4) with plan's diagnostics; nothing runs."""
+    world.case("good", "pass")
+    world.case("bad", "pass", "timeout = 0\n")
+    result = world.grade()
+    plan = world.run("plan")
+    assert result.returncode == plan.returncode == 4
+    assert (
+        "case.toml:1:1: error[case-invalid]: case 'bad' of 'grader': timeout: must be greater than 0"
+        in result.stderr
+    )
+    assert result.stderr == plan.stderr.split("1 of 1 task classes")[0]
+    assert result.stdout == ""
+    document = json.loads(world.grade("--format", "json").stdout)
+    assert document["error"]["type"] == "BenchCasesInvalid"
+
+
+# -- nothing changed, nothing left behind ---------------------------------------------------
+
+
+def test_bench_and_candidates_are_unchanged_and_no_temporary_directory_is_left(
+    world: World,
+) -> None:
+    """A rubric that deletes its inputs changes neither tree; TMPDIR is empty afterwards."""
+    world.case("deletes", "delete")
+    world.case("crashes", "crash")
+    world.case("fails", "fail")
+    before = tree_digest(world.bench.base / "bench"), tree_digest(world.candidates)
+    result = world.grade("--jobs", "2")
+    assert result.returncode == 1
+    assert "passed   deletes" in result.stdout
+    assert (tree_digest(world.bench.base / "bench"), tree_digest(world.candidates)) == before
+    assert list(world.tmp.iterdir()) == []
+
+
+def test_control_characters_in_a_reason_are_escaped_in_text(world: World) -> None:
+    """A reason holding ESC and a newline prints as escapes on one line; JSON keeps the string."""
+    world.case("ctl", "ctl")
+    result = world.grade()
+    assert "\x1b" not in result.stdout
+    assert "evil\\x1b[31m\\nforged line" in result.stdout
+    assert len(result.stdout.splitlines()) == 2
+    document = json.loads(world.grade("--format", "json").stdout)
+    assert document["results"][0]["reason"] == "evil\x1b[31m\nforged line"
+
+
+# -- progress and interruption ------------------------------------------------------------
+
+
+def _stderr_on_a_terminal(world: World, *args: str) -> tuple[str, str, int]:
+    """Run grade with stderr on a pseudo-terminal: return stdout, what the terminal showed, status."""
+    controller, terminal = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [script(), "grade", SLUG, "candidates", *args],
+            cwd=world.bench.base,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=terminal,
+            env=world.env(TERM="xterm"),
+        )
+        os.close(terminal)
+        terminal = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # EIO: the terminal's last writer has gone
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        stdout, _ = process.communicate(timeout=120)
+    finally:
+        os.close(controller)
+        if terminal != -1:
+            os.close(terminal)
+    shown = b"".join(chunks).decode("utf-8", "replace")
+    return stdout.decode(), shown, process.returncode
+
+
+def test_progress_shows_on_a_terminal_and_is_cleared(world: World) -> None:
+    """On a terminal, stderr shows [done/total] grading SLUG…, rewritten with \\r and erased."""
+    world.case("one", "pass")
+    world.case("two", "fail")
+    stdout, shown, status = _stderr_on_a_terminal(world)
+    assert status == 1
+    assert "[0/2] grading grader…" in shown
+    assert "[2/2] grading grader…" in shown
+    assert shown.endswith("\r")
+    assert "grading" not in stdout
+    _, quiet, _ = _stderr_on_a_terminal(world, "-q")
+    assert "grading" not in quiet
+
+
+def test_no_progress_when_stderr_is_a_pipe(world: World) -> None:
+    """Piped stderr gets no progress line (and JSON stdout never does)."""
+    world.case("one", "pass")
+    result = world.grade()
+    assert result.stderr == ""
+    assert "grading" not in result.stdout
+    assert "grading" not in world.grade("--format", "json").stdout
+
+
+def test_sigint_leaves_no_rubric_process_and_no_temporary_directory(world: World) -> None:
+    """Ctrl-C while rubrics run exits 130; the rubrics die and their copies are removed."""
+    pids = world.base / "pids"
+    pids.mkdir()
+    for case_id in ("first", "second", "third"):
+        world.case(case_id, "hang")
+    process = subprocess.Popen(
+        [script(), "grade", SLUG, "candidates", "--jobs", "2"],
+        cwd=world.bench.base,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=world.env(GRADE_PIDS=str(pids)),
+    )
+    deadline = time.monotonic() + 60
+    while len(list(pids.iterdir())) < 2:
+        assert time.monotonic() < deadline, "the rubrics never started"
+        time.sleep(0.05)
+    time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert b"Traceback" not in stderr
+    assert stdout == b""
+    started = sorted(path.name for path in pids.iterdir())
+    assert started == ["first", "second"]  # the third never started
+    for path in pids.iterdir():
+        assert gone(int(path.read_text()))
+    assert list(world.tmp.iterdir()) == []
+
+
+# -- the shipped bench: every rubric passes its own expected/ --------------------------------
+
+
+@pytest.mark.shipped_bench
+def test_every_shipped_task_class_passes_copies_of_its_expected(tmp_path: Path) -> None:
+    """grade, through the CLI, passes every case of every declared task class on copies of expected/."""
+    manifest = BenchManifest.load(REPO / "bench.toml")
+    assert manifest.slugs()
+    for slug in manifest.slugs():
+        shown = subprocess.run(
+            [script(), "show", slug, "--format", "json"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        document = json.loads(shown.stdout)
+        candidates = tmp_path / slug
+        candidates.mkdir()
+        for case_id in document["case_ids"]:
+            shutil.copytree(Path(document["cases"]) / case_id / "expected", candidates / case_id)
+        result = subprocess.run(
+            [script(), "grade", slug, str(candidates), "--format", "json"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert result.returncode == 0, result.stdout
+        graded = json.loads(result.stdout)
+        assert [entry["case"] for entry in graded["results"]] == document["case_ids"]
+        assert graded["passed"] == graded["total"] == len(document["case_ids"])
+
+
+# -- show and the case ids --------------------------------------------------------------
+
+
+def test_show_prints_the_case_ids(world: World) -> None:
+    """show ends with case_ids: the ids, comma-separated, or (none); JSON has case_ids."""
+    assert world.run("show", SLUG).stdout.splitlines()[-1] == "case_ids:    (none)"
+    world.case("beta", None)
+    world.case("alpha", None)
+    assert world.run("show", SLUG).stdout.splitlines()[-1] == "case_ids:    alpha, beta"
+    document = json.loads(world.run("show", SLUG, "--format", "json").stdout)
+    assert_shape(document, "show")
+    assert document["case_ids"] == ["alpha", "beta"]
+
+
+def test_show_with_an_invalid_case_fails_as_plan_does(world: World) -> None:
+    """show reports invalid cases with plan's diagnostics and exit 4, printing no task class."""
+    world.case("bad", None, "tags = 1\n")
+    show = world.run("show", SLUG)
+    plan = world.run("plan", SLUG)
+    assert show.returncode == plan.returncode == 4
+    assert show.stdout == plan.stdout == ""
+    assert "error[case-invalid]: case 'bad' of 'grader': tags: expected an array" in show.stderr
+    assert show.stderr == plan.stderr.split("1 of 1 task classes")[0]
+
+
+# -- the library -------------------------------------------------------------------------
+
+
+def _case(tmp_path: Path, case_id: str) -> Case:
+    return Case(task_class="t", id=case_id, directory=tmp_path / "cases" / case_id, timeout=30)
+
+
+def test_a_timeout_is_an_error_and_the_rest_keep_their_status() -> None:
+    """GradeResult.from_rubric: passed and failed stay, timeout and error become error."""
+    for status, expected in [
+        ("passed", "passed"),
+        ("failed", "failed"),
+        ("error", "error"),
+        ("timeout", "error"),
+    ]:
+        rubric = RubricResult(case="c", status=status, reason="r", duration_s=0.5)
+        assert GradeResult.from_rubric(rubric).status == expected
+
+
+def test_summary_counts_what_did_not_pass() -> None:
+    """The summary line names failed, error and missing counts, in that order, when not zero."""
+    results = (
+        GradeResult(case="a", status="passed", duration_s=0.1),
+        GradeResult(case="b", status="missing"),
+        GradeResult(case="c", status="error", duration_s=0.1),
+        GradeResult(case="d", status="error", duration_s=0.1),
+    )
+    report = GradeReport(task_class="t", results=results)
+    assert report.summary() == "1/4 passed (2 error, 1 missing)"
+    assert not report.ok
+    assert GradeReport(task_class="t", results=results[:1]).summary() == "1/1 passed"
+    assert GradeReport(task_class="t", results=results[:1]).ok
+    assert not GradeReport(task_class="t", results=()).ok
+
+
+def test_select_cases_refuses_an_unknown_id(tmp_path: Path) -> None:
+    """select_cases returns the named cases sorted, each once; an unknown id is CaseNotFound."""
+    cases = [_case(tmp_path, "b"), _case(tmp_path, "a"), _case(tmp_path, "c")]
+    assert [c.id for c in select_cases("t", cases, None)] == ["a", "b", "c"]
+    assert [c.id for c in select_cases("t", cases, ["c", "a", "c"])] == ["a", "c"]
+    with pytest.raises(CaseNotFound) as raised:
+        select_cases("t", cases, ["a", "d"])
+    assert raised.value.case == "d"
+    assert raised.value.available_ids == ("a", "b", "c")
+
+
+@pytest.mark.parametrize("jobs", [0, -1, True, 1.5])
+def test_grade_refuses_a_bad_jobs(tmp_path: Path, jobs: Any) -> None:
+    """jobs must be a whole number of at least 1."""
+    with pytest.raises(ValueError, match="jobs"):
+        grade("t", tmp_path / "rubric.py", [], tmp_path, jobs=jobs)
+
+
+FAST_RUBRIC = textwrap.dedent(
+    """\
+    import json, sys
+    from pathlib import Path
+    passed = (Path(sys.argv[2]) / "ok").exists()
+    print(json.dumps({"passed": passed}))
+    sys.exit(0 if passed else 1)
+    """
+)
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    ids=st.sets(st.from_regex(r"[a-z0-9][a-z0-9._-]{0,6}", fullmatch=True), max_size=5),
+    jobs=st.integers(min_value=1, max_value=4),
+    data=st.data(),
+)
+def test_results_are_in_case_id_order_whatever_the_jobs(
+    tmp_path_factory: pytest.TempPathFactory, ids: set[str], jobs: int, data: st.DataObject
+) -> None:
+    """For any set of case ids and any jobs, results come back once each, sorted by id."""
+    base = tmp_path_factory.mktemp("order")
+    rubric = base / "rubric.py"
+    rubric.write_text(FAST_RUBRIC, encoding="utf-8")
+    cases = []
+    for case_id in ids:
+        write_case(base / "cases", case_id)
+        cases.append(_case(base, case_id))
+        kind = data.draw(st.sampled_from(["ok", "not-ok", "missing"]), label=case_id)
+        if kind != "missing":
+            (base / "candidates" / case_id).mkdir(parents=True)
+            if kind == "ok":
+                (base / "candidates" / case_id / "ok").write_text("")
+    seen: list[int] = []
+    report = grade(
+        "t", rubric, cases, base / "candidates", jobs=jobs, on_result=lambda i, _: seen.append(i)
+    )
+    assert [result.case for result in report.results] == sorted(ids)
+    assert sorted(seen) == list(range(len(ids)))
