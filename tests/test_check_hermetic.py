@@ -287,9 +287,9 @@ def test_forged_answers_are_the_forgers_problem(tmp_path: Path, tail: str, expec
     assert codes(report)[0][0] in {expected, "import-crashed"}
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_interrupting_check_leaves_no_process_behind(tmp_path: Path, signum: int) -> None:
-    """SIGINT or SIGTERM to a running check ends it, its workers and what registrations started."""
+    """SIGINT, SIGTERM or SIGHUP ends check (128 + the signal), its workers and their children."""
     pids = tmp_path / "pids"
     bench = make_bench(tmp_path, "aa")
     bench.add(
@@ -317,6 +317,7 @@ def test_interrupting_check_leaves_no_process_behind(tmp_path: Path, signum: int
         time.sleep(0.05)
     process.send_signal(signum)
     _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 128 + signum
     assert b"Traceback" not in stderr
     assert b"internal error" not in stderr
     assert wait_gone([int(pid) for pid in pids.read_text().split()]) == []

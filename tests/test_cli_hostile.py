@@ -459,3 +459,60 @@ def test_a_bug_while_reporting_an_error_is_still_an_internal_error(
     assert main(["show", "Bad-Slug", "--format", "json"]) == 1
     document = json.loads(capsys.readouterr().out)
     assert document["error"]["type"] == "KeyError"
+
+
+_SLOW_REGISTRATION = """\
+import os, time
+with open(os.environ["MARKER"], "w") as marker:
+    marker.write(str(os.getpid()))
+time.sleep(float(os.environ["NAP"]))
+"""
+
+
+def _slow_show(
+    tmp_path: Path, *, nap: float, ignore_sighup: bool
+) -> tuple[subprocess.Popen[str], Path]:
+    """Start `show foo` on a registration that naps; return the process once it is importing."""
+    import time
+
+    bench = make_bench(tmp_path, "foo")
+    bench.add("slow", before=_SLOW_REGISTRATION)
+    marker = tmp_path / "marker"
+    launcher = (
+        "import os, signal, sys\n"
+        f"signal.signal(signal.SIGHUP, signal.SIG_IGN if {ignore_sighup} else signal.SIG_DFL)\n"
+        "os.execv(sys.argv[1], sys.argv[1:])\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", launcher, _script(), "show", "slow"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "MARKER": str(marker), "NAP": str(nap)},
+    )
+    deadline = time.monotonic() + 60
+    while not (marker.exists() and marker.read_text()):
+        assert time.monotonic() < deadline, "the registration never ran"
+        time.sleep(0.02)
+    return process, marker
+
+
+@pytest.mark.parametrize("signum", [15, 1])  # SIGTERM, SIGHUP
+def test_sigterm_and_sighup_end_a_command_as_ctrl_c_does(tmp_path: Path, signum: int) -> None:
+    """A signal during a registration's import: exit 128 + the signal, no traceback, no output."""
+    process, _ = _slow_show(tmp_path, nap=60, ignore_sighup=False)
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 128 + signum
+    assert stdout == ""
+    assert "Traceback" not in stderr
+
+
+def test_a_sighup_ignored_from_the_start_stays_ignored(tmp_path: Path) -> None:
+    """Under nohup (SIGHUP ignored when the process starts) a hang-up changes nothing."""
+    process, _ = _slow_show(tmp_path, nap=1.5, ignore_sighup=True)
+    process.send_signal(1)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    assert stdout.startswith("slug:        slow\n")

@@ -449,8 +449,11 @@ def test_no_progress_when_stderr_is_a_pipe(world: World) -> None:
     assert "grading" not in world.grade("--format", "json").stdout
 
 
-def test_sigint_leaves_no_rubric_process_and_no_temporary_directory(world: World) -> None:
-    """Ctrl-C while rubrics run exits 130; the rubrics die and their copies are removed."""
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_leaves_no_rubric_process_and_no_temporary_directory(
+    world: World, signum: int
+) -> None:
+    """Ctrl-C, SIGTERM or SIGHUP while rubrics run exits 128 + the signal; rubrics and copies go."""
     pids = world.base / "pids"
     pids.mkdir()
     for case_id in ("first", "second", "third"):
@@ -467,9 +470,9 @@ def test_sigint_leaves_no_rubric_process_and_no_temporary_directory(world: World
         assert time.monotonic() < deadline, "the rubrics never started"
         time.sleep(0.05)
     time.sleep(0.1)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     stdout, stderr = process.communicate(timeout=30)
-    assert process.returncode == 130
+    assert process.returncode == 128 + signum
     assert b"Traceback" not in stderr
     assert stdout == b""
     started = sorted(path.name for path in pids.iterdir())

@@ -21,6 +21,38 @@ if TYPE_CHECKING:
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
+class Terminated(KeyboardInterrupt):
+    """``SIGTERM`` or ``SIGHUP`` received: ``signum`` is which."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    """Raise :class:`Terminated` once; ignore the signals from then on, so clean-up finishes."""
+    import signal  # noqa: PLC0415
+
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        # A handler, not SIG_IGN: an ignored disposition would pass to the
+        # processes the clean-up might still start; a handler resets on exec.
+        signal.signal(number, _ignore)
+    raise Terminated(signum)
+
+
+def _ignore(_signum: int, _frame: object) -> None:
+    """Do nothing: a second ``SIGTERM`` or ``SIGHUP`` while the first is handled."""
+
+
+def _handle_termination() -> None:
+    """Turn ``SIGTERM`` and ``SIGHUP`` into :class:`Terminated`, unless they are ignored."""
+    import signal  # noqa: PLC0415
+
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(number) == signal.SIG_DFL:
+            signal.signal(number, _terminate)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     args = sys.argv[1:] if argv is None else list(argv)
@@ -29,6 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     prepare_console()
     try:
         return _run(args)
+    except Terminated as terminated:
+        return 128 + terminated.signum
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     finally:
@@ -50,6 +84,7 @@ def _run(args: list[str]) -> int:
         sys.stdout = stdout
     if code is not None:
         return code
+    _handle_termination()
     from codegenie.eval.cli import main as full  # noqa: PLC0415
 
     return full(args, console=True)
