@@ -17,6 +17,7 @@ import re
 import tomllib
 from typing import Any, Final, final
 
+from codegenie.eval._toml_fast import parse_plain
 from codegenie.eval._toml_limits import MAX_KEY_PARTS, MAX_NESTING, excess
 
 __all__ = ("TomlUnreadable", "parse_toml")
@@ -96,6 +97,12 @@ def parse_toml(data: bytes) -> tuple[str, dict[str, Any]]:
         raise TomlUnreadable(
             line, column, f"not valid UTF-8 (byte {bad}); save the file as UTF-8"
         ) from None
+    # The plain layout (most case files: strings, integers, booleans, one-line
+    # arrays of strings) is read without tomllib, to the very dict tomllib
+    # would return; nothing it accepts can go beyond the bounds below.
+    plain = parse_plain(text)
+    if plain is not None:
+        return text, plain
     found = excess(text) if _may_exceed(text) else None
     if found is not None:
         offset, message = found
