@@ -94,9 +94,9 @@ KEYS = st.sampled_from(
 VALUES = st.one_of(
     st.integers(min_value=-5, max_value=10**20).map(str),
     st.sampled_from(["01", "1_0", "+1", "true", "1.5", "[]", "{}", "'lit'", '""']),
-    st.lists(
-        st.sampled_from(['"a"', '""', '"\\n"', "1", "[]", "", " ", "\t"]), max_size=4
-    ).map(lambda items: "[" + ",".join(items) + "]"),
+    st.lists(st.sampled_from(['"a"', '""', '"\\n"', "1", "[]", "", " ", "\t"]), max_size=4).map(
+        lambda items: "[" + ",".join(items) + "]"
+    ),
     st.sampled_from(["false", "True", "true # c", "[ ]", '[ "a" , ]', '["a",]]']),
     st.text(
         alphabet=st.characters(codec="utf-8", categories=["L", "N", "P", "S", "Zs", "Cc"]),
