@@ -46,13 +46,16 @@ import threading
 import time
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # run.py is a script, not a package
     sys.path.insert(0, str(HERE))
 
-from run import PYTHON, SCRIPT, Row, timed  # noqa: E402
+if TYPE_CHECKING:  # mypy reads benchmarks/ as a package; run.py runs it as a directory of scripts
+    from benchmarks.run import PYTHON, SCRIPT, Row, load_average, render, timed
+else:
+    from run import PYTHON, SCRIPT, Row, load_average, render, timed
 
 REGISTRATION = '''\
 import re
@@ -301,12 +304,10 @@ def _memory(bench: Path) -> dict[str, list[float]]:
 
 def main(argv: list[str]) -> int:
     if argv[1] == "table":  # only these figures, as run.py prints them
-        import run
-
-        started = run.load_average()
+        started = load_average()
         runs = int(argv[3]) if len(argv) > 3 else 5
         rows = run_cases(int(argv[2]), runs)
-        table = run.render(rows, runs, (started, run.load_average()))
+        table = render(rows, runs, (started, load_average()))
         sys.stdout.write(table)
         if len(argv) > 4:
             Path(argv[4]).write_text(table)

@@ -693,7 +693,7 @@ def main(argv: list[str] | None = None) -> int:
     started = load_average()
     rows = measure(sizes, args.runs, args.check_size, args.first_load_limit, static_sizes)
     if args.cases_size:
-        import cases  # benchmarks/cases.py
+        import cases  # type: ignore[import-not-found,unused-ignore]  # benchmarks/cases.py
 
         rows += cases.run_cases(args.cases_size, args.runs)
     table = render(rows, args.runs, (started, load_average()))

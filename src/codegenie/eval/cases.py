@@ -492,14 +492,14 @@ class _CaseReader:
         # keys last, under "data"), without building such a model per case model.
         errors: list[Any] = []
         common: _CommonKeys | None = None
-        data: BaseModel | dict[str, Any] = raw
+        fields: BaseModel | dict[str, Any] = raw
         try:
             common = _CommonKeys.model_validate(document)
         except ValidationError as exc:
             errors = exc.errors(include_url=False)
         try:
             if self.case_model is not None:
-                data = self.case_model.model_validate(raw)
+                fields = self.case_model.model_validate(raw)
         except ValidationError as exc:
             errors += [
                 {**error, "loc": ("data", *error["loc"])} for error in exc.errors(include_url=False)
@@ -515,7 +515,7 @@ class _CaseReader:
         if errors or common is None:
             self._schema_problems(file, case_id, errors, positions or TomlPositions(text))
             return None
-        return common, data
+        return common, fields
 
     def _schema_problems(
         self, file: str, case_id: str, errors: list[Any], positions: TomlPositions
