@@ -680,11 +680,22 @@ def main(argv: list[str] | None = None) -> int:
         "--first-load-limit", type=int, default=2000, help="slugs loaded per first-load run"
     )
     parser.add_argument("--output", type=Path, help="write the Markdown table here too")
+    parser.add_argument(
+        "--cases-size",
+        type=int,
+        default=1000,
+        help="issue 11's case figures (benchmarks/cases.py): cases of one task class, task "
+        "classes of 10 cases for check; 0 skips them (default 1000)",
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     static_sizes = [int(s) for s in args.static_sizes.split(",") if s]
     started = load_average()
     rows = measure(sizes, args.runs, args.check_size, args.first_load_limit, static_sizes)
+    if args.cases_size:
+        import cases  # type: ignore[import-not-found,unused-ignore]  # benchmarks/cases.py
+
+        rows += cases.run_cases(args.cases_size, args.runs)
     table = render(rows, args.runs, (started, load_average()))
     sys.stdout.write(table)
     if args.output:

@@ -24,6 +24,8 @@ def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
             "10",
             "--static-sizes",
             "10",
+            "--cases-size",
+            "5",
             "--output",
             str(output),
         ],
@@ -58,6 +60,14 @@ def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
         "against a bare fork + import",
         "peak memory: list",
         "peak memory: check",
+        "`load_cases`, one task class",
+        "case validation",
+        "peak memory: `check --jobs 2`, the checking process",
+        "peak memory: `check --jobs 2`, its largest worker",
+        "`run_rubric`",
+        "`check --rubrics --jobs 1`, per rubric run",
+        "`check --rubrics --jobs 2`, against `--jobs 1`",
+        "`grade",
     ):
         assert measurement in table
     assert "| measurement | N | median | floor |" in table

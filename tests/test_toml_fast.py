@@ -52,6 +52,8 @@ def test_never_accepts_an_invalid_document(path: Path) -> None:
         "[ t . u ]\nk = 0\n",
         'a = "tab\there"\r\nb = "ünï"\r\n',
         "# only a comment",
+        'tags = ["a", "b"]\nflag = true\noff = false\n',
+        'tags = [ "a" , ]  # a trailing comma\nnone = []\n',
     ],
 )
 def test_plain_documents_read_like_tomllib(text: str) -> None:
@@ -71,6 +73,14 @@ def test_plain_documents_read_like_tomllib(text: str) -> None:
         "a = 'x'\n",  # literal string: tomllib's job
         "a = 1\rb = 2\n",  # bare carriage return
         "a.b = 1\n",  # dotted key: tomllib's job
+        "a = 1.5\n",  # a float: tomllib's job
+        "a = [1]\n",  # an array of anything but plain strings: tomllib's job
+        'a = [["x"]]\n',
+        'a = [\n"x"]\n',  # a multi-line array
+        'a = ["x" "y"]\n',  # invalid
+        "a = [,]\n",
+        'a = ["x",,]\n',
+        "a = truex\n",
     ],
 )
 def test_anything_else_goes_to_tomllib(text: str) -> None:
@@ -84,6 +94,10 @@ KEYS = st.sampled_from(
 VALUES = st.one_of(
     st.integers(min_value=-5, max_value=10**20).map(str),
     st.sampled_from(["01", "1_0", "+1", "true", "1.5", "[]", "{}", "'lit'", '""']),
+    st.lists(st.sampled_from(['"a"', '""', '"\\n"', "1", "[]", "", " ", "\t"]), max_size=4).map(
+        lambda items: "[" + ",".join(items) + "]"
+    ),
+    st.sampled_from(["false", "True", "true # c", "[ ]", '[ "a" , ]', '["a",]]']),
     st.text(
         alphabet=st.characters(codec="utf-8", categories=["L", "N", "P", "S", "Zs", "Cc"]),
         max_size=8,

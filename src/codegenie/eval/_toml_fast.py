@@ -4,8 +4,10 @@
 (about 150 ms for 13,000 entries). Nearly every manifest is written in one
 plain layout — the one ``codegenie-bench new`` appends and the docs show:
 comments, ``key = "string"`` or ``key = 123`` lines, and ``[a.b]`` table headers
-with bare keys. :func:`parse_plain` reads exactly that layout, line by line,
-and returns ``None`` for anything else (escapes, multi-line values, arrays,
+with bare keys; the plain layout of a ``case.toml`` adds ``key = true`` (or
+``false``) and one-line arrays of such strings (``tags = ["a", "b"]``).
+:func:`parse_plain` reads exactly that layout, line by line, and returns
+``None`` for anything else (escapes, multi-line values, other arrays, floats,
 inline tables, dotted keys, a repeated key or table, a control character, an
 integer beyond 64 bits, a table name of many parts…), so the caller falls
 back to ``tomllib`` (after the bounds of ``_toml_limits``). Whatever it accepts, it reads to the
@@ -26,6 +28,9 @@ _BARE: Final = r"[A-Za-z0-9_-]+"
 # A basic string without escapes: no quote, no backslash, no control
 # character other than tab (DEL included).
 _STRING: Final = r'"([^"\\\x00-\x08\x0a-\x1f\x7f]*)"'
+_ITEM: Final = r'"[^"\\\x00-\x08\x0a-\x1f\x7f]*"'
+# A one-line array of such strings; a trailing comma is allowed, as in TOML.
+_ARRAY: Final = rf"\[[ \t]*(?:{_ITEM}[ \t]*(?:,[ \t]*{_ITEM}[ \t]*)*(?:,[ \t]*)?)?\]"
 # At most 19 digits: the range of a TOML (64-bit) integer, and never near int()'s limit.
 _INTEGER: Final = r"(0|[1-9][0-9]{0,18})"
 # A comment may hold any character but the control characters TOML forbids.
@@ -33,10 +38,12 @@ _COMMENT: Final = r"(?:#[^\x00-\x08\x0a-\x1f\x7f]*)?"
 _LINE: Final = re.compile(
     rf"[ \t]*(?:"
     rf"\[[ \t]*({_BARE}(?:[ \t]*\.[ \t]*{_BARE}){{0,{MAX_KEY_PARTS - 1}}})[ \t]*\]"  # 1: header
-    rf"|({_BARE})[ \t]*=[ \t]*(?:{_STRING}|{_INTEGER})"  # 2: key, 3: string, 4: integer
+    rf"|({_BARE})[ \t]*=[ \t]*(?:{_STRING}|{_INTEGER}|({_ARRAY})|(true|false))"
+    # 2: key, 3: string, 4: integer, 5: array of strings, 6: boolean
     rf")?[ \t]*{_COMMENT}"
 )
 _DOT: Final = re.compile(r"[ \t]*\.[ \t]*")
+_ITEMS: Final = re.compile(_STRING)
 
 
 def parse_plain(text: str) -> dict[str, Any] | None:
@@ -53,7 +60,7 @@ def parse_plain(text: str) -> dict[str, Any] | None:
         found = match(line)
         if found is None:
             return None
-        header, key, string, integer = found.groups()
+        header, key, string, integer, array, boolean = found.groups()
         if header is not None:
             path = tuple(_DOT.split(header))
             if path in headers:
@@ -72,6 +79,10 @@ def parse_plain(text: str) -> dict[str, Any] | None:
                 return None
             if string is not None:
                 table[key] = string
+            elif array is not None:
+                table[key] = _ITEMS.findall(array)
+            elif boolean is not None:
+                table[key] = boolean == "true"
             else:
                 value = int(integer)
                 if value > INT64_MAX:

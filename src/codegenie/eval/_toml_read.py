@@ -17,6 +17,7 @@ import re
 import tomllib
 from typing import Any, Final, final
 
+from codegenie.eval._toml_fast import parse_plain
 from codegenie.eval._toml_limits import MAX_KEY_PARTS, MAX_NESTING, excess
 
 __all__ = ("TomlUnreadable", "decode_toml", "load_toml", "parse_toml")
@@ -80,7 +81,11 @@ def parse_toml(data: bytes) -> tuple[str, dict[str, Any]]:
     The caller bounds the size of ``data`` (it is read whole).
     """
     text = decode_toml(data)
-    return text, load_toml(text)
+    # The plain layout (most case files: strings, integers, booleans, one-line
+    # arrays of strings) is read without tomllib, to the very dict tomllib
+    # would return; nothing it accepts can go beyond load_toml's bounds.
+    plain = parse_plain(text)
+    return text, load_toml(text) if plain is None else plain
 
 
 def decode_toml(data: bytes) -> str:

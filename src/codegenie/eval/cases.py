@@ -28,7 +28,6 @@ rubrics run only through :mod:`codegenie.eval.rubrics`, in a subprocess.
 from __future__ import annotations
 
 import difflib
-import functools
 import os
 import re
 from dataclasses import dataclass
@@ -41,7 +40,6 @@ from pydantic import (
     Field,
     ValidationError,
     computed_field,
-    create_model,
     field_serializer,
     model_validator,
 )
@@ -319,7 +317,7 @@ def read_cases(task_class: TaskClass) -> tuple[Case, ...]:
 
 
 class _CommonKeys(BaseModel):
-    """The keys every case.toml may have; ``data`` (the rest) is added per case model."""
+    """The keys every case.toml may have; the rest is the task class's ``case_model``'s."""
 
     model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
 
@@ -327,17 +325,6 @@ class _CommonKeys(BaseModel):
     description: str | None = None
     tags: list[str] = Field(default_factory=list)
     timeout: float = Field(DEFAULT_TIMEOUT, gt=0)
-
-
-@functools.lru_cache(maxsize=256)
-def _envelope(case_model: type[BaseModel] | None) -> type[_CommonKeys]:
-    """Return the model of a whole case.toml: the common keys, and the rest under ``data``.
-
-    One ``model_validate`` call checks a case file completely and reports
-    every problem of it. Cached per case model (a handful per process).
-    """
-    data_type: Any = case_model if case_model is not None else dict[str, Any]
-    return create_model("CaseFile", __base__=_CommonKeys, data=(data_type, ...))
 
 
 _EXPECTED: Final = {
@@ -391,7 +378,6 @@ class _CaseReader:
         self.prefix = os.path.join(directory, "")
         self.root = Path(directory)
         self.case_model = case_model
-        self.envelope = _envelope(case_model)
         self.cases: list[Case] = []
         self.problems: list[CaseProblem] = []
 
@@ -489,7 +475,6 @@ class _CaseReader:
         # ``raw`` is this function's own: the common keys move out of it, and
         # what is left is the task class's.
         document: dict[str, Any] = {key: raw.pop(key) for key in RESERVED_KEYS if key in raw}
-        document["data"] = raw
         written_id = document.get("id")
         positions: TomlPositions | None = None
         if isinstance(written_id, str) and written_id != case_id:
@@ -502,21 +487,23 @@ class _CaseReader:
                 key="id",
                 case=case_id,
             )
+        # Two validations, the common keys' then the case model's, report what one
+        # model holding both would (its errors in field order, the task class's
+        # keys last, under "data"), without building such a model per case model.
+        errors: list[Any] = []
+        common: _CommonKeys | None = None
+        fields: BaseModel | dict[str, Any] = raw
         try:
-            validated = self.envelope.model_validate(document)
+            common = _CommonKeys.model_validate(document)
         except ValidationError as exc:
-            positions = positions or TomlPositions(text)
             errors = exc.errors(include_url=False)
-            for error in errors[:MAX_PROBLEMS_PER_FILE]:
-                self._schema_problem(file, case_id, error, positions)
-            if len(errors) > MAX_PROBLEMS_PER_FILE:
-                more = len(errors) - MAX_PROBLEMS_PER_FILE
-                message = f"and {more} more problem{'s' if more != 1 else ''}, not listed"
-                first_unlisted = tuple(errors[MAX_PROBLEMS_PER_FILE]["loc"])
-                if first_unlisted[:1] == ("data",):
-                    first_unlisted = first_unlisted[1:]
-                self._problem(file, positions.find(first_unlisted), message, case=case_id)
-            return None
+        try:
+            if self.case_model is not None:
+                fields = self.case_model.model_validate(raw)
+        except ValidationError as exc:
+            errors += [
+                {**error, "loc": ("data", *error["loc"])} for error in exc.errors(include_url=False)
+            ]
         except Exception as exc:  # a bug in the task class's validators
             # Pydantic wraps ValueError and AssertionError; anything else a
             # validator raises would escape as a traceback. It is the case
@@ -525,7 +512,23 @@ class _CaseReader:
             message = f"{model} raised {type(exc).__name__} while validating: {_safe_str(exc)}"
             self._problem(file, (1, 1), message, case=case_id)
             return None
-        return validated, getattr(validated, "data")  # noqa: B009 - created by create_model
+        if errors or common is None:
+            self._schema_problems(file, case_id, errors, positions or TomlPositions(text))
+            return None
+        return common, fields
+
+    def _schema_problems(
+        self, file: str, case_id: str, errors: list[Any], positions: TomlPositions
+    ) -> None:
+        for error in errors[:MAX_PROBLEMS_PER_FILE]:
+            self._schema_problem(file, case_id, error, positions)
+        if len(errors) > MAX_PROBLEMS_PER_FILE:
+            more = len(errors) - MAX_PROBLEMS_PER_FILE
+            message = f"and {more} more problem{'s' if more != 1 else ''}, not listed"
+            first_unlisted = tuple(errors[MAX_PROBLEMS_PER_FILE]["loc"])
+            if first_unlisted[:1] == ("data",):
+                first_unlisted = first_unlisted[1:]
+            self._problem(file, positions.find(first_unlisted), message, case=case_id)
 
     def _problem(
         self,

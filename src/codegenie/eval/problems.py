@@ -231,11 +231,12 @@ def root_hint(manifest_dir: Path, root: str, package_parts: Sequence[str] = ()) 
     parent, _, name = root.rpartition("/")
     base = manifest_dir / parent if parent else manifest_dir
     try:
-        names = sorted(
-            entry.name
-            for entry in os.scandir(base)
-            if entry.is_dir() and not entry.name.startswith(".") and entry.name != "__pycache__"
-        )
+        with os.scandir(base) as entries:
+            names = sorted(
+                entry.name
+                for entry in entries
+                if entry.is_dir() and not entry.name.startswith(".") and entry.name != "__pycache__"
+            )
     except OSError:
         return None
     holding = [
