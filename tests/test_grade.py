@@ -634,3 +634,32 @@ def test_results_are_in_case_id_order_whatever_the_jobs(
     )
     assert [result.case for result in report.results] == sorted(ids)
     assert sorted(seen) == list(range(len(ids)))
+
+
+# -- found by attacking grade from the outside ---------------------------------------------
+
+
+def test_more_jobs_than_the_open_file_limit_allows_still_grades_every_case(world: World) -> None:
+    """--jobs far past `ulimit -n`: every case is graded as if run alone; nothing is left behind."""
+    import resource
+
+    for number in range(40):
+        world.case(f"c{number:02}", "pass")
+
+    def low_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
+
+    result = subprocess.run(
+        [script(), "grade", SLUG, "candidates", "--jobs", "1000"],
+        cwd=world.bench.base,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=world.env(),
+        preexec_fn=low_limit,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1] == "40/40 passed"
+    assert "internal error" not in result.stderr
+    assert list(world.tmp.iterdir()) == []

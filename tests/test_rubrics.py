@@ -631,3 +631,54 @@ def test_a_run_cancelled_before_it_starts_starts_nothing(
     assert (result.status, result.reason) == ("error", rubrics.CANCELLED_REASON)
     assert not marker.exists()
     assert list(workspace_parent.iterdir()) == []
+
+
+# -- found by attacking grade from the outside ---------------------------------------------
+
+
+def _deep_tree(root: Path, depth: int) -> None:
+    """Make ``root/d/d/…/d/leaf`` ``depth`` directories deep (without one long path)."""
+    here = os.open(root, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=here)
+            deeper = os.open("d", os.O_RDONLY, dir_fd=here)
+            os.close(here)
+            here = deeper
+        os.close(os.open("leaf", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=here))
+    finally:
+        os.close(here)
+
+
+def test_a_tree_deeper_than_the_recursion_limit_is_removed(
+    tmp_path: Path, case: Case, workspace_parent: Path
+) -> None:
+    """A rubric that leaves a tree deeper than PATH_MAX and the recursion limit: removed, no raise."""
+    rubric = write_rubric(
+        tmp_path,
+        """
+        here = os.open(".", os.O_RDONLY)
+        for _ in range(3000):
+            os.mkdir("deep-directory", dir_fd=here)
+            deeper = os.open("deep-directory", os.O_RDONLY, dir_fd=here)
+            os.close(here)
+            here = deeper
+        os.chmod(".", 0o500)  # and the top one read-only
+        print(json.dumps({"passed": True}))
+        """,
+    )
+    result = run_rubric(rubric, case, case.input, timeout=60)
+    assert result.status == "passed", result.reason
+    assert list(workspace_parent.iterdir()) == []
+
+
+def test_a_deep_candidate_is_graded_and_its_copy_removed(
+    tmp_path: Path, case: Case, workspace_parent: Path
+) -> None:
+    """A candidate 1500 directories deep is copied, graded, and its copy removed."""
+    candidate = tmp_path / "deep-candidate"
+    candidate.mkdir()
+    _deep_tree(candidate, 1500)
+    result = run_rubric(write_rubric(tmp_path, PASS), case, candidate, timeout=60)
+    assert result.status == "passed", result.reason
+    assert list(workspace_parent.iterdir()) == []
