@@ -636,6 +636,31 @@ def test_a_run_cancelled_before_it_starts_starts_nothing(
 # -- found by attacking grade from the outside ---------------------------------------------
 
 
+def test_a_child_that_leaves_the_group_but_not_the_session_is_killed(
+    tmp_path: Path, case: Case
+) -> None:
+    """A child that moves to a process group of its own (setpgid, as job control does) dies too."""
+    pid_file = tmp_path / "escaped.pid"
+    rubric = write_rubric(
+        tmp_path,
+        f"""
+        import subprocess
+        child = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(600)"],
+            preexec_fn=os.setpgrp,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        assert os.getpgid(child.pid) == child.pid
+        Path({str(pid_file)!r}).write_text(str(child.pid))
+        print(json.dumps({{"passed": True}}))
+        """,
+    )
+    result = run_rubric(rubric, case, case.input, timeout=60)
+    assert result.status == "passed", result.reason
+    assert gone(int(pid_file.read_text()))
+
+
 def _deep_tree(root: Path, depth: int) -> None:
     """Make ``root/d/d/…/d/leaf`` ``depth`` directories deep (without one long path)."""
     here = os.open(root, os.O_RDONLY)

@@ -565,8 +565,45 @@ def _has_exited(process: subprocess.Popen[bytes]) -> bool:
 
 
 def _kill_group(pgid: int) -> None:
+    """Kill the rubric's process group, and every process of its session that left the group.
+
+    The rubric leads a session of its own (``pgid`` is also the session id);
+    a child that moved to a process group of its own (``setpgid``, as a shell
+    with job control does) is still in that session. While the rubric is
+    unreaped its process ID names the session, so no unrelated process can
+    carry that session id. Only ``setsid`` leaves the session (beyond reach).
+    """
     with contextlib.suppress(ProcessLookupError, PermissionError):  # nothing left in the group
         os.killpg(pgid, signal.SIGKILL)
+    for _ in range(10):  # those that forked meanwhile are found on the next round
+        members = _session_members(pgid)
+        if not members:
+            return
+        for pid in members:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _session_members(sid: int) -> list[int]:
+    """Return the live processes of session ``sid`` other than its leader (Linux; else none)."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:  # pragma: no cover - no procfs: the group kill is all there is
+        return []
+    found = []
+    for name in names:
+        if not name.isdigit() or int(name) == sid:
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as file:
+                stat_line = file.read()
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        # pid (comm) state ppid pgrp session …; comm may hold spaces and parentheses.
+        fields = stat_line[stat_line.rfind(b")") + 2 :].split()
+        if len(fields) > 3 and fields[3] == str(sid).encode() and fields[0] not in (b"Z", b"X"):
+            found.append(int(name))
+    return found
 
 
 def _run(
