@@ -707,3 +707,12 @@ def test_a_deep_candidate_is_graded_and_its_copy_removed(
     result = run_rubric(write_rubric(tmp_path, PASS), case, candidate, timeout=60)
     assert result.status == "passed", result.reason
     assert list(workspace_parent.iterdir()) == []
+
+
+def test_a_negative_zero_score_is_zero(tmp_path: Path, case: Case) -> None:
+    """ "score": -0.0 is in [0, 1]; it comes back as 0.0, never printed as -0.00."""
+    rubric = write_rubric(tmp_path, 'print(\'{"passed": true, "score": -0.0}\')\n')
+    result = run_rubric(rubric, case, case.input)
+    assert result.status == "passed"
+    assert result.score is not None
+    assert str(result.score) == "0.0"

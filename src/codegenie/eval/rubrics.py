@@ -350,9 +350,11 @@ def _judge(case_id: str, outcome: _Outcome, limit: float, duration: float) -> Ru
         )
         return RubricResult(status="error", reason=reason, verdict=verdict, **result)
     score = verdict.get("score")
+    if score is not None:
+        score = float(score) + 0.0  # -0 is 0: never printed as "-0.00"
     return RubricResult(
         status="passed" if passed else "failed",
-        score=float(score) if score is not None else None,
+        score=score,
         reason=verdict.get("reason"),
         verdict=verdict,
         **result,
