@@ -703,10 +703,14 @@ def test_a_deep_candidate_is_graded_and_its_copy_removed(
     """A candidate 1500 directories deep is copied, graded, and its copy removed."""
     candidate = tmp_path / "deep-candidate"
     candidate.mkdir()
-    _deep_tree(candidate, 1500)
-    result = run_rubric(write_rubric(tmp_path, PASS), case, candidate, timeout=60)
-    assert result.status == "passed", result.reason
-    assert list(workspace_parent.iterdir()) == []
+    try:
+        _deep_tree(candidate, 1500)
+        result = run_rubric(write_rubric(tmp_path, PASS), case, candidate, timeout=60)
+        assert result.status == "passed", result.reason
+        assert list(workspace_parent.iterdir()) == []
+    finally:  # pytest's own clean-up of tmp_path recurses, and fails this deep
+        rubrics._remove_tree(str(candidate))
+    assert not candidate.exists()
 
 
 def test_a_negative_zero_score_is_zero(tmp_path: Path, case: Case) -> None:
