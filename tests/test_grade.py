@@ -663,3 +663,20 @@ def test_more_jobs_than_the_open_file_limit_allows_still_grades_every_case(world
     assert result.stdout.splitlines()[-1] == "40/40 passed"
     assert "internal error" not in result.stderr
     assert list(world.tmp.iterdir()) == []
+
+
+def test_a_huge_reason_is_shortened_in_text_and_whole_in_json(world: World) -> None:
+    """A 900 KB reason is one short text line (bounded output); JSON keeps every character."""
+    rubric = world.package / "rubric.py"
+    rubric.write_text(
+        'import json\nprint(json.dumps({"passed": True, "reason": "why " * 225_000}))\n',
+        encoding="utf-8",
+    )
+    world.case("big", "pass")
+    result = world.grade()
+    assert result.returncode == 0
+    line = result.stdout.splitlines()[0]
+    assert len(line) < 400
+    assert line.endswith("… (899800 more characters; --format json shows all)")
+    document = json.loads(world.grade("--format", "json").stdout)
+    assert document["results"][0]["reason"] == "why " * 225_000
