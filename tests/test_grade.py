@@ -637,3 +637,49 @@ def test_results_are_in_case_id_order_whatever_the_jobs(
     )
     assert [result.case for result in report.results] == sorted(ids)
     assert sorted(seen) == list(range(len(ids)))
+
+
+# -- found by attacking grade from the outside ---------------------------------------------
+
+
+def test_more_jobs_than_the_open_file_limit_allows_still_grades_every_case(world: World) -> None:
+    """--jobs far past `ulimit -n`: every case is graded as if run alone; nothing is left behind."""
+    import resource
+
+    for number in range(40):
+        world.case(f"c{number:02}", "pass")
+
+    def low_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
+
+    result = subprocess.run(
+        [script(), "grade", SLUG, "candidates", "--jobs", "1000"],
+        cwd=world.bench.base,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=world.env(),
+        preexec_fn=low_limit,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1] == "40/40 passed"
+    assert "internal error" not in result.stderr
+    assert list(world.tmp.iterdir()) == []
+
+
+def test_a_huge_reason_is_shortened_in_text_and_whole_in_json(world: World) -> None:
+    """A 900 KB reason is one short text line (bounded output); JSON keeps every character."""
+    rubric = world.package / "rubric.py"
+    rubric.write_text(
+        'import json\nprint(json.dumps({"passed": True, "reason": "why " * 225_000}))\n',
+        encoding="utf-8",
+    )
+    world.case("big", "pass")
+    result = world.grade()
+    assert result.returncode == 0
+    line = result.stdout.splitlines()[0]
+    assert len(line) < 400
+    assert line.endswith("… (899800 more characters; --format json shows all)")
+    document = json.loads(world.grade("--format", "json").stdout)
+    assert document["results"][0]["reason"] == "why " * 225_000

@@ -631,3 +631,92 @@ def test_a_run_cancelled_before_it_starts_starts_nothing(
     assert (result.status, result.reason) == ("error", rubrics.CANCELLED_REASON)
     assert not marker.exists()
     assert list(workspace_parent.iterdir()) == []
+
+
+# -- found by attacking grade from the outside ---------------------------------------------
+
+
+def test_a_child_that_leaves_the_group_but_not_the_session_is_killed(
+    tmp_path: Path, case: Case
+) -> None:
+    """A child that moves to a process group of its own (setpgid, as job control does) dies too."""
+    pid_file = tmp_path / "escaped.pid"
+    rubric = write_rubric(
+        tmp_path,
+        f"""
+        import subprocess
+        child = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(600)"],
+            preexec_fn=os.setpgrp,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        assert os.getpgid(child.pid) == child.pid
+        Path({str(pid_file)!r}).write_text(str(child.pid))
+        print(json.dumps({{"passed": True}}))
+        """,
+    )
+    result = run_rubric(rubric, case, case.input, timeout=60)
+    assert result.status == "passed", result.reason
+    assert gone(int(pid_file.read_text()))
+
+
+def _deep_tree(root: Path, depth: int) -> None:
+    """Make ``root/d/d/…/d/leaf`` ``depth`` directories deep (without one long path)."""
+    here = os.open(root, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=here)
+            deeper = os.open("d", os.O_RDONLY, dir_fd=here)
+            os.close(here)
+            here = deeper
+        os.close(os.open("leaf", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=here))
+    finally:
+        os.close(here)
+
+
+def test_a_tree_deeper_than_the_recursion_limit_is_removed(
+    tmp_path: Path, case: Case, workspace_parent: Path
+) -> None:
+    """A rubric that leaves a tree deeper than PATH_MAX and the recursion limit: removed, no raise."""
+    rubric = write_rubric(
+        tmp_path,
+        """
+        here = os.open(".", os.O_RDONLY)
+        for _ in range(3000):
+            os.mkdir("deep-directory", dir_fd=here)
+            deeper = os.open("deep-directory", os.O_RDONLY, dir_fd=here)
+            os.close(here)
+            here = deeper
+        os.chmod(".", 0o500)  # and the top one read-only
+        print(json.dumps({"passed": True}))
+        """,
+    )
+    result = run_rubric(rubric, case, case.input, timeout=60)
+    assert result.status == "passed", result.reason
+    assert list(workspace_parent.iterdir()) == []
+
+
+def test_a_deep_candidate_is_graded_and_its_copy_removed(
+    tmp_path: Path, case: Case, workspace_parent: Path
+) -> None:
+    """A candidate 1500 directories deep is copied, graded, and its copy removed."""
+    candidate = tmp_path / "deep-candidate"
+    candidate.mkdir()
+    try:
+        _deep_tree(candidate, 1500)
+        result = run_rubric(write_rubric(tmp_path, PASS), case, candidate, timeout=60)
+        assert result.status == "passed", result.reason
+        assert list(workspace_parent.iterdir()) == []
+    finally:  # pytest's own clean-up of tmp_path recurses, and fails this deep
+        rubrics._remove_tree(str(candidate))
+    assert not candidate.exists()
+
+
+def test_a_negative_zero_score_is_zero(tmp_path: Path, case: Case) -> None:
+    """ "score": -0.0 is in [0, 1]; it comes back as 0.0, never printed as -0.00."""
+    rubric = write_rubric(tmp_path, 'print(\'{"passed": true, "score": -0.0}\')\n')
+    result = run_rubric(rubric, case, case.input)
+    assert result.status == "passed"
+    assert result.score is not None
+    assert str(result.score) == "0.0"

@@ -148,6 +148,27 @@ class GradeReport(BaseModel):
         }
 
 
+# File descriptors one rubric run holds at most (its pipes and those Popen makes, the
+# selector, the pidfd; the copies; the removal of its directory), and those left for
+# the rest of the process. More runs at once than the open-file limit allows would
+# turn good candidates into "Too many open files" errors.
+_FDS_PER_RUN = 12
+_FDS_RESERVED = 64
+
+
+def _most_at_once() -> int | None:
+    """Return how many rubric runs fit in the open-file limit (``None``: no limit known)."""
+    try:
+        import resource  # noqa: PLC0415 - POSIX only
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):  # pragma: no cover - not POSIX
+        return None
+    if soft == resource.RLIM_INFINITY:
+        return None
+    return max(1, (soft - _FDS_RESERVED) // _FDS_PER_RUN)
+
+
 def default_jobs() -> int:
     """Return how many rubrics run at once when not told: the number of CPUs (at least 1)."""
     return os.cpu_count() or 1
@@ -185,7 +206,8 @@ def grade(
 ) -> GradeReport:
     """Grade ``CANDIDATES/<case-id>/`` with ``rubric`` for each of ``cases``; return the report.
 
-    ``jobs`` rubrics run at once (default :func:`default_jobs`), in threads.
+    ``jobs`` rubrics run at once (default :func:`default_jobs`), in threads,
+    never more than the open-file limit (``ulimit -n``) leaves room for.
     A case with nothing at its candidate path is ``"missing"`` at once, its
     rubric not run; anything there that is not a directory is a rubric
     ``"error"`` (``run_rubric`` says so), and so is every run of a task class
@@ -239,7 +261,8 @@ def _run_all(
 ) -> None:
     """Run every rubric run, ``jobs`` at a time; ``record`` each result in this thread."""
     cancel = threading.Event()
-    pool = ThreadPoolExecutor(max_workers=min(jobs, len(runs)), thread_name_prefix="grade")
+    workers = min(jobs, len(runs), _most_at_once() or jobs)
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grade")
     try:
         pending: dict[Future[RubricResult], int] = {
             pool.submit(run_rubric, rubric, case, candidate, cancel=cancel): index

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import selectors
 import shutil
 import signal
@@ -39,7 +40,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, final
@@ -220,6 +220,8 @@ def run_rubric(
             )
         except _NotStarted as exc:
             return error(f"cannot start the rubric: {exc.reason}")
+        except OSError as exc:  # out of file descriptors, say; the rubric was killed
+            return error(f"cannot run the rubric: {exc.strerror or type(exc).__name__}")
     finally:
         _remove_tree(workspace)
     if outcome.cancelled:
@@ -348,9 +350,11 @@ def _judge(case_id: str, outcome: _Outcome, limit: float, duration: float) -> Ru
         )
         return RubricResult(status="error", reason=reason, verdict=verdict, **result)
     score = verdict.get("score")
+    if score is not None:
+        score = float(score) + 0.0  # -0 is 0: never printed as "-0.00"
     return RubricResult(
         status="passed" if passed else "failed",
-        score=float(score) if score is not None else None,
+        score=score,
         reason=verdict.get("reason"),
         verdict=verdict,
         **result,
@@ -417,27 +421,78 @@ def _special_kind(mode: int) -> str:
 
 
 def _remove_tree(path: str) -> None:
-    """Remove ``path`` whatever the rubric did to it (read-only files and directories included)."""
+    """Remove ``path`` whatever the rubric did to it; never raise.
 
-    def retry(function: Callable[..., Any], failed: str, *_: Any) -> None:
-        # A rubric may have taken the write or search permission away.
-        for directory in (os.path.dirname(failed), failed):
-            with contextlib.suppress(OSError, NotImplementedError):
-                os.chmod(directory, 0o700, follow_symlinks=False)
-        try:
-            function(failed)
-        except FileNotFoundError:
-            pass
-        except OSError:
-            if os.path.isdir(failed) and not os.path.islink(failed):
-                shutil.rmtree(failed, ignore_errors=True)
+    It runs in ``finally`` clauses, where an exception would replace the
+    run's result (or the ``KeyboardInterrupt`` being handled). Whatever the
+    rubric left: read-only files and directories, a tree deeper than Python's
+    recursion limit or than ``PATH_MAX`` (so not ``shutil.rmtree``, which
+    recurses and, out of file descriptors, fails). A few attempts, in case
+    something outside the group kept writing or descriptors ran short.
+    """
+    for _ in range(3):
+        with contextlib.suppress(OSError):
+            _remove_all(path)
+        if not os.path.lexists(path):
+            return
 
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=retry)
-    else:
-        shutil.rmtree(path, onerror=retry)
-    if os.path.lexists(path):  # something outside the group kept writing: one more try
-        shutil.rmtree(path, ignore_errors=True)
+
+# How many directory descriptors _remove_all holds at most; deeper directories are
+# moved up beside the top one first.
+_REMOVE_DEPTH: Final = 8
+_DIRECTORY_FLAGS: Final = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+def _open_directory(name: str, parent: int | None) -> int:
+    """Open the directory ``name`` (not following a link), giving it back its permissions."""
+    try:
+        fd = os.open(name, _DIRECTORY_FLAGS, dir_fd=parent)
+    except PermissionError:  # the rubric took its read or search permission away
+        os.chmod(name, 0o700, dir_fd=parent)
+        fd = os.open(name, _DIRECTORY_FLAGS, dir_fd=parent)
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, 0o700)  # so that its entries can be removed
+    return fd
+
+
+def _remove_all(path: str) -> None:
+    """Remove the tree ``path`` iteratively, holding at most ``_REMOVE_DEPTH`` descriptors."""
+    if not os.path.isdir(path) or os.path.islink(path):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return
+    top = _open_directory(path, None)
+    # The directories being emptied: (descriptor, name in the one before it).
+    stack: list[tuple[int, str]] = [(top, path)]
+    try:
+        while stack:
+            fd, name = stack[-1]
+            descend: str | None = None
+            seen = False
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    seen = True
+                    if not entry.is_dir(follow_symlinks=False):
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(entry.name, dir_fd=fd)
+                    elif len(stack) < _REMOVE_DEPTH:
+                        descend = entry.name
+                        break
+                    else:  # too deep: move it up beside the top, to be emptied from there
+                        hidden = f".deep-{secrets.token_hex(8)}"
+                        os.rename(entry.name, hidden, src_dir_fd=fd, dst_dir_fd=top)
+            if descend is not None:
+                stack.append((_open_directory(descend, fd), descend))
+            elif not seen:  # empty now (a scan that removed something is made again)
+                stack.pop()
+                os.close(fd)
+                if stack:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.rmdir(name, dir_fd=stack[-1][0])
+        os.rmdir(path)
+    finally:
+        for fd, _ in stack:
+            os.close(fd)
 
 
 # -- the process ----------------------------------------------------------------------
@@ -512,8 +567,45 @@ def _has_exited(process: subprocess.Popen[bytes]) -> bool:
 
 
 def _kill_group(pgid: int) -> None:
+    """Kill the rubric's process group, and every process of its session that left the group.
+
+    The rubric leads a session of its own (``pgid`` is also the session id);
+    a child that moved to a process group of its own (``setpgid``, as a shell
+    with job control does) is still in that session. While the rubric is
+    unreaped its process ID names the session, so no unrelated process can
+    carry that session id. Only ``setsid`` leaves the session (beyond reach).
+    """
     with contextlib.suppress(ProcessLookupError, PermissionError):  # nothing left in the group
         os.killpg(pgid, signal.SIGKILL)
+    for _ in range(10):  # those that forked meanwhile are found on the next round
+        members = _session_members(pgid)
+        if not members:
+            return
+        for pid in members:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _session_members(sid: int) -> list[int]:
+    """Return the live processes of session ``sid`` other than its leader (Linux; else none)."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:  # pragma: no cover - no procfs: the group kill is all there is
+        return []
+    found = []
+    for name in names:
+        if not name.isdigit() or int(name) == sid:
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as file:
+                stat_line = file.read()
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        # pid (comm) state ppid pgrp session …; comm may hold spaces and parentheses.
+        fields = stat_line[stat_line.rfind(b")") + 2 :].split()
+        if len(fields) > 3 and fields[3] == str(sid).encode() and fields[0] not in (b"Z", b"X"):
+            found.append(int(name))
+    return found
 
 
 def _run(
@@ -545,13 +637,15 @@ def _run(
     assert process.stdout is not None
     assert process.stderr is not None
     pidfd: int | None = None
-    selector = selectors.DefaultSelector()
+    selector: selectors.BaseSelector | None = None
     out = _Sink(STDOUT_LIMIT, tail=False)
     err = _Sink(STDERR_TAIL_LIMIT, tail=True)
     sinks = {process.stdout.fileno(): out, process.stderr.fileno(): err}
     timed_out = False
     longest = _LONGEST_WAIT if cancel is None else _CANCEL_POLL
     try:
+        # Inside the try: out of file descriptors, the rubric must not be left running.
+        selector = selectors.DefaultSelector()
         for fd in sinks:
             os.set_blocking(fd, False)
             selector.register(fd, selectors.EVENT_READ)
@@ -582,7 +676,8 @@ def _run(
         process.wait()
         raise
     finally:
-        selector.close()
+        if selector is not None:
+            selector.close()
         if pidfd is not None:
             os.close(pidfd)
         process.stdout.close()

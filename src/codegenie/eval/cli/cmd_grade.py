@@ -23,17 +23,23 @@ from codegenie.eval.cli._base import Command, Output, load_manifest, positive_in
 if TYPE_CHECKING:
     from codegenie.eval.grading import GradeResult
 
-__all__ = ("COMMAND", "result_line")
+__all__ = ("COMMAND", "REASON_WIDTH", "result_line")
 
 # The widest status word ("missing"), so that the case ids line up.
 _STATUS_WIDTH = 7
+# The most of a reason one text line shows (a rubric may print up to 1 MiB of it);
+# --format json keeps it whole.
+REASON_WIDTH = 200
 
 
 def result_line(result: GradeResult, case_width: int) -> str:
-    """Return one text line: status, case id, score, duration, reason (escaped)."""
+    """Return one text line: status, case id, score, duration, reason (escaped, shortened)."""
     score = f"{result.score:.2f}" if result.score is not None else "-"
     duration = f"{result.duration_s:.2f}s" if result.duration_s is not None else "-"
     reason = escape_control(result.reason or "")
+    if len(reason) > REASON_WIDTH:
+        cut = len(reason) - REASON_WIDTH
+        reason = f"{reason[:REASON_WIDTH]}… ({cut} more characters; --format json shows all)"
     case = escape_control(result.case)
     line = f"{result.status:<{_STATUS_WIDTH}}  {case:<{case_width}}  {score:>5}  {duration:>8}"
     return f"{line}  {reason}".rstrip()
