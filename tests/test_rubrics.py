@@ -484,6 +484,78 @@ def test_symbolic_links_are_copied_as_links_not_followed(tmp_path: Path, case: C
     assert (case.input / "link-to-dir").is_symlink()
 
 
+@pytest.mark.skipif(
+    not Path("/proc/self").is_dir() or os.stat("/proc").st_dev == os.stat("/").st_dev,
+    reason="needs /proc mounted on a file system of its own",
+)
+def test_a_candidate_that_links_to_the_root_is_refused_not_copied_whole(
+    tmp_path: Path, case: Case, workspace_parent: Path
+) -> None:
+    """A candidate that is a link to / stops at the first mount point (/proc, /dev, ...)."""
+    candidate = tmp_path / "candidate"
+    candidate.symlink_to("/")
+    result = run_rubric(write_rubric(tmp_path, PASS), case, candidate, timeout=20)
+    assert result.status == "error"
+    assert result.reason is not None
+    assert result.reason.endswith(": it is on another file system (a mount)")
+    assert list(workspace_parent.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("limit", "value", "files", "reason"),
+    [
+        ("COPY_BYTES_LIMIT", 1000, {"a.bin": 600, "b.bin": 600}, "holds more than 1,000 bytes"),
+        ("COPY_ENTRIES_LIMIT", 7, {f"f{n}.txt": 1 for n in range(8)}, "has more than 7 entries"),
+    ],
+)
+def test_a_tree_beyond_the_copy_limits_is_an_error_and_leaves_nothing(
+    tmp_path: Path,
+    case: Case,
+    workspace_parent: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    limit: str,
+    value: int,
+    files: dict[str, int],
+    reason: str,
+) -> None:
+    """A candidate beyond the bytes or the entries copied from one tree (the case has 7 entries)."""
+    monkeypatch.setattr(rubrics, limit, value)
+    candidate = tmp_path / "candidate"
+    candidate.mkdir()
+    for name, size in files.items():
+        (candidate / name).write_bytes(b"x" * size)
+    before = tree_digest(candidate)
+    result = run_rubric(write_rubric(tmp_path, PASS), case, candidate, timeout=20)
+    assert result.status == "error"
+    assert result.reason is not None
+    assert result.reason.startswith(f"cannot copy {candidate}")
+    assert result.reason.endswith(f": the tree {reason}")
+    assert tree_digest(candidate) == before
+    assert list(workspace_parent.iterdir()) == []
+
+
+def test_a_file_just_within_the_limits_is_copied_whole(
+    tmp_path: Path, case: Case, workspace_parent: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The limits are inclusive: a tree of exactly the bytes allowed is copied byte for byte."""
+    monkeypatch.setattr(rubrics, "COPY_BYTES_LIMIT", 1000)
+    candidate = tmp_path / "candidate"
+    candidate.mkdir()
+    data = bytes(range(256)) * 3 + b"tail" * 58
+    assert len(data) == 1000
+    (candidate / "data.bin").write_bytes(data)
+    rubric = write_rubric(
+        tmp_path,
+        """
+        same = (candidate_dir / "data.bin").read_bytes() == bytes(range(256)) * 3 + b"tail" * 58
+        print(json.dumps({"passed": same}))
+        sys.exit(0 if same else 1)
+        """,
+    )
+    result = run_rubric(rubric, case, candidate, timeout=20)
+    assert result.status == "passed", result.reason
+
+
 def test_a_fifo_in_the_candidate_is_an_error_not_a_hang(tmp_path: Path, case: Case) -> None:
     """Special files are not copied (reading one could block): the run is a rubric error."""
     candidate = tmp_path / "candidate"

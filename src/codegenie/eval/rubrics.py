@@ -18,8 +18,10 @@ exited, so that nothing it started outlives it). stdout and stderr are read
 as they come: the first 1 MiB of stdout and the last 64 KiB of stderr are
 kept, whatever the rubric writes. The rubric receives *copies* of the case
 directory and of the candidate directory, made in the temporary directory
-(symbolic links copied as links, never followed), so a rubric that writes or
-deletes cannot change the bench or the candidate. The temporary directory is
+(symbolic links copied as links, never followed; special files, other file
+systems and trees beyond :data:`COPY_ENTRIES_LIMIT` entries or
+:data:`COPY_BYTES_LIMIT` bytes refused as rubric errors), so a rubric that
+writes or deletes cannot change the bench or the candidate. The temporary directory is
 removed in every case — verdict, error, timeout, ``KeyboardInterrupt``.
 
 POSIX only (process groups); importing the module works everywhere.
@@ -50,6 +52,8 @@ from codegenie.eval.cases import Case, case_id_problem
 
 __all__ = (
     "CANCELLED_REASON",
+    "COPY_BYTES_LIMIT",
+    "COPY_ENTRIES_LIMIT",
     "STDERR_TAIL_LIMIT",
     "STDOUT_LIMIT",
     "RubricResult",
@@ -62,6 +66,11 @@ __all__ = (
 STDOUT_LIMIT: Final = 1024 * 1024
 #: How much of the end of a rubric's stderr is kept (for the error report).
 STDERR_TAIL_LIMIT: Final = 64 * 1024
+#: The most bytes of regular files copied from one tree (a case, a candidate);
+#: a larger tree is a rubric error, not a copy that fills the disk.
+COPY_BYTES_LIMIT: Final = 1024 * 1024 * 1024
+#: The most entries (files, directories, links) copied from one tree.
+COPY_ENTRIES_LIMIT: Final = 100_000
 
 RubricStatus = Literal["passed", "failed", "error", "timeout"]
 
@@ -378,15 +387,22 @@ class _CopyRefused(Exception):
 
 
 def _copy_tree(source: str, target: str) -> None:
-    """Copy the directory ``source`` to the new directory ``target``.
+    """Copy the directory ``source`` to the new directory ``target``, within bounds.
 
     Regular files are copied with their mode and times, directories
     recreated, symbolic links copied as links (never followed: a link that
     points out of the case stays a link, and its target is never copied or
-    written through by the copy). A FIFO, socket or device is refused
-    (:class:`_CopyRefused`): reading one could block or never end.
+    written through by the copy). Refused (:class:`_CopyRefused`), because
+    the copy could block, never end or fill the disk: a FIFO, socket or
+    device; a directory on another file system than ``source`` (a mount
+    point: ``/proc`` under a candidate that links to ``/``); more than
+    :data:`COPY_ENTRIES_LIMIT` entries or :data:`COPY_BYTES_LIMIT` bytes in
+    all (counted as read, so a file that grows, or says it is empty and is
+    not, is bounded too).
     """
     os.mkdir(target)
+    device = os.stat(source).st_dev
+    budget = _Budget()
     pending = [(source, target)]
     directories: list[tuple[str, str]] = []
     while pending:
@@ -394,20 +410,65 @@ def _copy_tree(source: str, target: str) -> None:
         directories.append((src, dst))
         with os.scandir(src) as entries:
             for entry in entries:
+                budget.entry(entry.path)
                 to = os.path.join(dst, entry.name)
                 if entry.is_symlink():
                     os.symlink(os.readlink(entry.path), to)
                 elif entry.is_dir(follow_symlinks=False):
+                    if entry.stat(follow_symlinks=False).st_dev != device:
+                        raise _CopyRefused(entry.path, "it is on another file system (a mount)")
                     os.mkdir(to)
                     pending.append((entry.path, to))
                 elif entry.is_file(follow_symlinks=False):
-                    shutil.copy2(entry.path, to, follow_symlinks=False)
+                    _copy_file(entry.path, to, budget)
                 else:
                     kind = _special_kind(entry.stat(follow_symlinks=False).st_mode)
                     raise _CopyRefused(entry.path, f"it is {kind}, not a regular file")
     # Directory modes last: a read-only directory must be filled before it is made read-only.
     for src, dst in reversed(directories):
         shutil.copystat(src, dst, follow_symlinks=False)
+
+
+@final
+class _Budget:
+    """What one tree's copy may still take: entries and bytes."""
+
+    def __init__(self) -> None:
+        self.entries = COPY_ENTRIES_LIMIT
+        self.bytes = COPY_BYTES_LIMIT
+
+    def entry(self, path: str) -> None:
+        self.entries -= 1
+        if self.entries < 0:
+            raise _CopyRefused(path, f"the tree has more than {COPY_ENTRIES_LIMIT:,} entries")
+
+    def spend(self, path: str, count: int) -> None:
+        self.bytes -= count
+        if self.bytes < 0:
+            gib, rest = divmod(COPY_BYTES_LIMIT, 1024 * 1024 * 1024)
+            limit = f"{gib} GiB" if gib and not rest else f"{COPY_BYTES_LIMIT:,} bytes"
+            raise _CopyRefused(path, f"the tree holds more than {limit}")
+
+
+def _copy_file(source: str, target: str, budget: _Budget) -> None:
+    """Copy one regular file (content, mode, times), reading no more than ``budget`` allows."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    reader = os.open(source, flags | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(reader).st_mode):  # swapped since it was listed
+            raise _CopyRefused(source, "it is no longer a regular file")
+        writer = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            while chunk := os.read(reader, _CHUNK * 16):
+                budget.spend(source, len(chunk))
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(writer, view) :]
+        finally:
+            os.close(writer)
+    finally:
+        os.close(reader)
+    shutil.copystat(source, target, follow_symlinks=False)
 
 
 def _special_kind(mode: int) -> str:
