@@ -452,3 +452,40 @@ def test_pre_commit_hook_runs_the_check() -> None:
     assert "id: codegenie-bench-check" in text
     assert "entry: codegenie-bench check" in text
     assert os.path.exists(REPO / "docs" / "ci.md")
+
+
+def test_static_pass_resolves_registrations_through_symbolic_links(tmp_path: Path) -> None:
+    """Each import target names its registration with every symbolic link resolved.
+
+    The static pass resolves each root once and then looks only at the parts
+    below it: a linked package directory, a linked registration file and a
+    root shared by many entries must give what ``Path.resolve()`` gives.
+    """
+    from codegenie.eval.check.static import check_static
+
+    bench = make_bench(tmp_path / "b", "plain-one", "linked-dir", "linked-file", "also-plain")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (bench.root / "linked_dir").rename(elsewhere / "linked_dir")
+    (bench.root / "linked_dir").symlink_to(elsewhere / "linked_dir")
+    registration = bench.root / "linked_file" / "registration.py"
+    registration.rename(elsewhere / "file.py")
+    registration.symlink_to(elsewhere / "file.py")
+    (bench.root / "also_plain" / "registration.py").write_text(
+        "import importlib\nimport bench.rubric\n"
+        "from codegenie.eval import register_task_class\n\n"
+        "register_task_class('also-plain')(type('T', (), {}))\n"
+        "importlib.import_module('x.rubric')\n"
+    )
+    result = check_static(bench.manifest, lambda _slug: True)
+    expected = {
+        slug: str((bench.root / slug.replace("-", "_") / "registration.py").resolve())
+        for slug in ("plain-one", "linked-dir", "linked-file", "also-plain")
+    }
+    assert {t.slug: t.expected_file for t in result.targets} == expected
+    assert expected["linked-dir"] == str(elsewhere / "linked_dir" / "registration.py")
+    assert expected["linked-file"] == str(elsewhere / "file.py")
+    flagged = [(d.code, d.line) for d in result.diagnostics if d.slug == "also-plain"]
+    assert flagged == [("rubric-imported", 2), ("rubric-imported", 6)]
+    also = next(t for t in result.targets if t.slug == "also-plain")
+    assert also.register_lines == (("also-plain", 5),)

@@ -867,3 +867,73 @@ def test_an_exit_status_beyond_4_comes_from_the_registration_and_check_survives_
     exit_codes = (REPO / "docs" / "cli.md").read_text().split("## Exit codes", 1)[1]
     assert "Any other exit status comes from a registration" in exit_codes
     assert "`check`" in exit_codes.split("Any other exit status", 1)[1].split("```", 1)[0]
+
+
+def test_plan_imports_no_asyncio(tmp_path: Path) -> None:
+    """`plan` drives Runner.plan itself: no asyncio (~35 ms), no event loop.
+
+    Checked on the console script as a user runs it (``-X importtime``) and
+    through ``__main__.main`` in a ``-c`` process (``sys.modules`` after it).
+    """
+    bench = make_bench(tmp_path, "aa", "bb")
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", script(), "plan", "--format", "json"],
+        cwd=bench.base,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert [tc["slug"] for tc in json.loads(result.stdout)["task_classes"]] == ["aa", "bb"]
+    imported = {
+        line.split("|")[-1].strip()
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "codegenie.eval.runner" in imported
+    assert not {m for m in imported if m.split(".")[0] in {"asyncio", "_asyncio", "ssl"}}
+    code = (
+        "import sys\n"
+        "from codegenie.eval.__main__ import main\n"
+        "code = main(['plan', 'bb'])\n"
+        "sys.stderr.write('ASYNCIO=%s\\n' % ('asyncio' in sys.modules))\n"
+        "sys.exit(code)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=bench.base,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[0] == "bb"
+    assert "ASYNCIO=False" in result.stderr
+
+
+def test_plan_driver_refuses_what_needs_an_event_loop() -> None:
+    """The command line's driver runs a coroutine that only yields None; anything else is a bug."""
+    from codegenie.eval.cli.cmd_plan import _drive
+
+    closed = []
+
+    class Waiting:
+        def __await__(self) -> Any:
+            yield "a future"
+
+    async def needs_a_loop() -> int:
+        try:
+            await Waiting()
+        finally:
+            closed.append(True)
+        return 1
+
+    async def plain() -> int:
+        return 7
+
+    assert _drive(plain()) == 7
+    with pytest.raises(RuntimeError, match="needs an event loop"):
+        _drive(needs_a_loop())
+    assert closed == [True]

@@ -579,3 +579,31 @@ def test_the_loader_gives_the_same_answer_from_the_cache_and_from_validation(
         sys.path[:] = saved_path
         for name in [name for name in sys.modules if name == "bench" or name.startswith("bench.")]:
             del sys.modules[name]
+
+
+def test_reporting_a_slug_reads_one_entry_and_says_the_same(bench: Bench) -> None:
+    """A failing slug's diagnostics come from its own entry: the mapping is never built.
+
+    ``show`` with a typo at 100,000 slugs took 0.76 s when reporting built
+    every entry; the words and places are those of a validated manifest.
+    """
+    from codegenie.eval.problems import error_diagnostics
+
+    bench.add("wrong-name", register="other-name")
+    validated = BenchManifest.load(bench.manifest)
+    manifest = served(bench.manifest)
+    found = []
+    for source in (manifest, validated):
+        with pytest.raises(TaskClassNotFound) as typo:
+            source.entry("gamm")
+        with pytest.raises(TaskClassNotFound) as unregistered:
+            load_task_class("wrong-name", bench.root, registry=TaskClassRegistry(), manifest=source)
+        found.append(
+            [
+                error_diagnostics(typo.value, source, "gamm"),
+                error_diagnostics(unregistered.value, source, "wrong-name"),
+            ]
+        )
+    assert found[0] == found[1]
+    assert found[0][1][0].code == "not-registered"
+    assert not built(manifest)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from pathlib import Path
 
@@ -160,3 +161,61 @@ def test_empty_manifest_plans_nothing(tmp_path: Path) -> None:
     bench = Bench(tmp_path)
     bench.write_manifest()
     assert plan(Runner(BenchManifest.load(bench.manifest))).task_classes == ()
+
+
+def test_plan_yields_to_the_event_loop_between_slugs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under asyncio, another task makes progress between two slugs of one plan.
+
+    ``Runner.plan`` no longer imports ``asyncio``: it yields with a bare
+    ``yield``, which asyncio's ``Task`` must still take as a "sleep 0".
+    """
+    from codegenie.eval import runner as runner_module
+
+    bench = make_bench(tmp_path, "aa", "bb", "cc")
+    manifest = BenchManifest.load(bench.manifest)
+    events: list[str] = []
+
+    def recording_load(slug: str, *args: object, **kwargs: object) -> object:
+        events.append(f"load {slug}")
+        return load_task_class(slug, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner_module, "load_task_class", recording_load)
+
+    async def ticker(stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            events.append("tick")
+            await asyncio.sleep(0)
+
+    async def main() -> RunPlan:
+        stop = asyncio.Event()
+        ticking = asyncio.create_task(ticker(stop))
+        await asyncio.sleep(0)  # let the ticker start
+        try:
+            return await Runner(manifest, registry=TaskClassRegistry()).plan()
+        finally:
+            stop.set()
+            await ticking
+
+    result = asyncio.run(main())
+    assert result.slugs() == ("aa", "bb", "cc")
+    loads = [i for i, event in enumerate(events) if event.startswith("load")]
+    assert [events[i] for i in loads] == ["load aa", "load bb", "load cc"]
+    for before, after in itertools.pairwise(loads):
+        assert "tick" in events[before + 1 : after], events
+
+
+def test_plan_can_be_driven_without_an_event_loop(tmp_path: Path) -> None:
+    """Sending None until it returns runs the plan whole: what the command line does."""
+    bench = make_bench(tmp_path, "aa", "bb")
+    coroutine = Runner(BenchManifest.load(bench.manifest), registry=TaskClassRegistry()).plan()
+    yielded: list[object] = []
+    result: RunPlan | None = None
+    while result is None:
+        try:
+            yielded.append(coroutine.send(None))
+        except StopIteration as done:
+            result = done.value
+    assert yielded == [None, None]  # one turn of the loop after each slug, nothing else
+    assert result.slugs() == ("aa", "bb")

@@ -396,7 +396,11 @@ class _Place:
 
 def _one(error: EvalError, place: _Place) -> Diagnostic:
     manifest, slug = place.manifest, place.slug
-    entry = manifest.task_classes.get(slug) if manifest is not None and slug else None
+    # entry() and `in`, not task_classes: a manifest from the cache answers them from
+    # one block, where task_classes builds every entry (0.6 s at 100,000 slugs).
+    entry = None
+    if manifest is not None and slug is not None and slug in manifest:
+        entry = manifest.entry(slug)
     if entry is not None and manifest is not None and slug is not None:
         if isinstance(error, BenchRootNotFound):
             hint = root_hint(manifest.directory, entry.root, entry.package_parts)

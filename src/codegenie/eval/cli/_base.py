@@ -7,7 +7,6 @@ through here.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -168,6 +167,8 @@ def positive_int(text: str) -> int:
 
 def dumps(document: object) -> str:
     """Return ``document`` as JSON text: ASCII only, so valid under any locale."""
+    import json  # noqa: PLC0415 - only --format json and schema print JSON (1 ms at start-up)
+
     return json.dumps(document, indent=2, ensure_ascii=True) + "\n"
 
 
