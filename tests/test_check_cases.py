@@ -84,6 +84,24 @@ def test_case_layout_problems(tmp_path: Path) -> None:
     assert {d.file.split("/")[-1] if d.file else "" for d in report.diagnostics} >= {"Bad-Id"}
 
 
+def test_a_registration_inside_a_case_is_data_not_an_orphan(tmp_path: Path) -> None:
+    """A case whose input/ or expected/ holds a registration.py is not an orphan task class."""
+    bench = make_bench(tmp_path, "aa")
+    registration = "from codegenie.eval import register_task_class\n"
+    write_case(
+        bench.root / "aa" / "cases",
+        "writes-a-task-class",
+        "",
+        input_files={"todo_one/registration.py": registration},
+        expected_files={"todo_one/registration.py": registration, "todo_one/rubric.py": ""},
+    )
+    assert codes(check(bench)) == []
+    # Elsewhere under the root, the same file is still an orphan.
+    (bench.root / "todo_two").mkdir()
+    (bench.root / "todo_two" / "registration.py").write_text(registration)
+    assert codes(check(bench)) == [("orphan-task-class", "todo-two")]
+
+
 def test_case_invalid_is_located_at_the_key(tmp_path: Path) -> None:
     """A case.toml breaking the common keys is case-invalid at the key's line and column."""
     bench = make_bench(tmp_path, "aa")

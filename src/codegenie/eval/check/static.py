@@ -142,11 +142,22 @@ def _salvage(raw: dict[str, object]) -> dict[str, ManifestEntry]:
 
 
 def _walk_registrations(root: Path) -> Iterator[Path]:
+    """Yield every ``registration.py`` under ``root``, in a stable order.
+
+    Hidden directories, ``__pycache__`` and the ``cases/`` directory of a task
+    class package (a directory holding a ``registration.py``) are not
+    entered: cases are data — a case's ``input/`` may well hold a
+    ``registration.py`` for the solver to work on — and a bench's cases are
+    most of its directories.
+    """
     for directory, subdirectories, files in os.walk(root):
+        package = "registration.py" in files
         subdirectories[:] = sorted(
-            d for d in subdirectories if not d.startswith(".") and d != "__pycache__"
+            d
+            for d in subdirectories
+            if not d.startswith(".") and d != "__pycache__" and not (package and d == "cases")
         )
-        if "registration.py" in files:
+        if package:
             yield Path(directory) / "registration.py"
 
 
