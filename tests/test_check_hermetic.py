@@ -20,6 +20,7 @@ from codegenie.eval.check import CheckReport, Shard
 
 from .checking import check, codes, make_bench
 from .factory import Bench
+from .observe import running as wait_gone
 
 
 def cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -32,26 +33,6 @@ def cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProc
 
 def rendered(report: CheckReport) -> str:
     return json.dumps([d.to_json() for d in report.diagnostics], sort_keys=True)
-
-
-def gone(pid: int) -> bool:
-    """Whether ``pid`` no longer runs (a zombie awaiting its reaper counts as gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as file:
-            return file.read().rpartition(b")")[2].split()[0] == b"Z"
-    except OSError:
-        return True
-
-
-def wait_gone(pids: list[int], seconds: float = 10.0) -> list[int]:
-    """Return the pids still running after up to ``seconds``."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        alive = [pid for pid in pids if not gone(pid)]
-        if not alive:
-            return []
-        time.sleep(0.05)
-    return [pid for pid in pids if not gone(pid)]
 
 
 @pytest.fixture(autouse=True)

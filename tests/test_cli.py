@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
 import shutil
 import subprocess
@@ -20,6 +19,7 @@ from codegenie.eval.cli import _app, main
 from codegenie.eval.manifest import BenchManifest, json_schema
 
 from .factory import Bench, make_bench
+from .observe import on_a_terminal
 
 REPO = Path(__file__).resolve().parent.parent
 OUTPUT_SCHEMA = json.loads((REPO / "docs" / "cli-output.schema.json").read_text())
@@ -56,33 +56,8 @@ def run(
 
 def run_on_a_terminal(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
     """Run the console script with stdout and stderr on a pseudo-terminal; return what it showed."""
-    controller, terminal = pty.openpty()
-    try:
-        process = subprocess.Popen(
-            [script(), *args],
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=terminal,
-            stderr=terminal,
-            env={**_environment(env), "TERM": "xterm"},
-        )
-        os.close(terminal)
-        terminal = -1
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError:  # EIO: the terminal's last writer has gone
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        process.wait(timeout=120)
-    finally:
-        os.close(controller)
-        if terminal != -1:
-            os.close(terminal)
-    return b"".join(chunks).decode("utf-8", "replace")
+    _, shown, _ = on_a_terminal([script(), *args], cwd=cwd, env=_environment(env), stdout_too=True)
+    return shown
 
 
 def assert_shape(document: Any, shape: str) -> None:

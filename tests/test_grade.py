@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import pty
 import re
 import shutil
 import signal
@@ -28,6 +26,7 @@ from codegenie.eval.manifest import BenchManifest
 from codegenie.eval.rubrics import RubricResult
 
 from .factory import Bench, make_bench, write_case
+from .observe import gone, on_a_terminal, tree_digest
 
 REPO = Path(__file__).resolve().parent.parent
 OUTPUT_SCHEMA = json.loads((REPO / "docs" / "cli-output.schema.json").read_text())
@@ -122,36 +121,6 @@ def world(tmp_path: Path) -> World:
 def without_durations(text: str) -> str:
     """``text`` with the run times (which differ from run to run) blanked."""
     return re.sub(r"\d+\.\d\ds\b", "N.NNs", text)
-
-
-def tree_digest(root: Path) -> str:
-    """A digest of everything under ``root``: names, kinds, modes, contents, link targets."""
-    digest = hashlib.sha256()
-    for directory, dirs, files in os.walk(root, followlinks=False):
-        dirs.sort()
-        for name in sorted(dirs + files):
-            path = Path(directory, name)
-            info = path.lstat()
-            digest.update(f"{path.relative_to(root)}|{info.st_mode:o}|".encode())
-            if path.is_symlink():
-                digest.update(os.readlink(path).encode())
-            elif path.is_file():
-                digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
-def gone(pid: int, within: float = 10.0) -> bool:
-    """Whether process ``pid`` has ended (a zombie counts as ended)."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        if state in {"Z", "X"}:
-            return True
-        time.sleep(0.02)
-    return False
 
 
 # -- the statuses, text and JSON -------------------------------------------------------
@@ -396,34 +365,13 @@ def test_control_characters_in_a_reason_are_escaped_in_text(world: World) -> Non
 
 def _stderr_on_a_terminal(world: World, *args: str) -> tuple[str, str, int]:
     """Run grade with stderr on a pseudo-terminal: return stdout, what the terminal showed, status."""
-    controller, terminal = pty.openpty()
-    try:
-        process = subprocess.Popen(
-            [script(), "grade", SLUG, "candidates", *args],
-            cwd=world.bench.base,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=terminal,
-            env=world.env(TERM="xterm"),
-        )
-        os.close(terminal)
-        terminal = -1
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError:  # EIO: the terminal's last writer has gone
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        stdout, _ = process.communicate(timeout=120)
-    finally:
-        os.close(controller)
-        if terminal != -1:
-            os.close(terminal)
-    shown = b"".join(chunks).decode("utf-8", "replace")
-    return stdout.decode(), shown, process.returncode
+    stdout, shown, status = on_a_terminal(
+        [script(), "grade", SLUG, "candidates", *args],
+        cwd=world.bench.base,
+        env=world.env(),
+        stdout_too=False,
+    )
+    return stdout.decode(), shown, status
 
 
 def test_progress_shows_on_a_terminal_and_is_cleared(world: World) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -28,6 +27,7 @@ from codegenie.eval.rubrics import (
     verdict_problem,
 )
 from tests.factory import write_case
+from tests.observe import gone, tree_digest
 
 REPO = Path(__file__).resolve().parent.parent
 VERDICT_SCHEMA = json.loads((REPO / "docs" / "rubric-verdict.schema.json").read_text())
@@ -68,37 +68,6 @@ def write_rubric(tmp_path: Path, body: str, name: str = "rubric.py") -> Path:
         encoding="utf-8",
     )
     return rubric
-
-
-def tree_digest(root: Path) -> str:
-    """A digest of everything under ``root``: names, kinds, modes, contents, link targets."""
-    digest = hashlib.sha256()
-    for directory, dirs, files in os.walk(root, followlinks=False):
-        dirs.sort()
-        for name in sorted(dirs + files):
-            path = Path(directory, name)
-            info = path.lstat()
-            digest.update(f"{path.relative_to(root)}|{info.st_mode:o}|".encode())
-            if path.is_symlink():
-                digest.update(os.readlink(path).encode())
-            elif path.is_file():
-                digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
-def gone(pid: int, within: float = 10.0) -> bool:
-    """Whether process ``pid`` has ended (a zombie left for init to reap counts as ended)."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (ProcessLookupError, FileNotFoundError):
-            return True
-        if state in {"Z", "X"}:
-            return True
-        time.sleep(0.02)
-    return False
 
 
 # -- verdicts ---------------------------------------------------------------------------
