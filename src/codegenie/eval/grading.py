@@ -86,15 +86,10 @@ class GradeResult(BaseModel):
     def to_json(self) -> dict[str, Any]:
         """Return one entry of ``grade``'s JSON ``results``.
 
-        Its keys: case, status, score, reason, duration_s.
+        Its keys are the model's fields, in order: case, status, score,
+        reason, duration_s.
         """
-        return {
-            "case": self.case,
-            "status": self.status,
-            "score": self.score,
-            "reason": self.reason,
-            "duration_s": self.duration_s,
-        }
+        return self.model_dump()
 
 
 @final
