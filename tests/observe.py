@@ -43,7 +43,7 @@ def _ended(pid: int) -> bool:
         return True
 
 
-def running(pids: Sequence[int], within: float = 10.0) -> list[int]:
+def running(pids: Sequence[int], within: float = 30.0) -> list[int]:
     """Return the ``pids`` still running after waiting up to ``within`` seconds for them to end."""
     deadline = time.monotonic() + within
     while True:
@@ -53,7 +53,7 @@ def running(pids: Sequence[int], within: float = 10.0) -> list[int]:
         time.sleep(0.02)
 
 
-def gone(pid: int, within: float = 10.0) -> bool:
+def gone(pid: int, within: float = 30.0) -> bool:
     """Whether process ``pid`` ends within ``within`` seconds (a zombie counts as ended)."""
     return not running([pid], within)
 
