@@ -24,7 +24,7 @@ def make_entry(data: bytes, slugs: list[str]) -> _cache.Entry:
     modules = [f"bench.{slug.replace('-', '_')}.registration" for slug in slugs]
     roots = [f"root{i % 3}/bench" for i in range(len(slugs))]
     positions = [(4 * i + 4, 1, 4 * i + 5, 2, 4 * i + 6, 3) for i in range(len(slugs))]
-    _cache.store(
+    _cache_store.store(
         data,
         slugs,
         modules,
@@ -133,7 +133,7 @@ def test_pruning_keeps_at_most_the_size_budget(monkeypatch: pytest.MonkeyPatch) 
 
 def test_an_entry_without_slugs_is_not_stored() -> None:
     """Nothing is written for an empty manifest (validating it costs nothing)."""
-    _cache.store(b"x", [], [], [], [], schema_version=1, globals_=((1, 1), (1, 1)), text="")
+    _cache_store.store(b"x", [], [], [], [], schema_version=1, globals_=((1, 1), (1, 1)), text="")
     assert _cache.open_entry(_cache.digest(b"x")) is None
 
 

@@ -60,9 +60,9 @@ except ImportError:  # a Python built without it
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    pass
 
-__all__ = ("Damaged", "Entry", "Positions", "digest", "open_entry", "store")
+__all__ = ("Damaged", "Entry", "Positions", "digest", "open_entry")
 
 _MAGIC = f"codegenie-eval manifest cache 3 {__version__}"
 _SUFFIX = ".cache"
@@ -488,41 +488,3 @@ def _authenticate(fd: int, size: int, manifest_digest: str, key: bytes) -> Entry
         os.close(fd)
         return None
     return Entry(fd, size, toc_start + toc_length, manifest_digest, toc.decode())
-
-
-# -- writing -------------------------------------------------------------------------
-
-
-def store(
-    data: bytes,
-    slugs: Sequence[str],
-    modules: Sequence[str],
-    roots: Sequence[str],
-    positions: Sequence[Positions],
-    *,
-    schema_version: int,
-    globals_: tuple[tuple[int, int], tuple[int, int]],
-    text: str,
-) -> None:
-    """Cache what validating the manifest whose bytes are ``data`` found; never raise.
-
-    ``slugs``, ``modules``, ``roots`` and ``positions`` describe each declared
-    task class, in file order; ``schema_version`` is the manifest's
-    ``schema-version`` and ``globals_`` says where it and ``task-classes`` are
-    first written; ``text`` is ``list``'s text output. The caller vouches
-    that ``data`` validated into exactly these. Does nothing for a manifest
-    without slugs, or when the cache directory cannot be made private to
-    this user (see :func:`codegenie.eval._cache_store.store`).
-    """
-    from codegenie.eval import _cache_store  # noqa: PLC0415 - not on the reading path
-
-    _cache_store.store(
-        data,
-        slugs,
-        modules,
-        roots,
-        positions,
-        schema_version=schema_version,
-        globals_=globals_,
-        text=text,
-    )

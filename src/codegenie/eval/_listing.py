@@ -67,6 +67,7 @@ def store(data: bytes, listing: Listing, *, version: int | None = None) -> None:
     if not slugs:
         return
     # Not on the fast path: a store follows a full validation.
+    from codegenie.eval import _cache_store  # noqa: PLC0415
     from codegenie.eval._toml_positions import entry_positions  # noqa: PLC0415
     from codegenie.eval.manifest import SUPPORTED_SCHEMA_VERSIONS  # noqa: PLC0415
 
@@ -79,7 +80,7 @@ def store(data: bytes, listing: Listing, *, version: int | None = None) -> None:
         version_at, table_at, positions = entry_positions(data.decode(), slugs)
     except (UnicodeDecodeError, ValueError):
         return
-    _cache.store(
+    _cache_store.store(
         data,
         slugs,
         modules,
