@@ -24,9 +24,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codegenie.eval import BenchManifest
-from codegenie.eval._toml_fast import parse_plain
-from codegenie.eval._toml_limits import MAX_KEY_PARTS, MAX_NESTING, excess
-from codegenie.eval._toml_positions import TomlPositions
+from codegenie.eval._toml.fast import parse_plain
+from codegenie.eval._toml.limits import MAX_KEY_PARTS, MAX_NESTING, excess
+from codegenie.eval._toml.positions import TomlPositions
 from codegenie.eval.errors import BenchManifestInvalid, BenchManifestNotFound
 from codegenie.eval.manifest import (
     MANIFEST_SIZE_LIMIT,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codegenie.eval._toml_fast import parse_plain
+from codegenie.eval._toml.fast import parse_plain
 
 REPO = Path(__file__).resolve().parent.parent
 TOML_TEST = Path(__file__).resolve().parent / "data" / "toml-test" / "invalid"

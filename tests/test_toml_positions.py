@@ -1,4 +1,4 @@
-"""codegenie.eval._toml_positions.entry_positions: the cache's positions are TomlPositions' own."""
+"""codegenie.eval._toml.positions.entry_positions: the cache's positions are TomlPositions' own."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codegenie.eval import BenchManifest
-from codegenie.eval._toml_positions import TomlPositions, _plain_entry_positions, entry_positions
+from codegenie.eval._toml.positions import TomlPositions, _plain_entry_positions, entry_positions
 from codegenie.eval.naming import RESERVED_SLUGS
 
 SLUGS = st.lists(

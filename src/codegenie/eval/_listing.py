@@ -61,14 +61,14 @@ def store(data: bytes, listing: Listing, *, version: int | None = None) -> None:
     several). Never raises; does nothing for a manifest without slugs, or
     when the cache directory cannot be made private to this user. The
     positions the cache keeps for error messages are read from ``data``
-    itself (see :func:`codegenie.eval._toml_positions.entry_positions`).
+    itself (see :func:`codegenie.eval._toml.positions.entry_positions`).
     """
     slugs, modules, roots = listing
     if not slugs:
         return
     # Not on the fast path: a store follows a full validation.
     from codegenie.eval import _cache_store  # noqa: PLC0415
-    from codegenie.eval._toml_positions import entry_positions  # noqa: PLC0415
+    from codegenie.eval._toml.positions import entry_positions  # noqa: PLC0415
     from codegenie.eval.manifest import SUPPORTED_SCHEMA_VERSIONS  # noqa: PLC0415
 
     supported: tuple[int, ...] = SUPPORTED_SCHEMA_VERSIONS

@@ -46,8 +46,8 @@ from pydantic import (
 
 from codegenie.eval._logging import LazyLogger
 from codegenie.eval._paths import FileRefused, read_regular_file
-from codegenie.eval._toml_positions import KeyPath, TomlPositions
-from codegenie.eval._toml_read import TomlUnreadable, parse_toml
+from codegenie.eval._toml.positions import KeyPath, TomlPositions
+from codegenie.eval._toml.read import TomlUnreadable, parse_toml
 from codegenie.eval.errors import BenchCasesInvalid, CaseProblem
 from codegenie.eval.manifest import render_key
 from codegenie.eval.models import TaskClass, class_path

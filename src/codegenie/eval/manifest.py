@@ -17,7 +17,7 @@ Whatever the bytes, nothing else escapes (design section 10): only regular
 files of at most 16 MiB are read (:func:`read_manifest_bytes`, the one reader
 every command uses), and a document nested too deep, with a dotted key too
 long or an integer beyond 64 bits is refused at its line before ``tomllib``
-sees it (``_toml_limits``).
+sees it (:mod:`codegenie.eval._toml.limits`).
 """
 
 from __future__ import annotations
@@ -51,9 +51,9 @@ from codegenie.eval._paths import (
     find_manifest_path,
     read_regular_file,
 )
-from codegenie.eval._toml_fast import parse_plain
-from codegenie.eval._toml_positions import KeyPath, Position, TomlPositions
-from codegenie.eval._toml_read import TomlUnreadable, decode_toml, load_toml
+from codegenie.eval._toml.fast import parse_plain
+from codegenie.eval._toml.positions import KeyPath, Position, TomlPositions
+from codegenie.eval._toml.read import TomlUnreadable, decode_toml, load_toml
 from codegenie.eval.errors import (
     BenchManifestInvalid,
     BenchManifestNotFound,

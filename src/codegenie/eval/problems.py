@@ -59,7 +59,7 @@ from codegenie.eval.errors import (
 from codegenie.eval.naming import closest, normalize_slug, slug_problem
 
 if TYPE_CHECKING:
-    from codegenie.eval._toml_positions import TomlPositions
+    from codegenie.eval._toml.positions import TomlPositions
     from codegenie.eval.manifest import BenchManifest
 
 __all__ = (
@@ -294,7 +294,7 @@ def manifest_diagnostics(
 
 
 def _reread(path: Path) -> tuple[Mapping[str, Any], TomlPositions | None]:
-    from codegenie.eval._toml_positions import TomlPositions  # noqa: PLC0415
+    from codegenie.eval._toml.positions import TomlPositions  # noqa: PLC0415
     from codegenie.eval.manifest import read_manifest_bytes  # noqa: PLC0415
 
     try:

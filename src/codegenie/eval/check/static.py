@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from codegenie.eval._toml_positions import TomlPositions
+from codegenie.eval._toml.positions import TomlPositions
 from codegenie.eval.codes import diagnostic
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.errors import BenchManifestInvalid, BenchManifestNotFound

@@ -4,7 +4,7 @@
 that ``tomllib`` has already accepted and records the position of every table
 header and key, so a schema problem at ``task-classes.foo.module`` can be
 reported as ``bench.toml:7:1``. It relies on the input being valid TOML (and
-within the bounds of ``_toml_limits``) and does no error reporting of its
+within the bounds of :mod:`codegenie.eval._toml.limits`) and does no error reporting of its
 own; it is only run when a position is needed. Its loops are regular
 expressions, so a 16 MiB document is scanned in well under a second.
 """

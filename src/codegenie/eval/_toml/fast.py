@@ -10,7 +10,7 @@ with bare keys; the plain layout of a ``case.toml`` adds ``key = true`` (or
 ``None`` for anything else (escapes, multi-line values, other arrays, floats,
 inline tables, dotted keys, a repeated key or table, a control character, an
 integer beyond 64 bits, a table name of many parts…), so the caller falls
-back to ``tomllib`` (after the bounds of ``_toml_limits``). Whatever it accepts, it reads to the
+back to ``tomllib`` (after the bounds of :mod:`codegenie.eval._toml.limits`). Whatever it accepts, it reads to the
 very dict ``tomllib`` would: the tests check that on generated documents and
 on the toml-test suite.
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from codegenie.eval._toml_limits import INT64_MAX, MAX_KEY_PARTS
+from codegenie.eval._toml.limits import INT64_MAX, MAX_KEY_PARTS
 
 __all__ = ("parse_plain",)
 

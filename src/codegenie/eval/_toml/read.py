@@ -2,7 +2,7 @@
 
 The rules of design section 10, for any small TOML file the bench reads
 (``case.toml``): no byte-order mark, valid UTF-8, within the bounds of
-:mod:`codegenie.eval._toml_limits` (nesting, dotted keys, 64-bit integers)
+:mod:`codegenie.eval._toml.limits` (nesting, dotted keys, 64-bit integers)
 before ``tomllib`` sees it, and ``tomllib``'s own syntax errors turned into
 a line and column. Whatever the bytes, :func:`parse_toml` returns the
 document or raises :class:`TomlUnreadable`; nothing else escapes.
@@ -17,8 +17,8 @@ import re
 import tomllib
 from typing import Any, Final, final
 
-from codegenie.eval._toml_fast import parse_plain
-from codegenie.eval._toml_limits import MAX_KEY_PARTS, MAX_NESTING, excess
+from codegenie.eval._toml.fast import parse_plain
+from codegenie.eval._toml.limits import MAX_KEY_PARTS, MAX_NESTING, excess
 
 __all__ = ("TomlUnreadable", "decode_toml", "load_toml", "parse_toml")
 
@@ -107,7 +107,7 @@ def decode_toml(data: bytes) -> str:
 
 
 def load_toml(text: str) -> dict[str, Any]:
-    """Return ``tomllib.loads(text)`` within the bounds of :mod:`~codegenie.eval._toml_limits`.
+    """Return ``tomllib.loads(text)`` within the bounds of :mod:`~codegenie.eval._toml.limits`.
 
     Raises :class:`TomlUnreadable` with a line and column for nesting deeper
     than 32, a dotted key of more than 32 parts, an integer beyond 64 bits, or
