@@ -1,4 +1,4 @@
-"""codegenie.eval._cache: the entry format, one-block lookups, checked sections, the bigram index."""
+"""codegenie.eval._cache.entry: the entry format, one-block lookups, checked sections, the bigram index."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from codegenie.eval import _cache, _cache_store
-from codegenie.eval._listing import render_text
+from codegenie.eval._cache import entry as _cache
+from codegenie.eval._cache import store as _cache_store
+from codegenie.eval._cache.listing import render_text
 from codegenie.eval.naming import SHORTLIST_SIZE, shortlist
 
 

@@ -12,7 +12,9 @@ REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "src" / "codegenie" / "eval"
 # Every library module: the package's private subpackages included, the command line excluded.
 LIBRARY = sorted(
-    p for p in SOURCE.rglob("*.py") if p.name != "__main__.py" and "cli" not in p.relative_to(SOURCE).parts
+    p
+    for p in SOURCE.rglob("*.py")
+    if p.name != "__main__.py" and "cli" not in p.relative_to(SOURCE).parts
 )
 REGISTRATIONS = sorted((REPO / "bench").glob("*/registration.py"))
 

@@ -24,13 +24,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codegenie.eval import BenchManifest
+from codegenie.eval._manifest.model import MAX_PROBLEMS
 from codegenie.eval._toml.fast import parse_plain
 from codegenie.eval._toml.limits import MAX_KEY_PARTS, MAX_NESTING, excess
 from codegenie.eval._toml.positions import TomlPositions
 from codegenie.eval.errors import BenchManifestInvalid, BenchManifestNotFound
 from codegenie.eval.manifest import (
     MANIFEST_SIZE_LIMIT,
-    MAX_PROBLEMS,
     json_schema,
     load_manifest_cached,
     read_manifest_bytes,
@@ -691,7 +691,7 @@ def test_commands_answer_any_manifest_with_a_typed_result(
 
 def test_the_loader_manifest_cache_is_bounded(tmp_path: Path) -> None:
     """A long-lived process reading 200 distinct manifests remembers at most 64 of them."""
-    from codegenie.eval import manifest as manifest_module
+    from codegenie.eval._cache import memo as manifest_module
 
     for n in range(200):
         path = tmp_path / f"m{n}" / "bench.toml"

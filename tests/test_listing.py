@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from codegenie.eval._listing import read_cached, store
+from codegenie.eval._cache.listing import read_cached
+from codegenie.eval._cache.store import store_listing
 
 from .factory import Bench, make_bench
 
@@ -157,7 +158,7 @@ def test_an_unwritable_cache_is_ignored(bench: Bench, tmp_path: Path) -> None:
 def test_no_cache_neither_reads_nor_writes(bench: Bench) -> None:
     """--no-cache ignores even a well-formed cache entry and writes none."""
     data = bench.manifest.read_bytes()
-    store(data, (["poisoned"], ["bench.poisoned.registration"], ["bench"]))
+    store_listing(data, (["poisoned"], ["bench.poisoned.registration"], ["bench"]), version=1)
     assert "poisoned" in listing(bench.base).stdout  # a well-formed entry is trusted...
     result = listing(bench.base, "--no-cache")
     assert "poisoned" not in result.stdout  # ...unless the cache is bypassed
@@ -185,7 +186,7 @@ def test_cache_files_are_named_by_content_hash_and_written_whole(bench: Bench) -
 def test_read_cached_round_trip() -> None:
     """What store writes, read_cached returns; other bytes miss."""
     entries = (["a-b", "c-d"], ["x.a_b.registration", "x.c_d.registration"], ["x", "x"])
-    store(b"manifest bytes", entries)
+    store_listing(b"manifest bytes", entries, version=1)
     assert read_cached(b"manifest bytes") == entries
     assert read_cached(b"other bytes") is None
 
@@ -193,5 +194,5 @@ def test_read_cached_round_trip() -> None:
 def test_old_cache_files_are_pruned() -> None:
     """The cache keeps a bounded number of manifests."""
     for n in range(40):
-        store(f"manifest {n}".encode(), (["a-b"], ["x.a_b.registration"], ["x"]))
+        store_listing(f"manifest {n}".encode(), (["a-b"], ["x.a_b.registration"], ["x"]), version=1)
     assert len(cache_files()) <= 32

@@ -15,8 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from codegenie.eval import _cache, _cache_store, _listing
-from codegenie.eval._listing import read_cached, store
+from codegenie.eval._cache import directory as cache_directory
+from codegenie.eval._cache import entry as _cache
+from codegenie.eval._cache import listing as _listing
+from codegenie.eval._cache import store as _cache_store
+from codegenie.eval._cache.listing import read_cached
+from codegenie.eval._cache.store import store_listing
 from codegenie.eval.manifest import clear_manifest_cache, load_manifest_cached
 
 from .factory import Bench, make_bench
@@ -97,12 +101,12 @@ def test_a_link_planted_at_the_old_temporary_name_is_never_written_through(
     bench: Bench, victim: Path
 ) -> None:
     """A symbolic link at `<entry>.<pid>.tmp` (once the temporary name) leaves its target alone."""
-    store(b"another manifest", POISON)  # the directory exists, private
+    store_listing(b"another manifest", POISON, version=1)  # the directory exists, private
     data = bench.manifest.read_bytes()
     target = cache_root() / entry_name(data)
     planted = Path(f"{target}.{os.getpid()}.tmp")
     planted.symlink_to(victim)
-    store(data, (["alpha"], ["bench.alpha.registration"], ["bench"]))
+    store_listing(data, (["alpha"], ["bench.alpha.registration"], ["bench"]), version=1)
     assert victim.read_text() == "precious\n"
     assert planted.is_symlink()
     assert target.is_file()
@@ -114,7 +118,7 @@ def test_a_link_planted_at_the_entry_name_is_replaced_not_followed(
     bench: Bench, expected: str, victim: Path
 ) -> None:
     """A symbolic link at the entry's own name is replaced by the entry; its target is untouched."""
-    store(b"another manifest", POISON)
+    store_listing(b"another manifest", POISON, version=1)
     entry = entry_of(bench)
     entry.symlink_to(victim)
     assert_answer_unchanged(bench, expected)
@@ -124,11 +128,11 @@ def test_a_link_planted_at_the_entry_name_is_replaced_not_followed(
 
 def test_a_link_planted_at_the_key_is_replaced_not_followed(bench: Bench, victim: Path) -> None:
     """A symbolic link at the key's name is not read as a key, and writing replaces the link."""
-    store(b"another manifest", POISON)
+    store_listing(b"another manifest", POISON, version=1)
     key = cache_root() / "key"
     key.unlink()
     key.symlink_to(victim)
-    store(b"manifest", POISON)
+    store_listing(b"manifest", POISON, version=1)
     assert victim.read_text() == "precious\n"
     assert not key.is_symlink()
     assert read_cached(b"manifest") == POISON
@@ -177,7 +181,7 @@ def test_an_entry_linked_to_a_device_is_a_miss(bench: Bench, expected: str, devi
 def test_an_entry_linked_to_a_valid_entry_elsewhere_is_a_miss(bench: Bench, tmp_path: Path) -> None:
     """Even a link to a well-formed entry is not followed: entries are regular files only."""
     data = bench.manifest.read_bytes()
-    store(data, POISON)
+    store_listing(data, POISON, version=1)
     entry = entry_of(bench)
     elsewhere = tmp_path / "elsewhere.cache"
     entry.rename(elsewhere)
@@ -188,7 +192,7 @@ def test_an_entry_linked_to_a_valid_entry_elsewhere_is_a_miss(bench: Bench, tmp_
 def test_an_oversized_entry_is_a_miss_without_being_read(bench: Bench) -> None:
     """An entry larger than any manifest's listing (a sparse 1 TiB file) is skipped from its size."""
     data = bench.manifest.read_bytes()
-    store(data, POISON)
+    store_listing(data, POISON, version=1)
     with entry_of(bench).open("r+b") as file:
         file.truncate(1 << 40)
     assert finishes(lambda: read_cached(data)) is None
@@ -251,7 +255,7 @@ def test_a_section_edited_by_hand_is_a_miss(bench: Bench, expected: str) -> None
 def test_entries_written_under_another_key_are_misses(bench: Bench, expected: str) -> None:
     """An entry copied from another account (another key) is a miss, then rewritten and used."""
     data = bench.manifest.read_bytes()
-    store(data, POISON)
+    store_listing(data, POISON, version=1)
     (cache_root() / "key").write_bytes(os.urandom(32))
     assert read_cached(data) is None
     assert_answer_unchanged(bench, expected)
@@ -265,7 +269,9 @@ def test_entries_written_under_another_key_are_misses(bench: Bench, expected: st
 def test_a_directory_writable_by_others_is_ignored(bench: Bench, expected: str, mode: int) -> None:
     """A cache directory others can write to is neither read nor written."""
     data = bench.manifest.read_bytes()
-    store(data, POISON)  # a well-formed entry: trusted only in a private directory
+    store_listing(
+        data, POISON, version=1
+    )  # a well-formed entry: trusted only in a private directory
     entry = entry_of(bench)
     cache_root().chmod(mode)
     assert read_cached(data) is None
@@ -277,7 +283,7 @@ def test_a_directory_writable_by_others_is_ignored(bench: Bench, expected: str, 
 def test_a_directory_readable_by_others_is_still_used(bench: Bench) -> None:
     """0755 (an older umask) is private enough: nobody else can write, so the cache is used."""
     data = bench.manifest.read_bytes()
-    store(data, POISON)
+    store_listing(data, POISON, version=1)
     cache_root().chmod(0o755)
     assert read_cached(data) == POISON
 
@@ -287,7 +293,7 @@ def test_a_directory_readable_by_others_is_still_used(bench: Bench) -> None:
 def test_files_owned_by_another_user_are_ignored(bench: Bench, expected: str, what: str) -> None:
     """A directory, entry or key owned by another user is never trusted."""
     data = bench.manifest.read_bytes()
-    store(data, POISON)
+    store_listing(data, POISON, version=1)
     path = {"directory": cache_root(), "entry": entry_of(bench), "key": cache_root() / "key"}[what]
     os.chown(path, 65534, 65534)
     assert read_cached(data) is None
@@ -301,7 +307,7 @@ def test_files_owned_by_another_user_are_ignored(bench: Bench, expected: str, wh
 def test_a_directory_that_is_a_link_is_ignored(bench: Bench, expected: str, tmp_path: Path) -> None:
     """A `manifests` directory that is a symbolic link (to a well-formed cache) is not used."""
     data = bench.manifest.read_bytes()
-    store(data, POISON)
+    store_listing(data, POISON, version=1)
     real = tmp_path / "real-cache"
     cache_root().rename(real)
     cache_root().symlink_to(real)
@@ -311,7 +317,7 @@ def test_a_directory_that_is_a_link_is_ignored(bench: Bench, expected: str, tmp_
 
 def test_pruning_removes_only_the_cache_own_names(tmp_path: Path, victim: Path) -> None:
     """Pruning deletes old `<digest>.cache` entries and stale temporaries, nothing else."""
-    store(b"first", POISON)
+    store_listing(b"first", POISON, version=1)
     root = cache_root()
     foreign = {
         "notes.cache": "mine",
@@ -328,7 +334,7 @@ def test_pruning_removes_only_the_cache_own_names(tmp_path: Path, victim: Path) 
     fresh.write_bytes(b"")
     os.utime(stale, (old, old))
     for n in range(40):
-        store(f"manifest {n}".encode(), POISON)
+        store_listing(f"manifest {n}".encode(), POISON, version=1)
         os.utime(root / entry_name(f"manifest {n}".encode()))
     own = [p for p in root.iterdir() if len(p.name) == 70 and p.name.endswith(".cache")]
     assert len([p for p in own if p.is_file() and p.name[:64].islower()]) <= 32
@@ -347,7 +353,7 @@ def test_an_unusable_cache_never_fails_store_or_read(
     blocker = tmp_path / "blocker"
     blocker.write_text("")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
-    store(b"x", POISON)
+    store_listing(b"x", POISON, version=1)
     assert read_cached(b"x") is None
 
 
@@ -355,9 +361,9 @@ def test_without_directory_descriptors_there_is_no_cache(
     bench: Bench, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where files cannot be reached through an open directory, nothing is read or written."""
-    monkeypatch.setattr(_cache, "_SUPPORTED", False)
+    monkeypatch.setattr(cache_directory, "SUPPORTED", False)
     data = bench.manifest.read_bytes()
-    store(data, POISON)
+    store_listing(data, POISON, version=1)
     assert read_cached(data) is None
     assert not cache_root().exists()
 

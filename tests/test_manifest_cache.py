@@ -17,8 +17,14 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from codegenie.eval import BenchManifest, TaskClassRegistry, _cache, _cache_store
-from codegenie.eval import manifest as manifest_module
+from codegenie.eval import BenchManifest, TaskClassRegistry
+from codegenie.eval._cache import directory as cache_directory
+from codegenie.eval._cache import entry as _cache
+from codegenie.eval._cache import memo as manifest_module
+from codegenie.eval._cache import served as served_module
+from codegenie.eval._cache import store as _cache_store
+from codegenie.eval._cache.served import ServedManifest
+from codegenie.eval._manifest import model as model_module
 from codegenie.eval.cli import main
 from codegenie.eval.errors import BenchManifestInvalid, EvalError, TaskClassNotFound
 from codegenie.eval.loader import load_task_class
@@ -39,13 +45,22 @@ def served(path: Path) -> BenchManifest:
     load_manifest_cached(str(path))
     clear_manifest_cache()
     manifest = load_manifest_cached(str(path))
-    assert manifest._served is not None, "not served from the cache"
+    assert isinstance(manifest, ServedManifest), "not served from the cache"
+    assert manifest.served is not None, "not served from the cache"
     return manifest
+
+
+def refuse_validation(
+    monkeypatch: pytest.MonkeyPatch, refuse: Callable[[bytes, Path], BenchManifest]
+) -> None:
+    """Make every validation of manifest bytes call ``refuse``."""
+    for module in (manifest_module, model_module, served_module):
+        monkeypatch.setattr(module, "parse_manifest", refuse)
 
 
 def built(manifest: BenchManifest) -> bool:
     """Whether the manifest's ``task_classes`` mapping has been built."""
-    return "task_classes" in manifest_module._INSTANCE_DICT.__get__(manifest)
+    return "task_classes" in served_module._INSTANCE_DICT.__get__(manifest)
 
 
 KEYS: list[tuple[str | int, ...]] = [
@@ -131,9 +146,9 @@ def test_one_slug_is_answered_from_one_block_without_building_the_mapping(bench:
     manifest.position("task-classes", "gamma", "module")
     assert "gamma" in manifest
     assert not built(manifest)
-    assert manifest._served is not None
-    assert len(manifest._served.entry._blocks) == 1
-    assert list(manifest._served.made) == ["gamma"]
+    assert manifest.served is not None
+    assert len(manifest.served.entry._blocks) == 1
+    assert list(manifest.served.made) == ["gamma"]
 
 
 def test_entries_keep_their_identity_however_they_are_reached(bench: Bench) -> None:
@@ -223,8 +238,8 @@ def test_suggestions_from_the_bigram_index_are_the_same(
     slugs = [f"t{i % 7}-{(i * 7919) % 1000:03d}x{i}" for i in range(count)]
     bench = make_bench(tmp_path, *slugs, write=False)
     cached = served(bench.manifest)
-    assert cached._served is not None
-    assert cached._served.entry.has_grams()
+    assert cached.served is not None
+    assert cached.served.entry.has_grams()
     validated = BenchManifest.load(bench.manifest)
     for typo in ["t3-0001x5", "3t-500x12", "tt-tt", "x", "t1-271x8", "-", "T5-123X9"]:
         answers = []
@@ -301,13 +316,13 @@ def test_a_settled_file_is_trusted_by_its_stat_until_the_stat_changes(
     monkeypatch.setattr(manifest_module, "time", Clock)
     first = load_manifest_cached(path)
     reads: list[Path] = []
-    real_read = manifest_module._read_manifest
+    real_read = manifest_module.read_manifest
 
     def counting_read(file: Path) -> tuple[bytes, os.stat_result]:
         reads.append(file)
         return real_read(file)
 
-    monkeypatch.setattr(manifest_module, "_read_manifest", counting_read)
+    monkeypatch.setattr(manifest_module, "read_manifest", counting_read)
     assert load_manifest_cached(path) is first
     assert reads == []
     bench.manifest.write_text(bench.manifest.read_text() + "# edited\n")
@@ -325,7 +340,7 @@ def test_a_fresh_process_is_served_without_validating(
     def refuse(data: bytes, path: Path) -> BenchManifest:
         raise AssertionError("validated again")
 
-    monkeypatch.setattr(manifest_module, "_parse", refuse)
+    refuse_validation(monkeypatch, refuse)
     manifest = load_manifest_cached(str(bench.manifest))
     assert manifest.entry("gamma").module == "bench.gamma.registration"
 
@@ -342,7 +357,7 @@ def test_show_and_plan_are_served_from_the_cache_and_no_cache_validates(
     def refuse(data: bytes, path: Path) -> BenchManifest:
         raise RuntimeError("validated again")
 
-    monkeypatch.setattr(manifest_module, "_parse", refuse)
+    refuse_validation(monkeypatch, refuse)
     assert main(["--manifest", manifest, "show", "gamma"]) == 0
     assert capsys.readouterr().out == expected
     clear_manifest_cache()
@@ -355,7 +370,7 @@ def test_show_and_plan_are_served_from_the_cache_and_no_cache_validates(
 def test_a_cache_entry_damaged_after_it_was_opened_falls_back_to_validation(bench: Bench) -> None:
     """An entry overwritten in place while a manifest reads from it: the answers stay right."""
     manifest = served(bench.manifest)
-    assert manifest._served is not None
+    assert manifest.served is not None
     entry = Path(os.environ["XDG_CACHE_HOME"]) / "codegenie-eval" / "manifests"
     [file] = [f for f in entry.iterdir() if f.name.endswith(".cache")]
     blob = bytearray(file.read_bytes())
@@ -381,7 +396,7 @@ def test_the_loader_of_a_fresh_process_resolves_from_the_cache(
     def refuse(data: bytes, path: Path) -> BenchManifest:
         raise AssertionError("validated again")
 
-    monkeypatch.setattr(manifest_module, "_parse", refuse)
+    refuse_validation(monkeypatch, refuse)
     task_class = load_task_class("delta-x", bench.root, registry=TaskClassRegistry())
     assert task_class.module == "bench.delta_x.registration"
 
@@ -540,7 +555,7 @@ def _resolve(slug: str, root: Path) -> tuple[Any, ...]:
 def _resolve_uncached(slug: str, root: Path) -> tuple[Any, ...]:
     """The loader with no cache at all: every call validates the manifest."""
     clear_manifest_cache()
-    with mock.patch.object(_cache, "_SUPPORTED", False):
+    with mock.patch.object(cache_directory, "SUPPORTED", False):
         answer = _resolve(slug, root)
     clear_manifest_cache()
     return answer

@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: list[str]) -> int:
-    from codegenie.eval._listing import fast_list  # noqa: PLC0415
+    from codegenie.eval._cache.listing import fast_list  # noqa: PLC0415
     from codegenie.eval._output import LineSafeStream  # noqa: PLC0415
 
     stdout = sys.stdout

@@ -27,9 +27,9 @@ rubrics run only through :mod:`codegenie.eval.rubrics`, in a subprocess.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, final
@@ -44,12 +44,12 @@ from pydantic import (
     model_validator,
 )
 
+from codegenie.eval._located import locate_errors
 from codegenie.eval._logging import LazyLogger
 from codegenie.eval._paths import FileRefused, read_regular_file
 from codegenie.eval._toml.positions import KeyPath, TomlPositions
 from codegenie.eval._toml.read import TomlUnreadable, parse_toml
 from codegenie.eval.errors import BenchCasesInvalid, CaseProblem
-from codegenie.eval.manifest import render_key
 from codegenie.eval.models import TaskClass, class_path
 
 __all__ = (
@@ -327,38 +327,6 @@ class _CommonKeys(BaseModel):
     timeout: float = Field(DEFAULT_TIMEOUT, gt=0)
 
 
-_EXPECTED: Final = {
-    "string_type": "a string",
-    "int_type": "an integer",
-    "float_type": "a number",
-    "bool_type": "a boolean",
-    "list_type": "an array",
-    "tuple_type": "an array",
-    "set_type": "an array",
-    "dict_type": "a table",
-    "model_type": "a table",
-    "model_attributes_type": "a table",
-    "date_type": "a date",
-    "datetime_type": "a date-time",
-    "time_type": "a time",
-}
-_TOML_TYPES: Final = (
-    (bool, "a boolean"),
-    (str, "a string"),
-    (int, "an integer"),
-    (float, "a float"),
-    (dict, "a table"),
-    (list, "an array"),
-)
-
-
-def _toml_type(value: object) -> str:
-    for kind, name in _TOML_TYPES:
-        if isinstance(value, kind):
-            return name
-    return "a date or time"
-
-
 def _known_keys(case_model: type[BaseModel] | None) -> tuple[str, ...]:
     keys = list(RESERVED_KEYS)
     if case_model is not None:
@@ -520,14 +488,23 @@ class _CaseReader:
     def _schema_problems(
         self, file: str, case_id: str, errors: list[Any], positions: TomlPositions
     ) -> None:
-        for error in errors[:MAX_PROBLEMS_PER_FILE]:
-            self._schema_problem(file, case_id, error, positions)
+        known = _known_keys(self.case_model)
+
+        def known_keys(loc: KeyPath) -> tuple[str, ...]:
+            return known if len(loc) == 1 else ()
+
+        # The task-specific keys sit at the top of the file, beside the common ones.
+        located = [{**error, "loc": _file_key(error["loc"])} for error in errors]
+        shown = located[:MAX_PROBLEMS_PER_FILE]
+        # A case model may declare many keys: "did you mean" names one, never the list.
+        for problem in locate_errors(shown, positions.find, known_keys, list_known=False):
+            self._problem(
+                file, (problem.line, problem.column), problem.message, key=problem.key, case=case_id
+            )
         if len(errors) > MAX_PROBLEMS_PER_FILE:
             more = len(errors) - MAX_PROBLEMS_PER_FILE
             message = f"and {more} more problem{'s' if more != 1 else ''}, not listed"
-            first_unlisted = tuple(errors[MAX_PROBLEMS_PER_FILE]["loc"])
-            if first_unlisted[:1] == ("data",):
-                first_unlisted = first_unlisted[1:]
+            first_unlisted = located[MAX_PROBLEMS_PER_FILE]["loc"]
             self._problem(file, positions.find(first_unlisted), message, case=case_id)
 
     def _problem(
@@ -543,34 +520,11 @@ class _CaseReader:
         line, column = where
         self.problems.append(CaseProblem(Path(file), line, column, key, message, kind, case))
 
-    def _schema_problem(
-        self, file: str, case_id: str, error: Any, positions: TomlPositions
-    ) -> None:
-        kind: str = error["type"]
-        loc: KeyPath = tuple(error["loc"])
-        if loc[:1] == ("data",):
-            loc = loc[1:]  # the task-specific keys sit at the top of the file
-        message: str = error["msg"]
-        if kind == "missing":
-            parent = loc[:-1]
-            where = positions.find(parent) if parent else (1, 1)
-            message = f"missing required key {loc[-1]!r}"
-            self._problem(file, where, message, key=render_key(parent), case=case_id)
-            return
-        if kind == "extra_forbidden":
-            name = str(loc[-1])
-            message = f"unknown key {name!r}"
-            if len(loc) == 1:
-                known = _known_keys(self.case_model)
-                close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-                message += f"; did you mean {close[0]!r}?" if close else ""
-        elif kind in _EXPECTED:
-            message = f"expected {_EXPECTED[kind]}, got {_toml_type(error.get('input'))}"
-        elif message.startswith(("Value error, ", "Assertion failed, ")):
-            message = message.split(", ", 1)[1]
-        elif message.startswith("Input should be "):
-            message = "must be " + message.removeprefix("Input should be ")
-        self._problem(file, positions.find(loc), message, key=render_key(loc), case=case_id)
+
+def _file_key(loc: Sequence[str | int]) -> KeyPath:
+    """Return pydantic's ``loc`` as the key path in ``case.toml``: the model's keys at the top."""
+    path = tuple(loc)
+    return path[1:] if path[:1] == ("data",) else path
 
 
 def _safe_str(exc: BaseException) -> str:

@@ -29,6 +29,7 @@ from pathlib import Path, PurePath
 from typing import Any, Final, NoReturn, Protocol, final
 
 from codegenie.eval import registry as _registry_module
+from codegenie.eval._cache.memo import load_manifest_cached
 from codegenie.eval._imports import (
     ImportScope,
     describe_exception,
@@ -42,6 +43,7 @@ from codegenie.eval._imports import (
     shadow_file,
 )
 from codegenie.eval._logging import LazyLogger
+from codegenie.eval._manifest.model import BenchManifest
 from codegenie.eval._paths import absolute, find_manifest_path
 from codegenie.eval.cases import Case, read_cases
 from codegenie.eval.errors import (
@@ -56,7 +58,6 @@ from codegenie.eval.errors import (
     TaskClassRegistrationFailed,
     TaskClassRootConflict,
 )
-from codegenie.eval.manifest import BenchManifest, load_manifest_cached
 from codegenie.eval.models import TaskClass
 from codegenie.eval.naming import check_slug
 from codegenie.eval.registry import RegistrationSession, TaskClassRegistry

@@ -136,7 +136,7 @@ def shortlist(normalized: str, pool: list[str]) -> list[str]:
     one is cut to the names sharing the most distinct character pairs with
     ``normalized``, most first, ties in pool order. The manifest cache
     computes the very same list from its bigram index
-    (:meth:`codegenie.eval._cache.Entry.shortlist`).
+    (:meth:`codegenie.eval._cache.entry.Entry.shortlist`).
     """
     if len(pool) <= SHORTLIST_SIZE:
         return pool

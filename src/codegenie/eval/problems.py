@@ -59,8 +59,8 @@ from codegenie.eval.errors import (
 from codegenie.eval.naming import closest, normalize_slug, slug_problem
 
 if TYPE_CHECKING:
+    from codegenie.eval._manifest.model import BenchManifest
     from codegenie.eval._toml.positions import TomlPositions
-    from codegenie.eval.manifest import BenchManifest
 
 __all__ = (
     "Location",
@@ -294,8 +294,8 @@ def manifest_diagnostics(
 
 
 def _reread(path: Path) -> tuple[Mapping[str, Any], TomlPositions | None]:
+    from codegenie.eval._manifest.read import read_manifest_bytes  # noqa: PLC0415
     from codegenie.eval._toml.positions import TomlPositions  # noqa: PLC0415
-    from codegenie.eval.manifest import read_manifest_bytes  # noqa: PLC0415
 
     try:
         text = read_manifest_bytes(path).decode("utf-8")

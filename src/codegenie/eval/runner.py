@@ -9,10 +9,10 @@ from typing import Any, final
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from codegenie.eval._manifest.model import BenchManifest
 from codegenie.eval.cases import scan_cases
 from codegenie.eval.errors import EvalError, RunPlanError
 from codegenie.eval.loader import load_task_class
-from codegenie.eval.manifest import BenchManifest
 from codegenie.eval.models import TaskClass
 from codegenie.eval.registry import TaskClassRegistry
 

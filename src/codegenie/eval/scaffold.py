@@ -42,18 +42,15 @@ from typing import Final, final
 import tomli_w
 from pydantic import ValidationError
 
+from codegenie.eval._manifest.model import BenchManifest, ManifestEntry
+from codegenie.eval._manifest.read import read_manifest_bytes
+from codegenie.eval._manifest.schema import json_schema
 from codegenie.eval.errors import (
     BenchManifestInvalid,
     BenchManifestNotFound,
     EvalError,
     InvalidTaskClassName,
     ScaffoldConflict,
-)
-from codegenie.eval.manifest import (
-    BenchManifest,
-    ManifestEntry,
-    json_schema,
-    read_manifest_bytes,
 )
 from codegenie.eval.naming import check_slug, slug_to_identifier
 

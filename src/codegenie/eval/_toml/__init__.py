@@ -1,1 +1,5 @@
-"""TOML reading with positions and limits: bounded decode and parse, the plain-layout parser, the lexical pre-scan, and key positions."""
+"""TOML reading with positions and limits.
+
+Bounded decoding and parsing, the plain-layout parser, the lexical pre-scan
+of nesting and sizes, and where each key is written.
+"""

@@ -10,9 +10,9 @@ with bare keys; the plain layout of a ``case.toml`` adds ``key = true`` (or
 ``None`` for anything else (escapes, multi-line values, other arrays, floats,
 inline tables, dotted keys, a repeated key or table, a control character, an
 integer beyond 64 bits, a table name of many parts…), so the caller falls
-back to ``tomllib`` (after the bounds of :mod:`codegenie.eval._toml.limits`). Whatever it accepts, it reads to the
-very dict ``tomllib`` would: the tests check that on generated documents and
-on the toml-test suite.
+back to ``tomllib`` (after the bounds of :mod:`codegenie.eval._toml.limits`).
+Whatever it accepts, it reads to the very dict ``tomllib`` would: the tests
+check that on generated documents and on the toml-test suite.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ before ``tomllib`` sees it, and ``tomllib``'s own syntax errors turned into
 a line and column. Whatever the bytes, :func:`parse_toml` returns the
 document or raises :class:`TomlUnreadable`; nothing else escapes.
 
-``manifest._parse`` reads ``bench.toml`` through the same two steps, so one
+The manifest model reads ``bench.toml`` through the same two steps, so one
 kind of bad byte reads the same in ``bench.toml`` and in a ``case.toml``.
 """
 

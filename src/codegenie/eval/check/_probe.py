@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from codegenie.eval._manifest.model import BenchManifest, ManifestEntry
 from codegenie.eval._tracebacks import describe_failure
 from codegenie.eval.cases import scan_cases
 from codegenie.eval.errors import (
@@ -28,7 +29,6 @@ from codegenie.eval.errors import (
     TaskClassRegistrationFailed,
 )
 from codegenie.eval.loader import load_task_class
-from codegenie.eval.manifest import BenchManifest, ManifestEntry
 from codegenie.eval.models import TaskClass
 from codegenie.eval.registry import TaskClassRegistry
 

@@ -16,16 +16,13 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from codegenie.eval._manifest.model import BenchManifest, ManifestEntry
+from codegenie.eval._manifest.read import read_manifest_bytes
+from codegenie.eval._paths import MANIFEST_SIZE_LIMIT
 from codegenie.eval._toml.positions import TomlPositions
 from codegenie.eval.codes import diagnostic
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.errors import BenchManifestInvalid, BenchManifestNotFound
-from codegenie.eval.manifest import (
-    MANIFEST_SIZE_LIMIT,
-    BenchManifest,
-    ManifestEntry,
-    read_manifest_bytes,
-)
 from codegenie.eval.naming import slug_problem, slug_to_identifier
 from codegenie.eval.problems import (
     display_path,

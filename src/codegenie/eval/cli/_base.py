@@ -18,8 +18,8 @@ from codegenie.eval._version import __version__
 from codegenie.eval.errors import EvalError
 
 if TYPE_CHECKING:
+    from codegenie.eval._manifest.model import BenchManifest
     from codegenie.eval.diagnostics import Diagnostic
-    from codegenie.eval.manifest import BenchManifest
 
 __all__ = (
     "EXIT_USAGE",
@@ -187,11 +187,9 @@ def columns(rows: Sequence[tuple[str, ...]]) -> str:
 
 def load_manifest(args: argparse.Namespace, out: Output) -> BenchManifest:
     """Read ``--manifest``, else the nearest ``bench.toml``; remember it for error reports."""
-    from codegenie.eval.manifest import (  # noqa: PLC0415
-        BenchManifest,
-        find_manifest,
-        load_manifest_cached,
-    )
+    from codegenie.eval._cache.memo import load_manifest_cached  # noqa: PLC0415
+    from codegenie.eval._manifest.model import BenchManifest  # noqa: PLC0415
+    from codegenie.eval._manifest.read import find_manifest  # noqa: PLC0415
 
     path = args.manifest if args.manifest is not None else find_manifest(Path.cwd())
     if getattr(args, "no_cache", False):

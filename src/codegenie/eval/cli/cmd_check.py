@@ -16,8 +16,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
 
     Exit 0 when there is no error (and, under ``--strict``, no warning), else 1.
     """
+    from codegenie.eval._manifest.read import find_manifest  # noqa: PLC0415
     from codegenie.eval.check import run_check  # noqa: PLC0415
-    from codegenie.eval.manifest import find_manifest  # noqa: PLC0415
 
     path = args.manifest if args.manifest is not None else find_manifest(Path.cwd())
     report = run_check(

@@ -3,41 +3,31 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from codegenie.eval._output import escape_control
-from codegenie.eval.cli._base import Command, Output
+from codegenie.eval.cli._base import Command, Output, load_manifest
 
 __all__ = ("COMMAND",)
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
-    """Print slug, module and root of every entry; validated entries come from the cache."""
-    from codegenie.eval import _listing  # noqa: PLC0415
-    from codegenie.eval.manifest import (  # noqa: PLC0415
-        BenchManifest,
-        find_manifest,
-        read_manifest_bytes,
-    )
+    """Print slug, module and root of every entry; a validated manifest comes from the cache."""
+    from codegenie.eval._cache.listing import render_json, render_text  # noqa: PLC0415
     from codegenie.eval.problems import display_path  # noqa: PLC0415
 
-    path = (args.manifest or find_manifest(Path.cwd())).absolute()
-    data = read_manifest_bytes(path)
-    listing = None if args.no_cache else _listing.read_cached(data)
-    if listing is None:
-        manifest = BenchManifest.from_bytes(data, path)
-        listing = (
-            list(manifest.slugs()),
-            [entry.module for _, entry in manifest],
-            [entry.root for _, entry in manifest],
-        )
-        if not args.no_cache:
-            _listing.store(data, listing)
+    manifest = load_manifest(args, out)
+    entries = [entry for _, entry in manifest]
+    listing = (
+        list(manifest.slugs()),
+        [entry.module for entry in entries],
+        [entry.root for entry in entries],
+    )
+    path = manifest.path
     if out.json:
-        out.stdout.write(_listing.render_json(str(path), listing))
+        out.stdout.write(render_json(str(path), listing))
     else:
         slugs, modules, roots = ([escape_control(cell) for cell in column] for column in listing)
-        out.stdout.write(_listing.render_text((slugs, modules, roots)))
+        out.stdout.write(render_text((slugs, modules, roots)))
     if not listing[0]:
         out.note(f"{display_path(path)}: no task classes declared")
     return 0

@@ -12,7 +12,7 @@ from codegenie.eval.cli._base import Command, Output, load_manifest
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from codegenie.eval.manifest import BenchManifest
+    from codegenie.eval._manifest.model import BenchManifest
     from codegenie.eval.models import TaskClass
 
 __all__ = ("COMMAND", "describe", "document", "root_for")

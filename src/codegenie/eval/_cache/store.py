@@ -1,7 +1,8 @@
 """Writing the cache of validated manifests: encoding an entry, writing it safely, pruning.
 
-The format and the rules are :mod:`codegenie.eval._cache`'s; this half is
-imported only when an entry is written, so that reading stays cheap.
+The format is :mod:`codegenie.eval._cache.entry`'s and the rules
+:mod:`codegenie.eval._cache.directory`'s; this is the one writer of manifest
+entries, imported only when an entry is written, so that reading stays cheap.
 """
 
 from __future__ import annotations
@@ -9,23 +10,20 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from codegenie.eval import _cache
-from codegenie.eval._cache import (
-    _KEY_NAME,
-    _KEY_SIZE,
-    _MAGIC,
-    _O_CLOEXEC,
-    _O_NOFOLLOW,
-    _SUFFIX,
-    Positions,
-    _checksum,
-    _open_directory,
-    _read_key,
-    _section_hash,
-    digest,
+from codegenie.eval._cache import directory as _directory
+from codegenie.eval._cache.directory import (
+    checksum,
+    hash_hex,
+    open_directory,
+    prune,
+    read_or_make_key,
+    write_atomically,
 )
+from codegenie.eval._cache.entry import DIRECTORY, MAGIC, SUFFIX, Positions, digest
+from codegenie.eval._cache.listing import Listing, render_text
+from codegenie.eval._toml.positions import entry_positions
 
-__all__ = ("BLOCK_SIZE", "GRAMS_FROM", "store")
+__all__ = ("BLOCK_SIZE", "GRAMS_FROM", "store", "store_listing")
 
 #: Entries per sorted block: a lookup reads and checks one block of this many.
 BLOCK_SIZE = 256
@@ -35,13 +33,38 @@ GRAMS_FROM = 16384
 
 _KEEP = 32  # cache entries kept; older ones are removed when a new one is written
 _KEEP_BYTES = 256 * 1024 * 1024  # ... and no more than this in all (the newest is always kept)
-_TEMP_PREFIX = "tmp-"
-_TEMP_SUFFIX = ".partial"
-_STALE_TEMP_SECONDS = 3600.0
 _HEX = frozenset("0123456789abcdef")
-_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
-# slug, module, root, then the six positions (see _cache.Positions)
+# slug, module, root, then the six positions (see entry.Positions)
 _RECORD = "%s\t%s\t%s\t%d %d %d %d %d %d"
+
+
+def store_listing(data: bytes, listing: Listing, *, version: int) -> None:
+    """Cache the manifest whose bytes are ``data`` and which validated into ``listing``.
+
+    The caller vouches that ``data`` validated into these slugs, modules and
+    roots (in file order), with ``schema-version`` ``version``. Never raises;
+    does nothing for a manifest without slugs, or when the cache directory
+    cannot be made private to this user. The positions the cache keeps for
+    error messages are read from ``data`` itself
+    (:func:`codegenie.eval._toml.positions.entry_positions`).
+    """
+    slugs, modules, roots = listing
+    if not slugs:
+        return
+    try:
+        version_at, table_at, positions = entry_positions(data.decode(), slugs)
+    except (UnicodeDecodeError, ValueError):
+        return
+    store(
+        data,
+        slugs,
+        modules,
+        roots,
+        positions,
+        schema_version=version,
+        globals_=(version_at, table_at),
+        text=render_text(listing),
+    )
 
 
 def store(
@@ -65,18 +88,18 @@ def store(
     nothing for a manifest without slugs, or when the cache directory cannot
     be made private to this user.
     """
-    if not slugs or not _cache._SUPPORTED:
+    if not slugs or not _directory.SUPPORTED:
         return
     if not len(slugs) == len(modules) == len(roots) == len(positions):
         return
     try:
-        directory = _open_directory(create=True)
+        directory = open_directory(DIRECTORY, create=True)
     except OSError:
         return
     if directory is None:
         return
     try:
-        key = _read_key(directory) or _new_key(directory)
+        key = read_or_make_key(directory)
         manifest_digest = digest(data)
         globals_line = " ".join(map(str, (schema_version, *globals_[0], *globals_[1])))
         entry = _encode(
@@ -86,8 +109,8 @@ def store(
             globals_line=globals_line,
             text=text,
         )
-        _write_into(directory, manifest_digest + _SUFFIX, entry)
-        _prune(directory)
+        write_atomically(directory, manifest_digest + SUFFIX, entry)
+        prune(directory, _own_entry, keep=_KEEP, keep_bytes=_KEEP_BYTES)
     except (OSError, ValueError):
         pass
     finally:
@@ -109,7 +132,7 @@ def _encode(
 
     def add(section: bytes) -> str:
         nonlocal size
-        span = f"{size},{len(section)},{_section_hash(section)}"
+        span = f"{size},{len(section)},{hash_hex(section)}"
         body.append(section)
         size += len(section)
         return span
@@ -139,9 +162,9 @@ def _encode(
         toc["grams"] = add("\n".join(directory).encode()) if directory else "-"
     contents = "\n".join(f"{name} {value}" for name, value in toc.items()).encode()
     toc_size = str(len(contents)).encode()
-    signed = b"\n".join((_MAGIC.encode(), manifest_digest.encode(), toc_size, contents))
+    signed = b"\n".join((MAGIC.encode(), manifest_digest.encode(), toc_size, contents))
     head = b"\n".join(
-        (_MAGIC.encode(), manifest_digest.encode(), _checksum(key, signed).encode(), toc_size)
+        (MAGIC.encode(), manifest_digest.encode(), checksum(key, signed).encode(), toc_size)
     )
     return b"".join([head, b"\n", contents, *body])
 
@@ -175,74 +198,5 @@ def _grams(slugs: Sequence[str]) -> list[tuple[str, str, bytes]]:
     return grams
 
 
-def _new_key(directory: int) -> bytes:
-    key = os.urandom(_KEY_SIZE)
-    _write_into(directory, _KEY_NAME, key)
-    return key
-
-
-def _write_into(directory: int, name: str, content: bytes) -> None:
-    """Write ``content`` to a fresh private file, then rename it to ``name`` (atomic)."""
-    temporary = ""
-    fd = -1
-    for _ in range(16):
-        temporary = f"{_TEMP_PREFIX}{os.urandom(8).hex()}{_TEMP_SUFFIX}"
-        try:
-            fd = os.open(temporary, _CREATE_FLAGS, 0o600, dir_fd=directory)
-            break
-        except FileExistsError:
-            continue
-    if fd < 0:
-        raise FileExistsError("no fresh temporary name in the cache directory")
-    try:
-        try:
-            view = memoryview(content)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        # Replaces whatever is at ``name`` — a planted link included — never its target.
-        os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
-    except OSError:
-        _unlink(directory, temporary)
-        raise
-
-
 def _own_entry(name: str) -> bool:
-    return len(name) == 64 + len(_SUFFIX) and name.endswith(_SUFFIX) and _HEX.issuperset(name[:64])
-
-
-def _own_temporary(name: str) -> bool:
-    return name.startswith(_TEMP_PREFIX) and name.endswith(_TEMP_SUFFIX)
-
-
-def _prune(directory: int) -> None:
-    """Keep the newest entries (32, 256 MiB); remove stale temporary files. Only our own names."""
-    import time  # noqa: PLC0415 - only when pruning
-
-    entries = []
-    now = time.time()
-    with os.scandir(directory) as listing:
-        for item in listing:
-            try:
-                status = item.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if _own_entry(item.name):
-                entries.append((status.st_mtime, status.st_size, item.name))
-            elif _own_temporary(item.name) and now - status.st_mtime > _STALE_TEMP_SECONDS:
-                _unlink(directory, item.name)
-    entries.sort(reverse=True)
-    total = 0
-    for kept, (_, size, name) in enumerate(entries):
-        total += size
-        if kept >= _KEEP or (kept and total > _KEEP_BYTES):
-            _unlink(directory, name)
-
-
-def _unlink(directory: int, name: str) -> None:
-    # Not contextlib.suppress: importing contextlib costs this path ~3 ms.
-    try:  # noqa: SIM105
-        os.unlink(name, dir_fd=directory)
-    except OSError:
-        pass
+    return len(name) == 64 + len(SUFFIX) and name.endswith(SUFFIX) and _HEX.issuperset(name[:64])

@@ -1,14 +1,15 @@
 """``codegenie-bench list``: its output, served from the manifest cache when it can be.
 
 Listing a large manifest is dominated by reading and validating it. The
-validated manifest is therefore cached (:mod:`codegenie.eval._cache`, the one
-cache of validated manifests, keyed on the BLAKE2b-256 digest of the
+validated manifest is therefore cached (:mod:`codegenie.eval._cache.entry`,
+the one cache of validated manifests, keyed on the BLAKE2b-256 digest of the
 manifest's bytes and on this package's version), with ``list``'s text output
 ready to print. :func:`fast_list` serves a plain ``list`` straight from that
 cache with nothing heavier than the built-in ``_blake2`` imported; on any
 doubt (no cache entry, a corrupt, truncated or foreign one, an unusual command
-line) it returns ``None`` and the full command line runs, validates the
-manifest and writes the cache (:func:`store`).
+line) it returns ``None`` and the full command line runs, reading the
+manifest as every command does (:func:`codegenie.eval._cache.memo.load_manifest_cached`,
+which validates it and writes the cache).
 
 This module imports only the standard library's lightest modules: it runs
 before the rest of the package on the cached path.
@@ -19,14 +20,14 @@ from __future__ import annotations
 import os
 import sys
 
-from codegenie.eval import _cache
+from codegenie.eval._cache.entry import Damaged, digest, open_entry
 from codegenie.eval._paths import FileRefused, absolute, find_manifest_path, read_regular_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-__all__ = ("Listing", "fast_list", "read_cached", "render_json", "render_text", "store")
+__all__ = ("Listing", "fast_list", "read_cached", "render_json", "render_text")
 
 # slugs, modules and roots, in manifest order
 Listing = tuple[list[str], list[str], list[str]]
@@ -37,7 +38,7 @@ def read_cached(data: bytes) -> Listing | None:
 
     Never raises: a missing, foreign, damaged or unsafe cache is a miss.
     """
-    entry = _cache.open_entry(_cache.digest(data))
+    entry = open_entry(digest(data))
     if entry is None:
         return None
     try:
@@ -45,51 +46,11 @@ def read_cached(data: bytes) -> Listing | None:
         records = entry.records()
         modules = [records[slug][0] for slug in slugs]
         roots = [records[slug][1] for slug in slugs]
-    except (_cache.Damaged, KeyError, UnicodeDecodeError):
+    except (Damaged, KeyError, UnicodeDecodeError):
         return None
     finally:
         entry.close()
     return list(slugs), modules, roots
-
-
-def store(data: bytes, listing: Listing, *, version: int | None = None) -> None:
-    """Cache the manifest whose bytes are ``data`` and which validated into ``listing``.
-
-    The caller vouches that ``data`` validated into these slugs, modules and
-    roots (in file order), with ``schema-version`` ``version`` (default: the
-    only version this package reads; nothing is stored when it reads
-    several). Never raises; does nothing for a manifest without slugs, or
-    when the cache directory cannot be made private to this user. The
-    positions the cache keeps for error messages are read from ``data``
-    itself (see :func:`codegenie.eval._toml.positions.entry_positions`).
-    """
-    slugs, modules, roots = listing
-    if not slugs:
-        return
-    # Not on the fast path: a store follows a full validation.
-    from codegenie.eval import _cache_store  # noqa: PLC0415
-    from codegenie.eval._toml.positions import entry_positions  # noqa: PLC0415
-    from codegenie.eval.manifest import SUPPORTED_SCHEMA_VERSIONS  # noqa: PLC0415
-
-    supported: tuple[int, ...] = SUPPORTED_SCHEMA_VERSIONS
-    if version is None:
-        if len(supported) != 1:
-            return
-        version = supported[0]
-    try:
-        version_at, table_at, positions = entry_positions(data.decode(), slugs)
-    except (UnicodeDecodeError, ValueError):
-        return
-    _cache_store.store(
-        data,
-        slugs,
-        modules,
-        roots,
-        positions,
-        schema_version=version,
-        globals_=(version_at, table_at),
-        text=render_text(listing),
-    )
 
 
 def render_text(listing: Listing) -> str:
@@ -105,7 +66,7 @@ def render_text(listing: Listing) -> str:
 
 
 def render_json(manifest: str, listing: Listing) -> str:
-    """Return the JSON output (design section 7)."""
+    """Return the JSON output: the manifest's path and every entry's slug, module and root."""
     import json  # noqa: PLC0415 - not on the cheap text path
 
     slugs, modules, roots = listing
@@ -166,12 +127,12 @@ def fast_list(argv: Sequence[str]) -> int | None:
     if fmt == "json":
         listing = read_cached(data)
         return None if listing is None else _write(render_json(path, listing))
-    entry = _cache.open_entry(_cache.digest(data))
+    entry = open_entry(digest(data))
     if entry is None:
         return None
     try:
         output = entry.text()
-    except _cache.Damaged:
+    except Damaged:
         return None
     finally:
         entry.close()

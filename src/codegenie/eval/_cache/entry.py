@@ -13,83 +13,50 @@ found by a binary search over the blocks' first slugs and one block read,
 whatever the number of slugs. Large manifests also get a bigram index for
 suggestions (:meth:`Entry.shortlist`).
 
-The cache is an optimisation that can never change an answer (design
-section 10); anything off is a miss, never an error:
-
-- its directory is created private (0700) and is used only when it is a real
-  directory (not a symbolic link) owned by this user and writable by nobody
-  else; it is opened once and every file in it is reached through that open
-  directory, so swapping the path afterwards changes nothing;
-- an entry is read only when it is a regular file owned by this user (opened
-  with ``O_NOFOLLOW | O_NONBLOCK``, checked with ``fstat``) of bounded size;
-- an entry records the digest of the manifest it describes, and a keyed
-  checksum (BLAKE2b keyed with a random key kept in the directory, readable
-  only by this user) of its header and table of contents; the table of
-  contents holds the BLAKE2b of every section, and a section is checked
-  against it each time it is read. An entry edited by hand, even with its
-  checksums recomputed, or one copied from another account, is a miss;
-- entries are written to a fresh private temporary file (``O_CREAT |
-  O_EXCL | O_NOFOLLOW``, mode 0600, a random name) and renamed into place, so
-  a link planted in the directory is replaced, never written through;
-- pruning removes only names this cache writes (``<digest>.cache`` and its
-  own stale temporary files), keeping the 32 newest entries and at most
-  256 MiB of them.
+The directory follows the rules of :mod:`codegenie.eval._cache.directory`
+(private, keyed checksum, atomic writes): anything off is a miss, never an
+error. An entry records the digest of the manifest it describes and, under
+the directory's keyed checksum, its header and table of contents; the table
+of contents holds the BLAKE2b of every section, and a section is checked
+against it each time it is read. Pruning keeps the 32 newest entries and at
+most 256 MiB of them.
 
 Entries are immutable once renamed into place: an :class:`Entry` keeps its
 file open and reads sections on demand, so an entry pruned or replaced by
 another process meanwhile is still read whole and consistent.
 
-This module reads the cache, and imports only the standard library's lightest
+This module reads entries, and imports only the standard library's lightest
 modules: the cached ``list`` runs it before anything else is imported. Writing
-is :mod:`codegenie.eval._cache_store`'s, imported when an entry is stored.
+is :mod:`codegenie.eval._cache.store`'s, imported when an entry is stored.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 
-from codegenie.eval._paths import MANIFEST_SIZE_LIMIT, cache_dir
+from codegenie.eval._cache import directory as _directory
+from codegenie.eval._cache.directory import (
+    checksum,
+    hash_hex,
+    open_directory,
+    open_private,
+    read_key,
+)
+from codegenie.eval._paths import MANIFEST_SIZE_LIMIT
 from codegenie.eval._version import __version__
 
-try:
-    # The built-in module: hashlib would load OpenSSL (~3 ms, a tenth of a cached list).
-    from _blake2 import blake2b
-except ImportError:  # a Python built without it
-    from hashlib import blake2b
+__all__ = ("DIRECTORY", "MAGIC", "SUFFIX", "Damaged", "Entry", "Positions", "digest", "open_entry")
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    pass
-
-__all__ = ("Damaged", "Entry", "Positions", "digest", "open_entry")
-
-_MAGIC = f"codegenie-eval manifest cache 3 {__version__}"
-_SUFFIX = ".cache"
-_KEY_NAME = "key"
-_KEY_SIZE = 32
+#: The cache directory's name under the cache home.
+DIRECTORY = "manifests"
+#: An entry's first line: the format and this package's version.
+MAGIC = f"codegenie-eval manifest cache 3 {__version__}"
+#: An entry's name is the manifest's digest and this suffix.
+SUFFIX = ".cache"
 # What an entry holds is derived from the manifest's bytes (at most 16 MiB):
 # its strings twice, positions and the bigram index stay within four times that.
 _MAX_ENTRY = 4 * MANIFEST_SIZE_LIMIT + (1 << 20)
 _HEAD_READ = 1 << 16
-
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _O_NOFOLLOW | _O_CLOEXEC
-_READ_FLAGS = (
-    os.O_RDONLY | _O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-) | _O_CLOEXEC
-# Every file is reached through the open directory, and sections are read at
-# an offset: without that (Windows), there is no cache at all rather than one
-# open to races.
-_SUPPORTED = (
-    bool(_O_NOFOLLOW)
-    and hasattr(os, "pread")
-    and os.open in os.supports_dir_fd
-    and os.rename in os.supports_dir_fd  # os.replace is not listed, but takes what rename takes
-    and os.unlink in os.supports_dir_fd
-    and os.scandir in os.supports_fd
-)
 
 #: Where an entry's table header, ``module`` key and ``root`` key are written:
 #: ``(header_line, header_column, module_line, module_column, root_line, root_column)``.
@@ -102,80 +69,7 @@ class Damaged(Exception):
 
 def digest(data: bytes) -> str:
     """Return the key of the manifest whose bytes are ``data``: its BLAKE2b-256, in hex."""
-    return blake2b(data, digest_size=32).hexdigest()
-
-
-def _section_hash(data: bytes) -> str:
-    return blake2b(data, digest_size=32).hexdigest()
-
-
-def _checksum(key: bytes, signed: bytes) -> str:
-    return blake2b(signed, key=key, digest_size=32).hexdigest()
-
-
-# -- the directory -------------------------------------------------------------------
-
-
-def _foreign(status: os.stat_result) -> bool:
-    """Whether another user owns the file (never, where there are no user ids)."""
-    owner = os.geteuid() if hasattr(os, "geteuid") else None
-    return owner is not None and status.st_uid != owner
-
-
-def _open_directory(*, create: bool) -> int | None:
-    """Open the cache directory; ``None`` unless it is private to this user."""
-    path = os.path.join(cache_dir(), "manifests")
-    if create:
-        missing = []
-        directory = path
-        while not os.path.isdir(directory) and os.path.dirname(directory) != directory:
-            missing.append(directory)
-            directory = os.path.dirname(directory)
-        for directory in reversed(missing):  # XDG: create missing directories 0700
-            try:  # noqa: SIM105 - contextlib costs this path ~3 ms
-                os.mkdir(directory, 0o700)
-            except FileExistsError:
-                pass
-    fd = os.open(path, _DIR_FLAGS)
-    status = os.fstat(fd)
-    if not stat.S_ISDIR(status.st_mode) or status.st_mode & 0o022 or _foreign(status):
-        os.close(fd)
-        return None
-    return fd
-
-
-def _open_private(directory: int, name: str, limit: int) -> tuple[int, int] | None:
-    """Open ``name`` if it is a regular file of this user's of ``limit`` bytes at most.
-
-    Returns the descriptor and the file's size, or ``None``.
-    """
-    try:
-        fd = os.open(name, _READ_FLAGS, dir_fd=directory)
-    except OSError:  # missing, a symbolic link (ELOOP), a socket (ENXIO)...
-        return None
-    try:
-        status = os.fstat(fd)
-    except OSError:
-        os.close(fd)
-        return None
-    if not stat.S_ISREG(status.st_mode) or status.st_size > limit or _foreign(status):
-        os.close(fd)
-        return None
-    return fd, status.st_size
-
-
-def _read_key(directory: int) -> bytes | None:
-    opened = _open_private(directory, _KEY_NAME, _KEY_SIZE)
-    if opened is None:
-        return None
-    fd, _ = opened
-    try:
-        key = os.read(fd, _KEY_SIZE + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return key if len(key) == _KEY_SIZE else None
+    return hash_hex(data)
 
 
 # -- reading -------------------------------------------------------------------------
@@ -286,7 +180,7 @@ class Entry:
             data = _pread_exactly(self._fd, length, self._body + offset)
         except OSError as exc:
             raise Damaged(str(exc)) from None
-        if _section_hash(data) != expected:
+        if hash_hex(data) != expected:
             raise Damaged("a section does not match its checksum")
         return data
 
@@ -442,17 +336,17 @@ def open_entry(manifest_digest: str) -> Entry | None:
     entry's header and table of contents are authenticated here; its
     sections are checked as they are read.
     """
-    if not _SUPPORTED:
+    if not _directory.SUPPORTED:  # looked up here: tests turn the cache off
         return None
     try:
-        directory = _open_directory(create=False)
+        directory = open_directory(DIRECTORY, create=False)
     except OSError:
         return None
     if directory is None:
         return None
     try:
-        opened = _open_private(directory, manifest_digest + _SUFFIX, _MAX_ENTRY)
-        key = _read_key(directory) if opened is not None else None
+        opened = open_private(directory, manifest_digest + SUFFIX, _MAX_ENTRY)
+        key = read_key(directory) if opened is not None else None
     except OSError:
         return None
     finally:
@@ -472,11 +366,11 @@ def open_entry(manifest_digest: str) -> Entry | None:
 
 def _authenticate(fd: int, size: int, manifest_digest: str, key: bytes) -> Entry | None:
     head = os.pread(fd, min(size, _HEAD_READ), 0)
-    magic, recorded, checksum, toc_size, _ = head.split(b"\n", 4)
-    if magic.decode() != _MAGIC or recorded.decode() != manifest_digest:
+    magic, recorded, signature, toc_size, _ = head.split(b"\n", 4)
+    if magic.decode() != MAGIC or recorded.decode() != manifest_digest:
         os.close(fd)
         return None
-    toc_start = len(magic) + len(recorded) + len(checksum) + len(toc_size) + 4
+    toc_start = len(magic) + len(recorded) + len(signature) + len(toc_size) + 4
     toc_length = int(toc_size)
     if toc_length < 0 or toc_start + toc_length > size:
         raise ValueError("a table of contents beyond the entry")
@@ -484,7 +378,7 @@ def _authenticate(fd: int, size: int, manifest_digest: str, key: bytes) -> Entry
     if len(toc) < toc_length:
         toc = _pread_exactly(fd, toc_length, toc_start)
     signed = b"\n".join((magic, recorded, toc_size, toc))
-    if _checksum(key, signed) != checksum.decode():
+    if checksum(key, signed) != signature.decode():
         os.close(fd)
         return None
     return Entry(fd, size, toc_start + toc_length, manifest_digest, toc.decode())

@@ -1,0 +1,1 @@
+"""The manifest: its model, reading and finding the file, and its JSON Schema."""

@@ -1,0 +1,611 @@
+"""``bench.toml``'s model: the schema, and validating bytes into it with every problem located.
+
+The manifest is the one declarative list of task classes::
+
+    #:schema ./docs/bench.schema.json
+    schema-version = 1
+
+    [task-classes.vuln-remediation]
+    module = "bench.vuln_remediation.registration"
+    root = "bench"
+
+Validation turns every bad input (bad bytes, TOML syntax, schema violations)
+into ``BenchManifestInvalid``, which lists *every* problem of the file with
+its line and column. A document nested too deep, with a dotted key too long
+or an integer beyond 64 bits is refused at its line before ``tomllib`` sees
+it (:mod:`codegenie.eval._toml.limits`). Reading the file is
+:mod:`codegenie.eval._manifest.read`'s; serving a manifest from the cache of
+validated manifests is :mod:`codegenie.eval._cache`'s, which subclasses the
+model rather than reaching into it.
+"""
+
+from __future__ import annotations
+
+import functools
+import keyword
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Annotated, Any, Final, Protocol, Self
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from codegenie.eval._located import locate_errors, render_key
+from codegenie.eval._manifest.read import file_problem, find_manifest, read_manifest_bytes
+from codegenie.eval._paths import MANIFEST_NAME, MANIFEST_SIZE_LIMIT
+from codegenie.eval._toml.fast import parse_plain
+from codegenie.eval._toml.positions import KeyPath, Position, TomlPositions
+from codegenie.eval._toml.read import TomlUnreadable, decode_toml, load_toml
+from codegenie.eval.errors import BenchManifestInvalid, ManifestProblem, TaskClassNotFound
+from codegenie.eval.naming import (
+    MAX_SLUG_LENGTH,
+    RESERVED_SLUGS,
+    SLUG_PATTERN,
+    closest,
+    slug_problem,
+)
+
+__all__ = (
+    "MAX_PROBLEMS",
+    "SUPPORTED_SCHEMA_VERSIONS",
+    "BenchManifest",
+    "ManifestEntry",
+    "PositionFinder",
+)
+
+SUPPORTED_SCHEMA_VERSIONS: Final = (1,)
+
+_IDENT_PART: Final = r"[A-Za-z_][A-Za-z0-9_]*"
+# JSON Schema patterns for editors. They mirror the validators below, minus
+# the keyword checks, which a regular expression without look-ahead cannot
+# express; the validators are authoritative.
+_MODULE_PATTERN: Final = rf"^{_IDENT_PART}(\.{_IDENT_PART})+\.registration$"
+# No control characters (C0, DEL, C1): \xHH reads the same in ECMA-262, Rust and Python.
+_NOT_CONTROL: Final = r"\x00-\x1f\x7f-\x9f"
+_ROOT_COMPONENT: Final = (
+    rf"([^./\\{_NOT_CONTROL}][^/\\{_NOT_CONTROL}]*"
+    rf"|\.[^./\\{_NOT_CONTROL}][^/\\{_NOT_CONTROL}]*"
+    rf"|\.\.[^/\\{_NOT_CONTROL}]+)"
+)
+_ROOT_PATTERN: Final = rf"^({_ROOT_COMPONENT}/)*{_IDENT_PART}$"
+_ASCII_IDENT: Final = re.compile(_IDENT_PART)
+_MODULE_OK: Final = re.compile(rf"{_IDENT_PART}(?:\.{_IDENT_PART})+\.registration")
+_KEYWORDS: Final = frozenset(keyword.kwlist)
+_CONTROL: Final = re.compile(f"[{_NOT_CONTROL}]")
+
+
+def _fail(kind: str, message: str) -> PydanticCustomError:
+    # No context: the message is already rendered, and braces in user input
+    # must not be taken for placeholders.
+    return PydanticCustomError(kind, message)
+
+
+def _identifier_problem(part: str) -> str | None:
+    if not _ASCII_IDENT.fullmatch(part):
+        return "is not an ASCII Python identifier"
+    if keyword.iskeyword(part):
+        return "is a Python keyword"
+    return None
+
+
+def _check_module(value: str) -> str:
+    if _MODULE_OK.fullmatch(value) and _KEYWORDS.isdisjoint(value.split(".")):
+        return value  # the common case, decided in one match
+    parts = value.split(".")
+    for part in parts:
+        problem = _identifier_problem(part)
+        if problem is not None:
+            raise _fail("module_syntax", f"module {value!r}: part {part!r} {problem}")
+    if len(parts) < 3:
+        raise _fail(
+            "module_syntax",
+            f"module {value!r} must have at least three parts: '<root>.<package>.registration'",
+        )
+    raise _fail("module_syntax", f"module {value!r} must end in '.registration'")
+
+
+@functools.lru_cache(maxsize=1024)
+def _root_problem(value: str) -> str | None:
+    # Cached: a manifest repeats a handful of roots across all its entries.
+    if not value:
+        return "is empty"
+    control = _CONTROL.search(value)
+    if control is not None:
+        return f"contains a control character (U+{ord(control.group()):04X})"
+    if "\\" in value:
+        return "must use '/' as separator, not '\\'"
+    if value.startswith("/") or re.match(r"^[A-Za-z]:", value):
+        return "must be relative to the manifest's directory, not absolute"
+    parts = value.split("/")
+    if ".." in parts:
+        return "must stay inside the manifest's directory (no '..')"
+    if any(part in {"", "."} for part in parts):
+        return "must be a normalized path (no empty or '.' components)"
+    problem = _identifier_problem(parts[-1])
+    if problem is not None:
+        return f"must end in a directory named like a Python package; {parts[-1]!r} {problem}"
+    return None
+
+
+def _check_root(value: str) -> str:
+    problem = _root_problem(value)
+    if problem is not None:
+        raise _fail("root_syntax", f"root {value!r} {problem}")
+    return value
+
+
+def _check_slug(value: str) -> str:
+    reason = slug_problem(value)
+    if reason is not None:
+        raise _fail("slug_syntax", f"invalid task-class slug {value!r}: {reason}")
+    return value
+
+
+def _check_schema_version(value: int) -> int:
+    if value not in SUPPORTED_SCHEMA_VERSIONS:
+        supported = ", ".join(str(v) for v in SUPPORTED_SCHEMA_VERSIONS)
+        # str() of a huge int raises (over 4,300 digits): never print one whole.
+        shown = str(value) if value.bit_length() <= 64 else "(an integer beyond 64 bits)"
+        raise _fail(
+            "schema_version",
+            f"unsupported schema-version {shown}; this version of codegenie-eval "
+            f"reads schema-version {supported}",
+        )
+    return value
+
+
+Slug = Annotated[
+    str,
+    AfterValidator(_check_slug),
+    Field(
+        json_schema_extra={
+            "pattern": SLUG_PATTERN,
+            "minLength": 2,
+            "maxLength": MAX_SLUG_LENGTH,
+            "not": {"enum": sorted(RESERVED_SLUGS)},
+        }
+    ),
+]
+
+
+class PositionFinder(Protocol):
+    """Anything that says where a key of the manifest (or its nearest parent) is written."""
+
+    def find(self, key: KeyPath) -> Position:
+        """Return the (line, column) of ``key``, or of its nearest written parent."""
+        ...
+
+
+class ManifestEntry(BaseModel):
+    """One task class of the manifest: the module that registers it and its root.
+
+    ``module`` is ``<root package>.<package…>.registration`` and its first part
+    is the last component of ``root``; ``root`` is a relative POSIX path from
+    the manifest's directory that stays inside it.
+    """
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        strict=True,
+        json_schema_extra={
+            "description": "One task class: the module that registers it and the root "
+            "directory it must be loaded from."
+        },
+    )
+
+    module: Annotated[
+        str,
+        AfterValidator(_check_module),
+        Field(
+            description="Dotted path of the module that registers the task class.",
+            json_schema_extra={"pattern": _MODULE_PATTERN},
+        ),
+    ]
+    root: Annotated[
+        str,
+        AfterValidator(_check_root),
+        Field(
+            description="Directory of the root package, relative to the manifest.",
+            json_schema_extra={"pattern": _ROOT_PATTERN},
+        ),
+    ]
+
+    @model_validator(mode="after")
+    def _module_under_root(self) -> Self:
+        package = self.root.rpartition("/")[2]
+        if self.module.split(".", 1)[0] != package:
+            raise _fail(
+                "module_outside_root",
+                f"module {self.module!r} is not under root {self.root!r}: "
+                f"its first part must be {package!r}",
+            )
+        return self
+
+    @property
+    def package_parts(self) -> tuple[str, ...]:
+        """The module's parts between the root package and ``registration``."""
+        return tuple(self.module.split(".")[1:-1])
+
+    def case_dir(self, root_dir: Path) -> Path:
+        """Return the task-class directory under the resolved ``root_dir``."""
+        return root_dir.joinpath(*self.package_parts)
+
+    def registration_file(self, root_dir: Path) -> Path:
+        """Return the registration file under the resolved ``root_dir``."""
+        return self.case_dir(root_dir) / "registration.py"
+
+
+class BenchManifest(BaseModel):
+    """A validated ``bench.toml`` (schema version 1).
+
+    Build one with :meth:`load` (one file) or :meth:`discover` (the nearest
+    ``bench.toml``); both raise ``BenchManifestNotFound`` or
+    ``BenchManifestInvalid``. ``path`` is the file it was read from, and
+    relative roots are resolved against its directory.
+    """
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        strict=True,
+        validate_by_name=True,
+        validate_by_alias=True,
+        title="bench.toml",
+        json_schema_extra={
+            "description": "The codegenie-eval bench manifest: every task class, "
+            "the module that registers it and the root it must come from."
+        },
+    )
+
+    schema_version: Annotated[
+        int,
+        AfterValidator(_check_schema_version),
+        Field(
+            alias="schema-version",
+            description="Version of this file format; must be 1.",
+            json_schema_extra={"const": 1},
+        ),
+    ]
+    task_classes: Annotated[
+        dict[Slug, ManifestEntry],
+        Field(
+            alias="task-classes",
+            default_factory=dict,
+            description="Task classes by slug.",
+        ),
+    ]
+
+    _path: Path | None = PrivateAttr(default=None)
+    _text: str | None = PrivateAttr(default=None)
+    _positions: PositionFinder | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _unique_modules(self) -> Self:
+        if len({entry.module for entry in self.task_classes.values()}) == len(self.task_classes):
+            return self
+        duplicates = _duplicate_modules(self.task_classes)
+        if duplicates:
+            slug, module, first = duplicates[0]
+            raise _fail(
+                "duplicate_module",
+                f"task classes {first!r} and {slug!r} both name module {module!r}",
+            )
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        """Equal: a manifest read from the same path, declaring the same task classes.
+
+        A manifest served from the cache equals the one validation gives for
+        the same bytes.
+        """
+        if not isinstance(other, BaseModel):
+            return NotImplemented
+        if not isinstance(other, BenchManifest):
+            return False
+        if other is self:
+            return True
+        return (
+            self._path == other._path
+            and self.schema_version == other.schema_version
+            and self.task_classes == other.task_classes
+        )
+
+    # A mapping of task classes is no dictionary key (as when this was pydantic's).
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- reading ------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: Path | str) -> BenchManifest:
+        """Read and validate the manifest at ``path``.
+
+        Raises ``BenchManifestNotFound`` when there is no such file and
+        ``BenchManifestInvalid`` (with every problem, line and column) when its
+        bytes, TOML syntax or schema are wrong, or when it is not a regular
+        file of at most 16 MiB (see :func:`read_manifest_bytes`). Always
+        validates; :func:`load_manifest_cached` answers from the cache of
+        validated manifests instead.
+        """
+        file = Path(path).absolute()
+        return cls.from_bytes(read_manifest_bytes(file), file)
+
+    @classmethod
+    def discover(cls, start: Path | str = ".") -> BenchManifest:
+        """Read the nearest ``bench.toml`` in ``start`` or one of its parents.
+
+        Raises ``BenchManifestNotFound`` naming ``start/bench.toml`` when there
+        is none, and ``BenchManifestInvalid`` as :meth:`load` does.
+        """
+        return cls.load(find_manifest(Path(start)))
+
+    @classmethod
+    def from_bytes(cls, data: bytes, path: Path) -> BenchManifest:
+        """Validate manifest ``data`` as if read from ``path``.
+
+        Whatever ``data`` holds, this returns a manifest or raises
+        ``BenchManifestInvalid`` whose problems each have a line and column
+        (1-based): bytes over 16 MiB, bad UTF-8, TOML syntax, nesting deeper
+        than 32, a dotted key of more than 32 parts, an integer beyond 64
+        bits, and every schema problem. No other exception escapes.
+        """
+        return parse_manifest(data, path)
+
+    @classmethod
+    def trusted(cls, path: Path, entries: dict[str, ManifestEntry]) -> BenchManifest:
+        """Return a manifest of already-validated ``entries``, as if read from ``path``.
+
+        No validation runs: the caller vouches for the entries (``check``'s
+        workers, which receive entries its static pass validated). Positions
+        are unknown, so :meth:`position` answers ``(1, 1)``.
+        """
+        manifest = cls.model_construct(
+            schema_version=SUPPORTED_SCHEMA_VERSIONS[-1], task_classes=entries
+        )
+        manifest._path = path
+        return manifest
+
+    # -- what it says -------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        """The file this manifest was read from (``./bench.toml`` if built in memory)."""
+        return self._path if self._path is not None else Path(MANIFEST_NAME).absolute()
+
+    @property
+    def directory(self) -> Path:
+        """The directory relative roots are resolved against."""
+        return self.path.parent
+
+    def slugs(self) -> tuple[str, ...]:
+        """Return the declared slugs, in file order."""
+        return tuple(self.task_classes)
+
+    def __iter__(self) -> Iterator[tuple[str, ManifestEntry]]:  # type: ignore[override]
+        """Iterate over ``(slug, entry)`` pairs, in file order."""
+        return iter(self.task_classes.items())
+
+    def __contains__(self, slug: object) -> bool:
+        return slug in self.task_classes
+
+    def entry(self, slug: str) -> ManifestEntry:
+        """Return the entry of ``slug``.
+
+        Raises ``TaskClassNotFound`` with the closest declared slugs as
+        suggestions when the manifest does not declare it.
+        """
+        try:
+            return self.task_classes[slug]
+        except KeyError:
+            names = self.slugs()
+            raise TaskClassNotFound(
+                slug,
+                looked_up_in=str(self.path),
+                available_names=names,
+                suggestions=closest(slug, names),
+            ) from None
+
+    def root_dir(self, slug: str) -> Path:
+        """Return the root directory of ``slug``, absolute but not resolved."""
+        return self.directory / self.entry(slug).root
+
+    def position(self, *key: str | int) -> tuple[int, int]:
+        """Return the (line, column) where ``key`` (or its nearest parent) is written.
+
+        ``manifest.position("task-classes", "foo")`` is the line of
+        ``[task-classes.foo]``. Returns ``(1, 1)`` for a manifest built in memory.
+        """
+        if self._positions is None:
+            if self._text is None:
+                return (1, 1)
+            self._positions = TomlPositions(self._text)
+        return self._positions.find(key)
+
+    def to_toml(self) -> str:
+        """Return the manifest as TOML text (without comments)."""
+        import tomli_w  # noqa: PLC0415 - only writers need it
+
+        return tomli_w.dumps(self.model_dump(by_alias=True))
+
+
+# -- validating, with every problem located ----------------------------------
+
+
+def _known_keys(loc: KeyPath) -> tuple[str, ...]:
+    """Return the keys the table holding ``loc[-1]`` may have."""
+    if len(loc) == 1:
+        return ("schema-version", "task-classes")
+    if len(loc) == 3 and loc[0] == "task-classes":
+        return ("module", "root")
+    return ()
+
+
+def _slug_of(loc: KeyPath) -> str | None:
+    """Return the slug a problem at ``loc`` belongs to, if it belongs to one."""
+    slug = loc[1] if len(loc) > 1 and loc[0] == "task-classes" else None
+    return slug if isinstance(slug, str) else None
+
+
+def _manifest_errors(errors: list[Any]) -> Iterator[Any]:
+    """Pydantic's errors as the manifest locates them: a module's root problem at ``module``.
+
+    Duplicate modules are left out: :func:`_duplicate_problems` reports each
+    with its own position.
+    """
+    for error in errors:
+        if error["type"] == "duplicate_module":
+            continue
+        if error["type"] == "module_outside_root":
+            yield {**error, "loc": (*error["loc"], "module")}
+        else:
+            yield error
+
+
+def _duplicate_modules(entries: Mapping[str, object]) -> list[tuple[str, str, str]]:
+    """Return ``(slug, module, first_slug)`` for every entry reusing a module."""
+    first_by_module: dict[str, str] = {}
+    duplicates = []
+    for slug, entry in entries.items():
+        module = entry.module if isinstance(entry, ManifestEntry) else None
+        if isinstance(entry, Mapping):
+            module = entry.get("module")
+        if not isinstance(module, str):
+            continue
+        first = first_by_module.setdefault(module, slug)
+        if first != slug:
+            duplicates.append((slug, module, first))
+    return duplicates
+
+
+def _duplicate_problems(
+    raw: Mapping[str, object], positions: TomlPositions, limit: int
+) -> tuple[list[ManifestProblem], int]:
+    """Return the first ``limit`` duplicate-module problems, and how many there are."""
+    entries = raw.get("task-classes")
+    if not isinstance(entries, Mapping):
+        return [], 0
+    problems = []
+    duplicates = _duplicate_modules(entries)
+    for slug, module, first in duplicates[:limit]:
+        key: KeyPath = ("task-classes", slug, "module")
+        problems.append(
+            ManifestProblem(
+                *positions.find(key),
+                render_key(key),
+                f"module {module!r} is already the module of {first!r}; "
+                "each task class needs its own module",
+                "duplicate-module",
+                slug,
+            )
+        )
+    return problems, len(duplicates)
+
+
+def _unreadable(path: Path, exc: TomlUnreadable) -> BenchManifestInvalid:
+    """Return the manifest error for bytes the TOML reader refused, at the place it names."""
+    return BenchManifestInvalid(
+        path, (ManifestProblem(exc.line, exc.column, "", exc.message, "syntax"),)
+    )
+
+
+def parse_manifest(data: bytes, path: Path) -> BenchManifest:
+    """Validate manifest ``data`` read from ``path``: :meth:`BenchManifest.from_bytes`."""
+    if len(data) > MANIFEST_SIZE_LIMIT:
+        message = f"the manifest is {len(data)} bytes; manifests over 16 MiB are not read"
+        raise BenchManifestInvalid(path, (file_problem(message),))
+    try:
+        text = decode_toml(data)
+        raw = parse_plain(text)
+        if raw is None:
+            raw = load_toml(text)
+    except TomlUnreadable as exc:
+        raise _unreadable(path, exc) from None
+    try:
+        manifest = BenchManifest.model_validate(raw, by_alias=True, by_name=False)
+    except ValidationError as exc:
+        raise BenchManifestInvalid(path, _schema_problems(exc, raw, text)) from None
+    manifest._path = path
+    manifest._text = text
+    return manifest
+
+
+#: Problems listed at most: a file with more (a hostile or generated one) ends
+#: its list with one problem saying how many more there are.
+MAX_PROBLEMS: Final = 1000
+
+
+def _schema_problems(
+    exc: ValidationError, raw: dict[str, Any], text: str
+) -> tuple[ManifestProblem, ...]:
+    """Every schema problem of ``raw``, located in ``text`` — the first MAX_PROBLEMS of them."""
+    positions = TomlPositions(text)
+    total = exc.error_count()
+    errors = None
+    if total > MAX_PROBLEMS:
+        # Converting a million pydantic errors takes seconds: list those of
+        # the document's beginning, validated again on its own.
+        try:
+            BenchManifest.model_validate(
+                _beginning(raw, 4 * MAX_PROBLEMS), by_alias=True, by_name=False
+            )
+        except ValidationError as cut:
+            if cut.error_count() >= MAX_PROBLEMS:
+                errors = cut.errors(include_url=False)
+    if errors is None:
+        errors = exc.errors(include_url=False)
+    errors = errors[: 4 * MAX_PROBLEMS]  # in document order: enough to pick the first
+    problems = [
+        ManifestProblem(
+            problem.line, problem.column, problem.key, problem.message, slug=_slug_of(problem.loc)
+        )
+        for problem in locate_errors(_manifest_errors(errors), positions.find, _known_keys)
+    ]
+    duplicates, duplicate_count = _duplicate_problems(raw, positions, MAX_PROBLEMS + 1)
+    problems += duplicates
+    problems.sort(key=lambda p: (p.line, p.column, p.key))
+    if total <= MAX_PROBLEMS:  # every error was converted: count exactly
+        total = len(problems) - len(duplicates)
+    total += duplicate_count
+    if total <= MAX_PROBLEMS:
+        return tuple(problems)
+    shown = problems[:MAX_PROBLEMS]
+    first_unlisted = problems[MAX_PROBLEMS] if len(problems) > MAX_PROBLEMS else shown[-1]
+    line, column = first_unlisted.line, first_unlisted.column
+    more = total - MAX_PROBLEMS
+    summary = f"and {more} more problem{'s' if more != 1 else ''}, not listed; fix these first"
+    return (*shown, ManifestProblem(line, column, "", summary))
+
+
+def _beginning(raw: dict[str, Any], budget: int) -> dict[str, Any]:
+    """Return ``raw`` cut to about ``budget`` keys (known keys kept): its errors come first."""
+    known = {"module", "root"}
+    cut: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key == "task-classes" and isinstance(value, dict):
+            entries: dict[str, Any] = {}
+            for slug, entry in value.items():
+                if budget <= 0:
+                    break
+                budget -= 1
+                if not isinstance(entry, dict):
+                    entries[slug] = entry
+                    continue
+                entries[slug] = kept = {}
+                for name, item in entry.items():
+                    if name in known or budget > 0:
+                        kept[name] = item
+                        budget -= name not in known
+            cut[key] = entries
+        elif key == "schema-version" or budget > 0:
+            budget -= key != "schema-version"
+            cut[key] = value
+    return cut
