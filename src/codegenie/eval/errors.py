@@ -33,10 +33,13 @@ __all__ = (
     "CaseNotFound",
     "CaseProblem",
     "EvalError",
+    "InitConflict",
     "InvalidTaskClassName",
     "ManifestProblem",
     "RunPlanError",
+    "ScaffoldArgumentInvalid",
     "ScaffoldConflict",
+    "ScaffoldFailed",
     "TaskClassAlreadyRegistered",
     "TaskClassModuleMismatch",
     "TaskClassNotFound",
@@ -511,6 +514,90 @@ class RunPlanError(EvalError):
         lines = [f"{len(self.errors)} of the requested task classes failed to resolve"]
         lines += [f"  {slug}: {err}" for slug, err in self.errors.items()]
         super().__init__("\n".join(lines))
+
+
+@final
+class ScaffoldArgumentInvalid(EvalError):
+    """``new`` refused an argument: the slug or ``--root`` breaks the manifest's rules.
+
+    ``argument`` is ``"SLUG"`` or ``"--root"``, ``value`` what was given and
+    ``reason`` the rule it breaks. A command-line usage error (exit 2);
+    nothing was written.
+    """
+
+    code = "invalid-argument"
+    exit_code = 2
+    fields = ("argument", "value", "reason")
+
+    def __init__(self, argument: str, value: str, reason: str) -> None:
+        self.argument = argument
+        self.value = value
+        self.reason = reason
+        super().__init__(f"invalid {argument} {value!r}: {reason}")
+
+    @property
+    def hint(self) -> str:
+        """The rules of the argument that was refused."""
+        if self.argument == "--root":
+            return (
+                "--root is a relative POSIX path inside the manifest's directory, "
+                "without '..' or '.', whose last component is a Python identifier "
+                "(e.g. 'bench' or 'suites/bench')"
+            )
+        return (
+            "a slug is 2 to 64 characters of lowercase ASCII letters, digits and "
+            "hyphens, starts with a letter and does not end with a hyphen "
+            "(e.g. 'secret-rotation')"
+        )
+
+
+@final
+class ScaffoldFailed(EvalError):
+    """``new`` could not write the task class (a read-only tree, a full disk, …).
+
+    ``path`` is the file or directory being written and ``reason`` what the
+    operating system said. Every file and directory the run had created is
+    removed again, and the manifest is unchanged.
+    """
+
+    code = "scaffold-failed"
+    exit_code = 4
+    fields = ("path", "reason")
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"cannot write {path}: {reason}; nothing was changed")
+
+    @property
+    def hint(self) -> str:
+        """What to fix before trying again."""
+        return "make the bench tree writable (or free some space), then run `new` again"
+
+
+@final
+class InitConflict(EvalError):
+    """``codegenie-bench init`` refused: a manifest is already there, or its root is a file.
+
+    ``path`` is what is in the way and ``reason`` what it is. Nothing was written.
+    """
+
+    code = "init-conflict"
+    exit_code = 1
+    fields = ("path", "reason")
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"cannot start a bench at {path}: {reason}")
+
+    @property
+    def hint(self) -> str:
+        """What to do instead."""
+        return (
+            "this bench exists already: add a task class with `codegenie-bench new SLUG`, "
+            "or run init in another directory"
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -50,6 +48,7 @@ from codegenie.eval.errors import (
     InvalidTaskClassName,
     ManifestProblem,
     RunPlanError,
+    ScaffoldArgumentInvalid,
     ScaffoldConflict,
     TaskClassModuleMismatch,
     TaskClassNotFound,
@@ -296,11 +295,12 @@ def manifest_diagnostics(
 def _reread(path: Path) -> tuple[Mapping[str, Any], TomlPositions | None]:
     from codegenie.eval._manifest.read import read_manifest_bytes  # noqa: PLC0415
     from codegenie.eval._toml.positions import TomlPositions  # noqa: PLC0415
+    from codegenie.eval._toml.read import TomlUnreadable, parse_toml  # noqa: PLC0415
 
     try:
-        text = read_manifest_bytes(path).decode("utf-8")
-        return tomllib.loads(text), TomlPositions(text)
-    except (EvalError, ValueError, RecursionError):  # changed meanwhile: no refinement
+        text, raw = parse_toml(read_manifest_bytes(path))
+        return raw, TomlPositions(text)
+    except (EvalError, TomlUnreadable):  # changed meanwhile: no refinement
         return {}, None
 
 
@@ -434,8 +434,7 @@ def _one(error: EvalError, place: _Place) -> Diagnostic:
         return _as_is(error, (None, None, None), None)
     if isinstance(error, CaseNotFound):  # a mistake of the command line, not of a file
         return _as_is(error, (None, None, None), error.task_class)
-    scaffold = sys.modules.get("codegenie.eval.scaffold")  # only new raises its errors
-    if scaffold is not None and isinstance(error, scaffold.ScaffoldArgumentInvalid):
+    if isinstance(error, ScaffoldArgumentInvalid):
         found = _as_is(error, (None, None, None), None)
         meant = suggest_slug(error.value) if error.argument == "SLUG" else None
         return (

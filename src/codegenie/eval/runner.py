@@ -10,9 +10,8 @@ from typing import Any, final
 from pydantic import BaseModel, ConfigDict, Field
 
 from codegenie.eval._manifest.model import BenchManifest
-from codegenie.eval.cases import scan_cases
+from codegenie.eval._resolve import resolve
 from codegenie.eval.errors import EvalError, RunPlanError
-from codegenie.eval.loader import load_task_class
 from codegenie.eval.models import TaskClass
 from codegenie.eval.registry import TaskClassRegistry
 
@@ -86,16 +85,10 @@ class Runner:
         case_ids: dict[str, tuple[str, ...]] = {}
         errors: dict[str, EvalError] = {}
         for slug in requested:
-            # An undeclared slug still goes through the loader, which refuses it
-            # with suggestions before it looks at the root.
-            root = (
-                self.manifest.root_dir(slug) if slug in self.manifest else self.manifest.directory
-            )
             try:
-                task_class = load_task_class(
-                    slug, root, registry=self.registry, manifest=self.manifest
-                )
-                cases = scan_cases(task_class).raise_for_problems()
+                found = resolve(slug, self.manifest, registry=self.registry)
+                task_class = found.task_class
+                cases = found.cases.raise_for_problems()
             except EvalError as error:
                 errors[slug] = error
             else:

@@ -42,9 +42,8 @@ from pydantic_core import PydanticCustomError
 from codegenie.eval._located import locate_errors, render_key
 from codegenie.eval._manifest.read import file_problem, find_manifest, read_manifest_bytes
 from codegenie.eval._paths import MANIFEST_NAME, MANIFEST_SIZE_LIMIT
-from codegenie.eval._toml.fast import parse_plain
 from codegenie.eval._toml.positions import KeyPath, Position, TomlPositions
-from codegenie.eval._toml.read import TomlUnreadable, decode_toml, load_toml
+from codegenie.eval._toml.read import TomlUnreadable, parse_toml
 from codegenie.eval.errors import BenchManifestInvalid, ManifestProblem, TaskClassNotFound
 from codegenie.eval.naming import (
     MAX_SLUG_LENGTH,
@@ -523,10 +522,7 @@ def parse_manifest(data: bytes, path: Path) -> BenchManifest:
         message = f"the manifest is {len(data)} bytes; manifests over 16 MiB are not read"
         raise BenchManifestInvalid(path, (file_problem(message),))
     try:
-        text = decode_toml(data)
-        raw = parse_plain(text)
-        if raw is None:
-            raw = load_toml(text)
+        text, raw = parse_toml(data)
     except TomlUnreadable as exc:
         raise _unreadable(path, exc) from None
     try:

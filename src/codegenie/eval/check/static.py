@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import os
 import stat
-import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from codegenie.eval._manifest.model import BenchManifest, ManifestEntry
 from codegenie.eval._manifest.read import read_manifest_bytes
 from codegenie.eval._paths import MANIFEST_SIZE_LIMIT
 from codegenie.eval._toml.positions import TomlPositions
+from codegenie.eval._toml.read import parse_toml
 from codegenie.eval.codes import diagnostic
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.errors import BenchManifestInvalid, BenchManifestNotFound
@@ -95,8 +95,8 @@ def _read(path: Path) -> _Read:
     except BenchManifestInvalid as exc:
         if any(p.kind == "syntax" for p in exc.problems):
             return _Read({}, None, manifest_diagnostics(exc, raw={}))
-        text = data.decode("utf-8")
-        raw = tomllib.loads(text)
+        # No syntax problem: the bounded reader reads it as validation did.
+        text, raw = parse_toml(data)
         positions = TomlPositions(text)
         diagnostics = manifest_diagnostics(exc, raw=raw, positions=positions)
         return _Read(_salvage(raw), positions, diagnostics, _mentioned(raw))

@@ -97,19 +97,16 @@ def _candidates(path: Path) -> Path:
 
 def run(args: argparse.Namespace, out: Output) -> int:
     """Resolve the slug, read its cases, grade the candidates; print the results and the summary."""
-    from codegenie.eval.cases import scan_cases  # noqa: PLC0415
-    from codegenie.eval.cli.cmd_show import root_for  # noqa: PLC0415
+    from codegenie.eval._resolve import resolve  # noqa: PLC0415
     from codegenie.eval.grading import grade, select_cases  # noqa: PLC0415
-    from codegenie.eval.loader import load_task_class  # noqa: PLC0415
     from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415
 
     candidates = _candidates(args.candidates)
     manifest = load_manifest(args, out)
     out.slug = args.slug
-    task_class = load_task_class(
-        args.slug, root_for(manifest, args.slug), registry=TaskClassRegistry(), manifest=manifest
-    )
-    cases = scan_cases(task_class).raise_for_problems()
+    found = resolve(args.slug, manifest, registry=TaskClassRegistry())
+    task_class = found.task_class
+    cases = found.cases.raise_for_problems()
     selected = select_cases(task_class.name, cases, args.cases)
 
     case_width = max((len(case.id) for case in selected), default=0)

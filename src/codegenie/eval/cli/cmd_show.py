@@ -10,21 +10,9 @@ from codegenie.eval._output import escape_control
 from codegenie.eval.cli._base import Command, Output, load_manifest
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    from codegenie.eval._manifest.model import BenchManifest
     from codegenie.eval.models import TaskClass
 
-__all__ = ("COMMAND", "describe", "document", "root_for")
-
-
-def root_for(manifest: BenchManifest, slug: str) -> Path:
-    """Return the root to load ``slug`` from: its declared one.
-
-    An undeclared slug is refused by the loader (with suggestions) before it
-    looks at the root, so any existing directory will do.
-    """
-    return manifest.root_dir(slug) if slug in manifest else manifest.directory
+__all__ = ("COMMAND", "describe", "document")
 
 
 def document(task_class: TaskClass, case_ids: Sequence[str]) -> dict[str, Any]:
@@ -56,16 +44,14 @@ def run(args: argparse.Namespace, out: Output) -> int:
     Its cases are read as ``plan`` reads them: a task class with an invalid
     case is not printed, and ``BenchCasesInvalid`` (exit 4) lists every problem.
     """
-    from codegenie.eval.cases import scan_cases  # noqa: PLC0415
-    from codegenie.eval.loader import load_task_class  # noqa: PLC0415
+    from codegenie.eval._resolve import resolve  # noqa: PLC0415
     from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415
 
     manifest = load_manifest(args, out)
     out.slug = args.slug
-    task_class = load_task_class(
-        args.slug, root_for(manifest, args.slug), registry=TaskClassRegistry(), manifest=manifest
-    )
-    case_ids = [case.id for case in scan_cases(task_class).raise_for_problems()]
+    found = resolve(args.slug, manifest, registry=TaskClassRegistry())
+    task_class = found.task_class
+    case_ids = [case.id for case in found.cases.raise_for_problems()]
     out.result(document(task_class, case_ids), describe(task_class, case_ids))
     return 0
 
