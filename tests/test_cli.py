@@ -586,7 +586,7 @@ def test_cheap_commands_import_no_loader_no_structlog_no_registration(tmp_path: 
         }
 
     listed = imported("list")
-    assert "codegenie.eval.manifest" in listed
+    assert "codegenie.eval._manifest.model" in listed
     assert not {m for m in listed if m.startswith("bench")}
     assert "structlog" not in listed
     assert "codegenie.eval.loader" not in listed

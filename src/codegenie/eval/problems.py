@@ -293,9 +293,9 @@ def manifest_diagnostics(
 
 
 def _reread(path: Path) -> tuple[Mapping[str, Any], TomlPositions | None]:
-    from codegenie.eval._manifest.read import read_manifest_bytes  # noqa: PLC0415
-    from codegenie.eval._toml.positions import TomlPositions  # noqa: PLC0415
-    from codegenie.eval._toml.read import TomlUnreadable, parse_toml  # noqa: PLC0415
+    from codegenie.eval._manifest.read import read_manifest_bytes  # noqa: PLC0415 - only when a failure is described
+    from codegenie.eval._toml.positions import TomlPositions  # noqa: PLC0415 - only when a failure is described
+    from codegenie.eval._toml.read import TomlUnreadable, parse_toml  # noqa: PLC0415 - only when a failure is described
 
     try:
         text, raw = parse_toml(read_manifest_bytes(path))
@@ -459,7 +459,7 @@ def _registration_failed(
     module: str,
     place: _Place,
 ) -> Diagnostic:
-    from codegenie.eval._tracebacks import describe_failure  # noqa: PLC0415
+    from codegenie.eval._tracebacks import describe_failure  # noqa: PLC0415 - only when a failure is described
 
     at = place.at()
     traceback = None

@@ -257,7 +257,7 @@ def register_task_class(
     if case_model is not None:
         # Imported here: registrations without a case model do not pay for the
         # case reader (tomllib and its helpers).
-        from codegenie.eval.cases import check_case_model  # noqa: PLC0415
+        from codegenie.eval.cases import check_case_model  # noqa: PLC0415 - see above
 
         check_case_model(case_model)
 

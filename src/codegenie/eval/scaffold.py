@@ -343,7 +343,7 @@ def _lock_manifest(path: Path) -> tuple[int, Path]:
             if not stat.S_ISREG(opened.st_mode):
                 raise ScaffoldFailed(target, "not a regular file")
             if sys.platform != "win32":
-                import fcntl  # noqa: PLC0415
+                import fcntl  # noqa: PLC0415 - POSIX only
 
                 fcntl.flock(fd, fcntl.LOCK_EX)
             current = os.stat(target)

@@ -254,7 +254,7 @@ def run_check(
     ``BenchManifestNotFound`` when there is no manifest; a manifest that cannot
     be read is a diagnostic like any other.
     """
-    from codegenie.eval.errors import BenchManifestNotFound  # noqa: PLC0415
+    from codegenie.eval.errors import BenchManifestNotFound  # noqa: PLC0415 - only when the manifest is missing
 
     shard = shard or Shard()
     path = manifest.absolute()

@@ -165,7 +165,7 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def _jsonable(value: object) -> object:
-    from codegenie.eval.models import TaskClass  # noqa: PLC0415
+    from codegenie.eval.models import TaskClass  # noqa: PLC0415 - start-up: only this command pays for it
 
     if isinstance(value, Path):
         return str(value)
@@ -202,7 +202,7 @@ def fail(error: EvalError, out: Output) -> int:
     ``check`` would (:func:`codegenie.eval.problems.error_diagnostics`), with
     what the command was working on (``out.manifest``, ``out.slug``).
     """
-    from codegenie.eval.problems import error_diagnostics  # noqa: PLC0415
+    from codegenie.eval.problems import error_diagnostics  # noqa: PLC0415 - start-up: only this command pays for it
 
     found = error_diagnostics(error, out.manifest, out.slug)
     if out.json:
@@ -285,7 +285,7 @@ def _configure_logging(args: argparse.Namespace) -> None:
     """
     if args.quiet or not args.verbose:
         return
-    import logging  # noqa: PLC0415
+    import logging  # noqa: PLC0415 - start-up: only this command pays for it
 
     import structlog  # noqa: PLC0415 - only when logs are wanted
 

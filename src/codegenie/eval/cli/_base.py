@@ -187,9 +187,9 @@ def columns(rows: Sequence[tuple[str, ...]]) -> str:
 
 def load_manifest(args: argparse.Namespace, out: Output) -> BenchManifest:
     """Read ``--manifest``, else the nearest ``bench.toml``; remember it for error reports."""
-    from codegenie.eval._cache.memo import load_manifest_cached  # noqa: PLC0415
-    from codegenie.eval._manifest.model import BenchManifest  # noqa: PLC0415
-    from codegenie.eval._manifest.read import find_manifest  # noqa: PLC0415
+    from codegenie.eval._cache.memo import load_manifest_cached  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._manifest.model import BenchManifest  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._manifest.read import find_manifest  # noqa: PLC0415 - start-up: only this command pays for it
 
     path = args.manifest if args.manifest is not None else find_manifest(Path.cwd())
     if getattr(args, "no_cache", False):

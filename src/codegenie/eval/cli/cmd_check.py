@@ -16,8 +16,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
 
     Exit 0 when there is no error (and, under ``--strict``, no warning), else 1.
     """
-    from codegenie.eval._manifest.read import find_manifest  # noqa: PLC0415
-    from codegenie.eval.check import run_check  # noqa: PLC0415
+    from codegenie.eval._manifest.read import find_manifest  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.check import run_check  # noqa: PLC0415 - start-up: only this command pays for it
 
     path = args.manifest if args.manifest is not None else find_manifest(Path.cwd())
     report = run_check(
@@ -47,7 +47,7 @@ def _positive_float(text: str) -> float:
 
 
 def _shard(text: str) -> object:
-    from codegenie.eval.check import Shard  # noqa: PLC0415
+    from codegenie.eval.check import Shard  # noqa: PLC0415 - start-up: only this command pays for it
 
     try:
         return Shard.parse(text)

@@ -86,7 +86,7 @@ def _stderr_is_a_terminal(stream: TextIO) -> bool:
 
 def _candidates(path: Path) -> Path:
     """Return ``path`` when it is a directory; else raise ``CandidatesDirInvalid``."""
-    from codegenie.eval.errors import CandidatesDirInvalid  # noqa: PLC0415
+    from codegenie.eval.errors import CandidatesDirInvalid  # noqa: PLC0415 - start-up: only this command pays for it
 
     if path.is_dir():
         return path
@@ -97,9 +97,9 @@ def _candidates(path: Path) -> Path:
 
 def run(args: argparse.Namespace, out: Output) -> int:
     """Resolve the slug, read its cases, grade the candidates; print the results and the summary."""
-    from codegenie.eval._resolve import resolve  # noqa: PLC0415
-    from codegenie.eval.grading import grade, select_cases  # noqa: PLC0415
-    from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415
+    from codegenie.eval._resolve import resolve  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.grading import grade, select_cases  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415 - start-up: only this command pays for it
 
     candidates = _candidates(args.candidates)
     manifest = load_manifest(args, out)
@@ -148,7 +148,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
 
 def _case_id(text: str) -> str:
     """Return ``text`` when it is a valid case id (an argparse ``type``: ``--case``)."""
-    from codegenie.eval.cases import case_id_problem  # noqa: PLC0415
+    from codegenie.eval.cases import case_id_problem  # noqa: PLC0415 - start-up: only this command pays for it
 
     problem = case_id_problem(text)
     if problem is not None:

@@ -13,8 +13,8 @@ __all__ = ("COMMAND",)
 
 def run(args: argparse.Namespace, out: Output) -> int:
     """Create ``bench.toml``, its root directory and the schema editors validate it with."""
-    from codegenie.eval.problems import display_path  # noqa: PLC0415
-    from codegenie.eval.scaffold import init_bench  # noqa: PLC0415
+    from codegenie.eval.problems import display_path  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.scaffold import init_bench  # noqa: PLC0415 - start-up: only this command pays for it
 
     manifest = args.manifest if args.manifest is not None else Path.cwd() / "bench.toml"
     created = init_bench(manifest.absolute())

@@ -12,8 +12,8 @@ __all__ = ("COMMAND",)
 
 def run(args: argparse.Namespace, out: Output) -> int:
     """Print slug, module and root of every entry; a validated manifest comes from the cache."""
-    from codegenie.eval._cache.listing import render_json, render_text  # noqa: PLC0415
-    from codegenie.eval.problems import display_path  # noqa: PLC0415
+    from codegenie.eval._cache.listing import render_json, render_text  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.problems import display_path  # noqa: PLC0415 - start-up: only this command pays for it
 
     manifest = load_manifest(args, out)
     entries = [entry for _, entry in manifest]

@@ -12,8 +12,8 @@ __all__ = ("COMMAND",)
 
 def run(args: argparse.Namespace, out: Output) -> int:
     """Create ``<root>/<package>/`` and append the entry; print the files created."""
-    from codegenie.eval.problems import display_path  # noqa: PLC0415
-    from codegenie.eval.scaffold import scaffold_task_class  # noqa: PLC0415
+    from codegenie.eval.problems import display_path  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.scaffold import scaffold_task_class  # noqa: PLC0415 - start-up: only this command pays for it
 
     manifest = load_manifest(args, out)
     out.slug = args.slug

@@ -38,7 +38,7 @@ def _drive(coroutine: Coroutine[Any, Any, _T]) -> _T:
 
 
 def _rows(task_classes: Iterable[TaskClass]) -> str:
-    from codegenie.eval.problems import display_path  # noqa: PLC0415
+    from codegenie.eval.problems import display_path  # noqa: PLC0415 - start-up: only this command pays for it
 
     return columns(
         [(tc.name, tc.module, display_path(tc.source) if tc.source else "") for tc in task_classes]
@@ -52,9 +52,9 @@ def run(args: argparse.Namespace, out: Output) -> int:
     ``RunPlanError`` is raised for :func:`~codegenie.eval.cli._app.fail` to
     report every failing slug.
     """
-    from codegenie.eval.errors import RunPlanError  # noqa: PLC0415
-    from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415
-    from codegenie.eval.runner import Runner  # noqa: PLC0415
+    from codegenie.eval.errors import RunPlanError  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.runner import Runner  # noqa: PLC0415 - start-up: only this command pays for it
 
     manifest = load_manifest(args, out)
     runner = Runner(manifest, registry=TaskClassRegistry())

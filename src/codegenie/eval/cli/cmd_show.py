@@ -25,7 +25,7 @@ def describe(task_class: TaskClass, case_ids: Sequence[str] = ()) -> str:
 
     The last line, ``case_ids:``, lists the case ids comma-separated, or ``(none)``.
     """
-    from codegenie.eval.problems import display_path  # noqa: PLC0415
+    from codegenie.eval.problems import display_path  # noqa: PLC0415 - start-up: only this command pays for it
 
     shown = task_class.to_json()
     for key in ("source", "rubric", "cases"):
@@ -44,8 +44,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
     Its cases are read as ``plan`` reads them: a task class with an invalid
     case is not printed, and ``BenchCasesInvalid`` (exit 4) lists every problem.
     """
-    from codegenie.eval._resolve import resolve  # noqa: PLC0415
-    from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415
+    from codegenie.eval._resolve import resolve  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415 - start-up: only this command pays for it
 
     manifest = load_manifest(args, out)
     out.slug = args.slug
