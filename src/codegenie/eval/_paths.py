@@ -20,7 +20,7 @@ __all__ = (
 )
 
 MANIFEST_NAME = "bench.toml"
-#: The largest manifest that is read at all (design section 10): 16 MiB.
+#: The largest manifest that is read at all: 16 MiB (``docs/security.md``).
 MANIFEST_SIZE_LIMIT = 16 * 1024 * 1024
 
 # O_NONBLOCK: opening a FIFO must not wait for a writer. O_NOCTTY: opening a

@@ -1,6 +1,6 @@
 """A task class's cases: ``cases/<case-id>/`` with ``case.toml``, ``input/`` and ``expected/``.
 
-Design section 11. Each directory under the task class's ``cases`` path is
+Each directory under the task class's ``cases`` path is
 one case; its name is the case id (lowercase ASCII letters, digits, ``-``,
 ``_`` and ``.``, starting with a letter or a digit, at most 100 characters).
 It holds ``case.toml`` (what the case is), ``input/`` (what the solver
@@ -18,7 +18,7 @@ problem found (``check`` reports the problems and grades the valid cases);
 listing every problem of every case. ``codegenie.eval.loader.load_cases``
 resolves a slug and then calls :func:`read_cases`.
 
-Case files are read under the manifest's rules (design section 10): regular
+Case files are read under the manifest's rules (``docs/security.md``): regular
 files only (a FIFO is never waited on), at most 1 MiB, and bad bytes, TOML
 syntax, nesting, long dotted keys and huge integers are problems with a line,
 never a traceback. Nothing here imports, reads or runs a rubric (ADR-0001):

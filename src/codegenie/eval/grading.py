@@ -1,6 +1,6 @@
 """Grade candidates: a task class's rubric on ``CANDIDATES_DIR/<case-id>/`` for each case.
 
-Design section 11. :func:`grade` runs :func:`codegenie.eval.rubrics.run_rubric`
+:func:`grade` runs :func:`codegenie.eval.rubrics.run_rubric`
 on every selected case whose candidate directory is there, ``jobs`` at a time
 in threads (each run is a subprocess, so threads are enough to drive them),
 and returns a :class:`GradeReport` whose results are in case-id order

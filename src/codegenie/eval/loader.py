@@ -62,7 +62,7 @@ from codegenie.eval.models import TaskClass
 from codegenie.eval.naming import check_slug
 from codegenie.eval.registry import RegistrationSession, TaskClassRegistry
 
-__all__ = ("load_task_class", "load_cases")  # noqa: RUF022 - the order design section 6 pins
+__all__ = ("load_task_class", "load_cases")  # noqa: RUF022 - the documented order (docs/architecture.md)
 
 _log = LazyLogger(__name__)
 
@@ -709,7 +709,7 @@ def load_cases(
     registry: TaskClassRegistry | None = None,
     manifest: BenchManifest | None = None,
 ) -> tuple[Case, ...]:
-    """Return every case of the task class ``name``, sorted by id (design section 11).
+    """Return every case of the task class ``name``, sorted by id.
 
     Resolves the task class exactly as :func:`load_task_class` does (same
     arguments, same errors), then reads its ``cases`` directory with

@@ -1,4 +1,4 @@
-"""One problem, one description, whichever command finds it (design section 7).
+"""One problem, one description, whichever command finds it.
 
 A missing registration file, a root that does not exist, a registration that
 raises: ``check`` finds each of these for every slug at once, ``show`` and

@@ -1,6 +1,6 @@
 """Run a task class's rubric on one candidate: the one runner of the rubric protocol.
 
-The protocol (design section 11, ``docs/rubrics.md``, the verdict's JSON Schema
+The protocol (``docs/rubrics.md``, the verdict's JSON Schema
 in ``docs/rubric-verdict.schema.json``)::
 
     python rubric.py CASE_DIR CANDIDATE_DIR

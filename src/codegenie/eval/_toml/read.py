@@ -1,6 +1,6 @@
 """Bytes to a TOML document under the manifest's reading rules, every failure located.
 
-The rules of design section 10, for any small TOML file the bench reads
+The manifest's reading rules (``docs/security.md``), for any small TOML file the bench reads
 (``case.toml``): no byte-order mark, valid UTF-8, within the bounds of
 :mod:`codegenie.eval._toml.limits` (nesting, dotted keys, 64-bit integers)
 before ``tomllib`` sees it, and ``tomllib``'s own syntax errors turned into

@@ -22,7 +22,7 @@ Modules are imported inside the commands that need them, so the cheap
 command lines (``--help``, ``--version``, ``list``, ``schema``) import neither
 the loader nor structlog.
 
-Output is hostile-proof (design section 10): every string from a manifest, a
+Output is hostile-proof (``docs/security.md``): every string from a manifest, a
 path or a registration is printed with its control characters escaped; a
 reader that goes away or a closed stdout ends the command quietly with its
 usual exit status; under ``--format json`` every failure, usage errors and

@@ -1,6 +1,6 @@
 """``codegenie-bench grade SLUG CANDIDATES_DIR``: a task class's rubric on each case's candidate.
 
-Design section 11. The task class is resolved as ``show`` resolves it (same
+The task class is resolved as ``show`` resolves it (same
 errors, same exit codes), its cases read as ``plan`` reads them
 (``BenchCasesInvalid``, exit 4), then :func:`codegenie.eval.grading.grade`
 runs the rubric on ``CANDIDATES_DIR/<case-id>/`` for every case (or the
