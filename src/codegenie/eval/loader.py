@@ -43,7 +43,7 @@ from codegenie.eval._imports import (
     shadow_file,
 )
 from codegenie.eval._logging import LazyLogger
-from codegenie.eval._manifest.model import BenchManifest
+from codegenie.eval._manifest.model import BenchManifest, ManifestEntry
 from codegenie.eval._paths import absolute, find_manifest_path
 from codegenie.eval.cases import Case, read_cases
 from codegenie.eval.errors import (
@@ -158,13 +158,7 @@ def load_task_class(
     # 2. The bench root. Paths stay strings on this path: it runs once per
     # slug, and pathlib objects cost more than the checks themselves.
     given = os.fspath(bench_root)
-    try:
-        root = os.path.realpath(given)
-    except (OSError, ValueError):  # a vanished working directory, a NUL byte
-        root = given
-    if not os.path.isdir(root):
-        _log.error("loader.bench_root_not_found", name=name, bench_root=root)
-        raise BenchRootNotFound(Path(root))
+    root = _bench_root(name, given)
 
     # 3. The manifest.
     given_manifest = manifest
@@ -172,6 +166,49 @@ def load_task_class(
         manifest = _nearest_manifest(name, root, given)
 
     # 4. The request against the manifest and this process's earlier loads.
+    entry = _declared_entry(name, root, manifest)
+    module_name = entry.module
+    earlier = _earlier_load(name, module_name)
+    if earlier is not None and earlier.root != root:
+        _log.error(
+            "loader.task_class_root_conflict",
+            name=name,
+            first_root=earlier.root,
+            second_root=root,
+        )
+        raise TaskClassRootConflict(name, Path(earlier.root), Path(root))
+
+    # 5. Already loaded from this root.
+    if earlier is not None:
+        return _undoable(_Adoption(earlier, target, key, given_manifest))
+
+    # 6. Import the registration (steps 6 to 8 run in _ImportAttempt).
+    expected_file = _registration_file(name, root, entry)
+    return _undoable(
+        _ImportAttempt(
+            name, module_name, root, expected_file, target=target, key=key, manifest=given_manifest
+        )
+    )
+
+
+def _bench_root(name: str, given: str) -> str:
+    """Return ``given`` resolved; ``BenchRootNotFound`` unless it is a directory (step 2)."""
+    try:
+        root = os.path.realpath(given)
+    except (OSError, ValueError):  # a vanished working directory, a NUL byte
+        root = given
+    if not os.path.isdir(root):
+        _log.error("loader.bench_root_not_found", name=name, bench_root=root)
+        raise BenchRootNotFound(Path(root))
+    return root
+
+
+def _declared_entry(name: str, root: str, manifest: BenchManifest) -> ManifestEntry:
+    """Return ``name``'s entry once the manifest declares it with this ``root`` (step 4).
+
+    Raises ``TaskClassNotFound`` (with suggestions), ``TaskClassRootConflict``
+    or ``BenchRootOutsideManifest``.
+    """
     try:
         entry = manifest.entry(name)
     except TaskClassNotFound as exc:
@@ -197,39 +234,24 @@ def load_task_class(
             )
             raise TaskClassRootConflict(name, declared, Path(root), declared_in=manifest.path)
         _check_inside_manifest_dir(name, root, manifest_dir)
-    module_name = entry.module
-    earlier = _earlier_load(name, module_name)
-    if earlier is not None and earlier.root != root:
-        _log.error(
-            "loader.task_class_root_conflict",
-            name=name,
-            first_root=earlier.root,
-            second_root=root,
-        )
-        raise TaskClassRootConflict(name, Path(earlier.root), Path(root))
+    return entry
 
-    # 5. Already loaded from this root.
-    if earlier is not None:
-        return _undoable(_Adoption(earlier, target, key, given_manifest))
 
-    # 6. Import the registration (steps 6 to 8 run in _ImportAttempt).
+def _registration_file(name: str, root: str, entry: ManifestEntry) -> str:
+    """Return the registration file under ``root``; ``BenchCaseLoadError`` when it is missing."""
     expected_file = os.path.join(root, *entry.package_parts, "registration.py")
     if not os.path.isfile(expected_file):
         _log.error(
             "loader.registration_file_missing",
             name=name,
             bench_root=root,
-            module=module_name,
+            module=entry.module,
             file=expected_file,
         )
         raise BenchCaseLoadError(
             Path(os.path.dirname(expected_file)), "registration.py", "file not found"
         )
-    return _undoable(
-        _ImportAttempt(
-            name, module_name, root, expected_file, target=target, key=key, manifest=given_manifest
-        )
-    )
+    return expected_file
 
 
 def _nearest_manifest(name: str, root: str, given: str) -> BenchManifest:
