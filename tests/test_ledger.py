@@ -1,0 +1,192 @@
+"""The validation ledger's key and store: what a run depends on, and results kept by it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from codegenie.eval._ledger.key import run_key, task_class_digest, tree_digest
+from codegenie.eval._ledger.store import DIRECTORY, ResultStore
+
+LIMITS = {"timeout": 60.0}
+
+
+def build(root: Path, files: dict[str, bytes]) -> None:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+
+
+def task_class(root: Path) -> Path:
+    """A task-class directory: registration, rubric, a data file beside them, two cases."""
+    build(
+        root / "tc",
+        {
+            "registration.py": b"# registration\n",
+            "rubric.py": b"print('{}')\n",
+            "data/table.csv": b"a,b\n",
+            "cases/one/case.toml": b"timeout = 5\n",
+            "cases/one/input/x.txt": b"in\n",
+            "cases/one/expected/x.txt": b"out\n",
+            "cases/two/case.toml": b"",
+            "cases/two/input/y.txt": b"in\n",
+            "cases/two/expected/y.txt": b"out\n",
+        },
+    )
+    return root / "tc"
+
+
+def key_of(tc: Path, case: str = "one", side: str = "expected") -> str:
+    case_dir = tc / "cases" / case
+    return run_key(
+        task_class_dir=task_class_digest(tc, tc / "cases"),
+        case_dir=tree_digest(case_dir),
+        candidate=tree_digest(case_dir / side),
+        limits=LIMITS,
+        sandbox="bwrap",
+    )
+
+
+IN_KEY = ["registration.py", "rubric.py", "data/table.csv", "cases/one/case.toml",
+          "cases/one/input/x.txt", "cases/one/expected/x.txt"]  # fmt: skip
+OUTSIDE_KEY = ["cases/two/case.toml", "cases/two/input/y.txt", "cases/two/expected/y.txt"]
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(IN_KEY), extra=st.binary(min_size=1, max_size=8))
+def test_any_edit_to_a_file_in_the_key_changes_it(
+    tmp_path_factory: pytest.TempPathFactory, name: str, extra: bytes
+) -> None:
+    """Appending any bytes to any file the run reads gives another key."""
+    tc = task_class(tmp_path_factory.mktemp("bench"))
+    before = key_of(tc)
+    with (tc / name).open("ab") as handle:
+        handle.write(extra)
+    assert key_of(tc) != before
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(OUTSIDE_KEY), extra=st.binary(min_size=1, max_size=8))
+def test_an_edit_elsewhere_keeps_the_key(
+    tmp_path_factory: pytest.TempPathFactory, name: str, extra: bytes
+) -> None:
+    """Another case's files, a manifest beside the bench and __pycache__ are not in the key."""
+    base = tmp_path_factory.mktemp("bench")
+    tc = task_class(base)
+    before = key_of(tc)
+    with (tc / name).open("ab") as handle:
+        handle.write(extra)
+    (base / "bench.toml").write_bytes(b"# a comment\n" + extra)
+    (tc / "__pycache__").mkdir(exist_ok=True)
+    (tc / "__pycache__" / "registration.cpython-311.pyc").write_bytes(extra)
+    assert key_of(tc) == before
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["rename", "chmod", "link", "new-file", "empty-dir", "limits", "sandbox", "side"],
+)
+def test_every_kind_of_change_changes_the_key(tmp_path: Path, change: str) -> None:
+    """Names, the executable bit, link targets, new entries, limits, sandbox and side count."""
+    tc = task_class(tmp_path)
+    before = key_of(tc)
+    expected = tc / "cases" / "one" / "expected"
+    after = None
+    if change == "rename":
+        (expected / "x.txt").rename(expected / "z.txt")
+    elif change == "chmod":
+        (tc / "rubric.py").chmod(0o755)
+    elif change == "link":
+        (expected / "link").symlink_to("x.txt")
+        before = key_of(tc)
+        (expected / "link").unlink()
+        (expected / "link").symlink_to("elsewhere")
+    elif change == "new-file":
+        (tc / "notes.txt").write_text("new\n")
+    elif change == "empty-dir":
+        (expected / "sub").mkdir()
+    elif change == "side":
+        after = key_of(tc, side="input")
+    else:
+        case_dir = tc / "cases" / "one"
+        after = run_key(
+            task_class_dir=task_class_digest(tc, tc / "cases"),
+            case_dir=tree_digest(case_dir),
+            candidate=tree_digest(expected),
+            limits={"timeout": 61.0} if change == "limits" else LIMITS,
+            sandbox="none" if change == "sandbox" else "bwrap",
+        )
+    assert (after or key_of(tc)) != before
+
+
+def test_a_tree_that_cannot_be_read_has_no_digest(tmp_path: Path) -> None:
+    """A missing tree, or one beyond the bounds, has no digest: its runs are never stored."""
+    assert tree_digest(tmp_path / "missing") is None
+    (tmp_path / "fifo-tree").mkdir()
+    os.mkfifo(tmp_path / "fifo-tree" / "pipe")
+    assert tree_digest(tmp_path / "fifo-tree") is not None  # a FIFO is hashed as its kind
+
+
+def test_the_store_round_trips_and_counts_reuse(tmp_path: Path) -> None:
+    """What put stores, get returns (from another open store too), and reuse is counted."""
+    key = "a" * 64
+    with ResultStore.open() as store:
+        assert store is not None
+        assert store.get(key) is None
+        store.put(key, {"status": "passed", "score": 1.0})
+    with ResultStore.open() as again:
+        assert again is not None
+        assert again.get(key) == {"status": "passed", "score": 1.0}
+        assert again.get("b" * 64) is None
+        assert again.reused == 1
+
+
+def results_dir() -> Path:
+    return Path(os.environ["XDG_CACHE_HOME"]) / "codegenie-eval" / DIRECTORY
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip-payload", "flip-signature", "swap", "link"])
+def test_a_damaged_or_forged_entry_is_a_miss(tmp_path: Path, damage: str) -> None:
+    """An entry cut short, edited, moved under another key or replaced by a link is never served."""
+    key, other = "c" * 64, "d" * 64
+    with ResultStore.open() as store:
+        assert store is not None
+        store.put(key, {"status": "failed"})
+        store.put(other, {"status": "passed"})
+    entry = results_dir() / f"{key}.result"
+    data = entry.read_bytes()
+    if damage == "truncate":
+        entry.write_bytes(data[:-3])
+    elif damage == "flip-payload":
+        entry.write_bytes(data.replace(b"failed", b"passed"))
+    elif damage == "flip-signature":
+        lines = data.split(b"\n", 3)
+        lines[2] = bytes(reversed(lines[2]))
+        entry.write_bytes(b"\n".join(lines))
+    elif damage == "swap":
+        entry.write_bytes((results_dir() / f"{other}.result").read_bytes())
+    else:
+        target = tmp_path / "planted"
+        target.write_bytes(data)
+        entry.unlink()
+        entry.symlink_to(target)
+    with ResultStore.open() as store:
+        assert store is not None
+        assert store.get(key) is None
+
+
+def test_a_store_others_can_write_to_is_not_used(tmp_path: Path) -> None:
+    """A results directory writable by others is neither read nor written."""
+    with ResultStore.open() as store:
+        assert store is not None
+        store.put("e" * 64, {"status": "passed"})
+    results_dir().chmod(0o777)
+    try:
+        assert ResultStore.open() is None
+    finally:
+        results_dir().chmod(0o700)
