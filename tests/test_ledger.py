@@ -135,15 +135,19 @@ def test_a_tree_that_cannot_be_read_has_no_digest(tmp_path: Path) -> None:
 def test_the_store_round_trips_and_counts_reuse(tmp_path: Path) -> None:
     """What put stores, get returns (from another open store too), and reuse is counted."""
     key = "a" * 64
-    with ResultStore.open() as store:
-        assert store is not None
+    with opened() as store:
         assert store.get(key) is None
         store.put(key, {"status": "passed", "score": 1.0})
-    with ResultStore.open() as again:
-        assert again is not None
+    with opened() as again:
         assert again.get(key) == {"status": "passed", "score": 1.0}
         assert again.get("b" * 64) is None
         assert again.reused == 1
+
+
+def opened() -> ResultStore:
+    store = ResultStore.open()
+    assert store is not None, "the result store can be used here"
+    return store
 
 
 def results_dir() -> Path:
@@ -154,8 +158,7 @@ def results_dir() -> Path:
 def test_a_damaged_or_forged_entry_is_a_miss(tmp_path: Path, damage: str) -> None:
     """An entry cut short, edited, moved under another key or replaced by a link is never served."""
     key, other = "c" * 64, "d" * 64
-    with ResultStore.open() as store:
-        assert store is not None
+    with opened() as store:
         store.put(key, {"status": "failed"})
         store.put(other, {"status": "passed"})
     entry = results_dir() / f"{key}.result"
@@ -175,15 +178,13 @@ def test_a_damaged_or_forged_entry_is_a_miss(tmp_path: Path, damage: str) -> Non
         target.write_bytes(data)
         entry.unlink()
         entry.symlink_to(target)
-    with ResultStore.open() as store:
-        assert store is not None
+    with opened() as store:
         assert store.get(key) is None
 
 
 def test_a_store_others_can_write_to_is_not_used(tmp_path: Path) -> None:
     """A results directory writable by others is neither read nor written."""
-    with ResultStore.open() as store:
-        assert store is not None
+    with opened() as store:
         store.put("e" * 64, {"status": "passed"})
     results_dir().chmod(0o777)
     try:
