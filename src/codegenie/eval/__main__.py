@@ -60,13 +60,48 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     prepare_console()
     try:
-        return _run(args)
+        code = _run(args)
     except Terminated as terminated:
-        return 128 + terminated.signum
+        code = 128 + terminated.signum
     except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+        code = EXIT_INTERRUPTED
     finally:
         finish_console()
+    _exit_past_leftover_threads(code)
+    return code
+
+
+def _exit_past_leftover_threads(code: int) -> None:
+    """End the process now with ``code`` when code it imported left threads running.
+
+    A registration (bench code, run in this process) may start a thread and
+    never stop it; the interpreter would wait for it at exit, forever. The
+    command has said all it had to say: stderr names the threads, the
+    streams are flushed, and the process ends without waiting for them.
+    """
+    threading = sys.modules.get("threading")
+    if threading is None:
+        return
+    main_thread = threading.main_thread()
+    left = [t for t in threading.enumerate() if t is not main_thread and not t.daemon]
+    if not left:
+        return
+    import os  # noqa: PLC0415 - only when threads were left
+
+    names = ", ".join(repr(thread.name) for thread in left[:5])
+    more = f" and {len(left) - 5} more" if len(left) > 5 else ""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is sys.stderr:
+                stream.write(
+                    f"codegenie-bench: {len(left)} thread{'s' if len(left) != 1 else ''} "
+                    f"started by bench code still running ({names}{more}); "
+                    "exiting without waiting for them\n"
+                )
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(code)
 
 
 def _run(args: list[str]) -> int:

@@ -472,10 +472,14 @@ class _CaseReader:
             errors += [
                 {**error, "loc": ("data", *error["loc"])} for error in exc.errors(include_url=False)
             ]
-        except Exception as exc:  # a bug in the task class's validators
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
             # Pydantic wraps ValueError and AssertionError; anything else a
-            # validator raises would escape as a traceback. It is the case
-            # model's fault, reported where the curator will look.
+            # validator raises — SystemExit(0) and GeneratorExit included —
+            # would escape as a traceback or end the command with a false
+            # success. It is the case model's fault, reported where the
+            # curator will look.
             model = class_path(self.case_model) if self.case_model else "the case schema"
             message = f"{model} raised {type(exc).__name__} while validating: {_safe_str(exc)}"
             self._problem(file, (1, 1), message, case=case_id)
@@ -530,7 +534,9 @@ def _file_key(loc: Sequence[str | int]) -> KeyPath:
 def _safe_str(exc: BaseException) -> str:
     try:
         text = str(exc)
-    except Exception:  # as the traceback module does
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # as the traceback module does, whatever __str__ raises
         return f"<unprintable {type(exc).__name__} object>"
     return text if len(text) <= 200 else text[:199] + "…"
 

@@ -1,0 +1,138 @@
+"""Grading and checking under attack: no false green, no hang, nothing left behind.
+
+Each test drives the installed console script against a bench built in
+``tmp_path`` and pins what a user sees: the exit status, stdout, stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .factory import Bench, make_bench, write_case
+
+
+def cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    script = shutil.which("codegenie-bench", path=str(Path(sys.executable).parent))
+    assert script is not None
+    return subprocess.run(
+        [script, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def raising_case_model(raised: str) -> str:
+    return f'''\
+from pydantic import BaseModel, field_validator
+
+from codegenie.eval.registry import register_task_class
+
+
+class Shape(BaseModel):
+    size: int = 0
+
+    @field_validator("size")
+    @classmethod
+    def _size(cls, value: int) -> int:
+        if value < 0:
+            raise {raised}
+        return value
+
+
+@register_task_class("shapes", case_model=Shape)
+class Shapes:
+    """Shapes."""
+'''
+
+
+def shapes_bench(base: Path, raised: str) -> Bench:
+    bench = make_bench(base, "shapes", source=raising_case_model(raised), parts=True)
+    cases = bench.root / "shapes" / "cases"
+    write_case(cases, "good", "size = 1\n", expected_files={"answer.txt": "solved\n"})
+    write_case(cases, "bad", "size = -1\n", expected_files={"answer.txt": "solved\n"})
+    return bench
+
+
+BASE_EXCEPTIONS = ["SystemExit(0)", "SystemExit(1)", "GeneratorExit()", "BaseException('x')"]
+
+
+@pytest.mark.parametrize("raised", BASE_EXCEPTIONS)
+@pytest.mark.parametrize("command", ["show", "plan"])
+def test_a_case_model_raising_any_base_exception_is_case_invalid(
+    tmp_path: Path, raised: str, command: str
+) -> None:
+    """show and plan: a validator's SystemExit or GeneratorExit is BenchCasesInvalid, exit 4."""
+    bench = shapes_bench(tmp_path, raised)
+    done = cli(command, "shapes", cwd=bench.base)
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "case-invalid" in done.stderr
+    assert "bad/case.toml" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("raised", BASE_EXCEPTIONS)
+def test_a_case_model_raising_gives_one_json_document(tmp_path: Path, raised: str) -> None:
+    """--format json: the failure is one JSON error document on stdout, never a traceback."""
+    bench = shapes_bench(tmp_path, raised)
+    done = cli("--format", "json", "show", "shapes", cwd=bench.base)
+    assert done.returncode == 4
+    document = json.loads(done.stdout)
+    assert document["error"]["type"] == "BenchCasesInvalid"
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("raised", ["SystemExit(0)", "GeneratorExit()"])
+def test_check_reports_a_raising_case_model_as_case_invalid(tmp_path: Path, raised: str) -> None:
+    """check: the raising case is the case's case-invalid problem, not import-crashed."""
+    bench = shapes_bench(tmp_path, raised)
+    done = cli("check", cwd=bench.base)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "case-invalid" in done.stdout
+    assert "import-crashed" not in done.stdout
+
+
+LEAVES_A_THREAD = """\
+import threading, time
+
+threading.Thread(target=time.sleep, args=(3600,), name="left-behind").start()
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("show", "lingering"), ("plan", "lingering"), ("plan",)],
+    ids=["show", "plan-slug", "plan-all"],
+)
+def test_commands_exit_whatever_threads_a_registration_left(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """A registration's non-daemon thread never keeps a command from exiting; stderr says so."""
+    bench = make_bench(tmp_path, "lingering", before=LEAVES_A_THREAD)
+    done = cli(*args, cwd=bench.base, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "lingering" in done.stdout
+    assert "left-behind" in done.stderr
+    assert "thread" in done.stderr
+
+
+def test_grade_exits_whatever_threads_a_registration_left(tmp_path: Path) -> None:
+    """grade prints its results and exits with its status though a thread is still running."""
+    bench = make_bench(tmp_path, "lingering", before=LEAVES_A_THREAD, parts=True)
+    candidates = tmp_path / "runs"
+    shutil.copytree(
+        bench.root / "lingering" / "cases" / "example" / "expected", candidates / "example"
+    )
+    done = cli("grade", "lingering", str(candidates), cwd=bench.base, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "passed" in done.stdout
+    assert "left-behind" in done.stderr
