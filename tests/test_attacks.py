@@ -136,3 +136,21 @@ def test_grade_exits_whatever_threads_a_registration_left(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stdout + done.stderr
     assert "passed" in done.stdout
     assert "left-behind" in done.stderr
+
+
+CHANGES_DIRECTORY = """\
+import os, tempfile
+
+os.chdir(tempfile.gettempdir())
+"""
+
+
+def test_a_relative_candidates_dir_is_resolved_before_any_bench_code_runs(tmp_path: Path) -> None:
+    """A registration that changes directory at import turns no candidate into `missing`."""
+    bench = make_bench(tmp_path, "wanderer", before=CHANGES_DIRECTORY, parts=True)
+    expected = bench.root / "wanderer" / "cases" / "example" / "expected"
+    shutil.copytree(expected, bench.base / "runs" / "example")
+    done = cli("grade", "wanderer", "runs", cwd=bench.base)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("passed")
+    assert "missing" not in done.stdout

@@ -85,11 +85,15 @@ def _stderr_is_a_terminal(stream: TextIO) -> bool:
 
 
 def _candidates(path: Path) -> Path:
-    """Return ``path`` when it is a directory; else raise ``CandidatesDirInvalid``."""
+    """Return ``path``, absolute, when it is a directory; else raise ``CandidatesDirInvalid``.
+
+    Made absolute here, before any bench code runs: a registration that
+    changes directory while it is imported changes nothing of what is graded.
+    """
     from codegenie.eval.errors import CandidatesDirInvalid  # noqa: PLC0415 - start-up: only this command pays for it
 
     if path.is_dir():
-        return path
+        return path.absolute()
     if path.exists() or path.is_symlink():
         raise CandidatesDirInvalid(path, "is not a directory")
     raise CandidatesDirInvalid(path, "does not exist")
