@@ -154,3 +154,49 @@ def test_a_relative_candidates_dir_is_resolved_before_any_bench_code_runs(tmp_pa
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("passed")
     assert "missing" not in done.stdout
+
+
+ASCII_ONLY = {"LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("show", "cafe"),
+        ("plan",),
+        ("check",),
+        ("-v", "check"),
+        ("--format", "github", "check"),
+        ("--format", "json", "show", "cafe"),
+        ("list",),
+        ("show", "caf\u00e9"),
+    ],
+    ids=" ".join,
+)
+def test_an_ascii_only_locale_escapes_and_never_crashes(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """stdout in ASCII: non-ASCII paths, descriptions and messages are escaped, never a crash."""
+    import os
+
+    base = tmp_path / "b\u00e9nch"
+    failing = 'DESCRIPTION = "Caf\u00e9 \u2014 na\u00efve"\nraise ValueError("\u00e9chec")\n'
+    bench = make_bench(base, "cafe", after=failing, parts=True)
+    env = {**os.environ, **ASCII_ONLY}
+    script = shutil.which("codegenie-bench", path=str(Path(sys.executable).parent))
+    assert script is not None
+    done = subprocess.run(
+        [script, "--manifest", str(bench.manifest), *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode in {0, 1, 2, 3, 4}, done.stderr
+    output = done.stdout + done.stderr
+    assert b"internal error" not in output
+    if "-v" not in args:  # JSON carries a traceback as data; stderr shows one only under -v
+        assert b"Traceback (most recent call last)" not in done.stderr
+    assert done.stdout.isascii()
+    assert done.stderr.isascii()
