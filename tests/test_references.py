@@ -167,9 +167,11 @@ _SECTION_POINTERS = (
     re.compile(rf"\b(?:section|heading)\s+{_QUOTED}\s+(?:of|in)\s+{_DOC}", re.IGNORECASE),
     re.compile(rf"{_QUOTED}\s+(?:section|heading)\s+(?:of|in)\s+{_DOC}", re.IGNORECASE),
 )
+# Within a page only quotation marks count: "the `[tool.x]` section" is a TOML table.
+_QUOTED_HERE = _QUOTED.replace("`", "")
 _SECTION_HERE = (
-    re.compile(rf"\b(?:section|heading)\s+{_QUOTED}", re.IGNORECASE),
-    re.compile(rf"{_QUOTED}\s+(?:section|heading)\b", re.IGNORECASE),
+    re.compile(rf"\b(?:section|heading)\s+{_QUOTED_HERE}", re.IGNORECASE),
+    re.compile(rf"{_QUOTED_HERE}\s+(?:section|heading)\b", re.IGNORECASE),
 )
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
 _ATX_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(?P<text>.*?)(?:[ \t]+#+)?[ \t]*$")
@@ -501,6 +503,7 @@ def test_github_anchor(heading: str, anchor: str) -> None:
             ["section 'Output"],
         ),
         ("docs/x.md", "```\n## Not a heading\n```\n[here](#not-a-heading)", ["no heading"]),
+        ("docs/x.md", "add a `[tool.codegenie-bench]` section to pyproject.toml", []),
     ],
 )
 def test_the_rules(path: str, text: str, expected: list[str]) -> None:
