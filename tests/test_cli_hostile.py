@@ -1,4 +1,4 @@
-"""codegenie-bench against hostile strings, hostile registrations and hostile stdout (design 10)."""
+"""codegenie-bench against hostile strings, hostile registrations and hostile stdout (docs/security.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""load_task_class: the eight steps of design section 4 and the seed's AC-3 … AC-20."""
+"""load_task_class: the eight steps of ADR-0002 and the original story's AC-3 … AC-20."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""load_task_class against hostile code and trees (design section 10, issues 8 and 9).
+"""load_task_class against hostile code and trees (docs/security.md; issues 8 and 9).
 
 Whatever a registration raises becomes a typed error; code the manifest did
 not name — a ``bench.py`` beside ``bench/``, a regular ``bench`` package on

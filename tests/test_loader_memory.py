@@ -1,4 +1,4 @@
-"""A long-lived process that loads from many roots stays small (design section 10)."""
+"""A long-lived process that loads from many roots stays small (ADR-0002, `_loaded` state)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A load either completes or leaves no trace, even when interrupted anywhere (design section 4).
+"""A load either completes or leaves no trace, even when interrupted anywhere (ADR-0002).
 
 A ``KeyboardInterrupt`` is injected at many points of a load by a trace
 function that raises at the Nth line event: every line the loader, the

@@ -1,4 +1,4 @@
-"""TaskClass and RunPlan serialise: ``cls`` is written as ``module:qualname`` in JSON."""
+"""TaskClass and RunPlan serialise: a class as ``module:qualname``; a plan as `plan` prints it."""
 
 from __future__ import annotations
 
@@ -67,15 +67,24 @@ def test_class_path_survives_a_class_body_that_sets_module_to_a_non_string() -> 
     assert json.loads(_task_class(odd).model_dump_json())["cls"] == "?:Odd"
 
 
-def test_run_plan_dumps_to_json(tmp_path: Path) -> None:
-    """RunPlan.model_dump_json() works on a real plan and names each registered class."""
-    bench = make_bench(tmp_path, "aa", "bb")
+def test_run_plan_dumps_to_the_plan_document(tmp_path: Path) -> None:
+    """RunPlan.model_dump_json() is the plan document: each task class as `show` prints it, with its case ids."""
+    bench = make_bench(tmp_path, "aa", "bb", parts=True)
     runner = Runner(BenchManifest.load(bench.manifest), registry=TaskClassRegistry())
     plan = asyncio.run(runner.plan())
     document = json.loads(plan.model_dump_json())
     assert document["manifest"] == str(bench.manifest.absolute())
-    assert [tc["name"] for tc in document["task_classes"]] == ["aa", "bb"]
-    assert [tc["cls"] for tc in document["task_classes"]] == [
-        "bench.aa.registration:TaskClassImpl",
-        "bench.bb.registration:TaskClassImpl",
-    ]
+    assert [tc["slug"] for tc in document["task_classes"]] == ["aa", "bb"]
+    assert [tc["case_ids"] for tc in document["task_classes"]] == [["example"], ["example"]]
+    for entry in document["task_classes"]:
+        assert set(entry) == {
+            "slug",
+            "module",
+            "source",
+            "description",
+            "rubric",
+            "cases",
+            "case_ids",
+        }
+    assert plan.model_dump(mode="json") == document == plan.to_json()
+    assert plan.model_dump()["manifest"] == bench.manifest.absolute()

@@ -35,7 +35,7 @@ def test_valid_slugs_pass(name: str) -> None:
 
 
 def test_first_broken_rule_wins() -> None:
-    """The reasons follow design order: empty, too short, too long, wrong case, …"""
+    """The reasons follow the documented order (docs/errors.md): empty, too short, too long, wrong case, …"""
     assert slug_problem("A") == "too short"
     assert slug_problem("A" * 65) == "too long"
     assert slug_problem("-Foo") == "wrong case"

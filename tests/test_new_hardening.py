@@ -1,4 +1,4 @@
-"""`codegenie-bench new` against bad arguments, concurrent runs, links and failing disks (design 10)."""
+"""`codegenie-bench new` against bad arguments, concurrent runs, links and failing disks (docs/security.md, section 'Nothing lost')."""
 
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 import subprocess
@@ -10,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from codegenie.eval import BenchManifest
+
+from .factory import make_bench
 from .test_cli import run
 
 REPO = Path(__file__).resolve().parent.parent
@@ -36,6 +40,22 @@ def _copy_of_the_repository(target: Path) -> Path:
     return target
 
 
+def _undeclared_slug(repo: Path) -> str:
+    """Return a slug that `new` can add to the copy: no declared slug, module or directory is its."""
+    manifest = BenchManifest.load(repo / "bench.toml")
+    modules = {entry.module for _, entry in manifest}
+    for n in itertools.count(1):
+        slug = f"curator-added-{n}"
+        package = slug.replace("-", "_")
+        if (
+            slug not in manifest
+            and f"bench.{package}.registration" not in modules
+            and not (repo / "bench" / package).exists()
+        ):
+            return slug
+    raise AssertionError("unreachable")
+
+
 def _remove_first_task_class(repo: Path) -> str:
     """Delete the first declared task class, its table and its package; return its slug."""
     text = (repo / "bench.toml").read_text(encoding="utf-8")
@@ -48,13 +68,19 @@ def _remove_first_task_class(repo: Path) -> str:
 
 
 def test_shipped_bench_tests_pass_whatever_task_classes_it_holds(tmp_path: Path) -> None:
-    """In a copy with one task class added by `new` and another removed, the shipped-bench tests and the linters pass."""
+    """In a copy with one task class added by `new` and another removed, the shipped-bench tests and the linters pass.
+
+    The added slug is one the repository does not declare: a curator who
+    followed the README's walk-through in this repository already has its
+    `secret-rotation`.
+    """
     repo = _copy_of_the_repository(tmp_path / "repo")
-    added = run("new", "secret-rotation", "--description", "Rotate a leaked credential.", cwd=repo)
+    slug = _undeclared_slug(repo)
+    added = run("new", slug, "--description", "A task class a curator added.", cwd=repo)
     assert added.returncode == 0, added.stderr
     removed = _remove_first_task_class(repo)
     listed = run("list", cwd=repo).stdout
-    assert "secret-rotation" in listed
+    assert slug in listed.split()
     assert removed not in listed
     marked = sorted(
         str(path.relative_to(repo))
@@ -85,3 +111,11 @@ def test_shipped_bench_tests_pass_whatever_task_classes_it_holds(tmp_path: Path)
             check=False,
         )
         assert linted.returncode == 0, linted.stdout + linted.stderr
+
+
+def test_the_added_slug_is_never_one_the_repository_declares(tmp_path: Path) -> None:
+    """The slug the test adds skips declared slugs, their modules and existing directories."""
+    bench = make_bench(tmp_path, "curator-added-1")
+    bench.add("other", module="bench.curator_added_2.registration")
+    (bench.root / "curator_added_3").mkdir()
+    assert _undeclared_slug(tmp_path) == "curator-added-4"

@@ -99,7 +99,7 @@ def test_only_typos_give_exit_code_3(tmp_path: Path) -> None:
 
 
 def test_plan_serializes_to_the_documented_shape(tmp_path: Path) -> None:
-    """RunPlan.to_json() has the design's shape, case ids included, and validates against the schema."""
+    """RunPlan.to_json() has the documented shape (docs/cli.md), case ids included, and validates against the schema."""
     bench = make_bench(tmp_path, "aa", parts=True)
     runner = Runner(BenchManifest.load(bench.manifest), registry=TaskClassRegistry())
     document = plan(runner).to_json()

@@ -7,7 +7,7 @@ from collections.abc import Generator, Iterable
 from pathlib import Path
 from typing import Any, final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from codegenie.eval._manifest.model import BenchManifest
 from codegenie.eval._resolve import resolve
@@ -22,8 +22,13 @@ class RunPlan(BaseModel):
     """The task classes a run will use, in the order requested, and their cases.
 
     Frozen. ``case_ids`` maps each slug to the ids of its cases, sorted.
-    ``to_json()`` gives the documented shape ``{"manifest": PATH,
-    "task_classes": [<as show, with "case_ids">]}``.
+
+    Its JSON form (``model_dump_json()``, ``model_dump(mode="json")``,
+    ``to_json()``) is the document ``codegenie-bench plan --format json``
+    prints, which the command builds from it: ``{"manifest": PATH,
+    "task_classes": [...]}``, each task class as ``show`` prints it (``slug``,
+    ``module``, ``source``, ``description``, ``rubric``, ``cases``) with its
+    ``case_ids``. Python mode (``model_dump()``) keeps the fields as they are.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -36,8 +41,9 @@ class RunPlan(BaseModel):
         """Return the slugs of the plan, in order."""
         return tuple(task_class.name for task_class in self.task_classes)
 
-    def to_json(self) -> dict[str, Any]:
-        """Return the plan as a JSON-ready dict."""
+    @model_serializer(mode="plain", when_used="json")
+    def _as_plan_document(self) -> dict[str, Any]:
+        # One JSON shape for the plan, whoever asks: the command line prints this.
         return {
             "manifest": str(self.manifest),
             "task_classes": [
@@ -45,6 +51,10 @@ class RunPlan(BaseModel):
                 for tc in self.task_classes
             ],
         }
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the plan's JSON form as a dict: ``model_dump(mode="json")``."""
+        return self.model_dump(mode="json")
 
 
 @final

@@ -64,7 +64,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
         if not out.json and error.resolved:
             out.result({}, _rows(error.resolved))
         raise
-    out.result(plan.to_json(), _rows(plan.task_classes))
+    # The plan's own JSON form, so RunPlan.model_dump_json() is what this prints.
+    out.result(plan.model_dump(mode="json"), _rows(plan.task_classes))
     return 0
 
 
