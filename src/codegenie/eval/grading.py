@@ -198,6 +198,7 @@ def grade(
     *,
     jobs: int | None = None,
     on_result: Callable[[int, GradeResult], None] | None = None,
+    shown_as: Path | None = None,
 ) -> GradeReport:
     """Grade ``CANDIDATES/<case-id>/`` with ``rubric`` for each of ``cases``; return the report.
 
@@ -209,7 +210,9 @@ def grade(
     whose ``rubric`` is ``None`` (defined where no file exists). Results come back in case-id
     order, whatever order the runs finish in. ``on_result(index, result)``
     is called in the calling thread as each result arrives (``index`` into
-    the sorted cases), for progress.
+    the sorted cases), for progress. ``shown_as`` is how reasons name the
+    candidates directory (default: ``candidates``), such as the relative
+    path a user typed for an absolute ``candidates``.
 
     ``KeyboardInterrupt`` (or any exception, from ``on_result`` say) stops
     the grading: cases not started never start, the running rubrics are
@@ -236,7 +239,7 @@ def grade(
         if os.path.lexists(candidate):
             runs.append((index, case, candidate))
         else:
-            record(index, GradeResult.missing(case.id, candidate))
+            record(index, GradeResult.missing(case.id, (shown_as or candidates) / case.id))
     if rubric is None:
         for index, case, _ in runs:
             reason = f"task class {task_class!r} has no rubric file"

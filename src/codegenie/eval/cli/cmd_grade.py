@@ -143,6 +143,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
             candidates,
             jobs=args.jobs,
             on_result=arrived,
+            shown_as=args.candidates,
         )
     finally:
         progress.clear()
