@@ -667,3 +667,46 @@ def test_task_class_without_a_source_has_no_cases() -> None:
     )
     assert scan_cases(task_class).found is False
     assert read_cases(task_class) == ()
+
+
+def test_limits_default_and_are_read_from_case_toml(tmp_path: Path) -> None:
+    """memory, processes, file-size and cpu-time have documented defaults and are read as written."""
+    bench = pins_bench(tmp_path)
+    write_case(cases_dir(bench), "plain", GOOD)
+    write_case(
+        cases_dir(bench),
+        "tight",
+        GOOD + "memory = 256\nprocesses = 16\nfile-size = 8\ncpu-time = 2.5\n",
+    )
+    plain, tight = load_cases("pins", bench.root, registry=TaskClassRegistry())
+    assert (plain.memory, plain.processes, plain.file_size, plain.cpu_time) == (
+        2048,
+        512,
+        1024,
+        None,
+    )
+    assert (tight.memory, tight.processes, tight.file_size, tight.cpu_time) == (256, 16, 8, 2.5)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("memory = 0", "memory: must be greater than 0"),
+        ("processes = -1", "processes: must be greater than 0"),
+        ("file-size = 0", "file-size: must be greater than 0"),
+        ("cpu-time = 0.0", "cpu-time: must be greater than 0"),
+        ('memory = "2G"', "memory: expected an integer, got a string"),
+        ("memory = 1.5", "memory: expected an integer, got a float"),
+        ("processes = true", "processes: expected an integer, got a boolean"),
+        ("cpu-time = nan", "cpu-time: "),
+        ("file_size = 8", "file_size: unknown key 'file_size'; did you mean 'file-size'?"),
+    ],
+)
+def test_limits_are_validated_like_timeout(tmp_path: Path, line: str, message: str) -> None:
+    """A limit that is not a positive number of the right type is a located case-invalid problem."""
+    bench = pins_bench(tmp_path)
+    write_case(cases_dir(bench), "bad", GOOD + line + "\n")
+    problems = problems_of(bench)
+    assert len(problems) == 1, problems
+    assert problems[0].startswith("bad/case.toml:3:")
+    assert message in problems[0]

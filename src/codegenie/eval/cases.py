@@ -5,10 +5,12 @@ one case; its name is the case id (lowercase ASCII letters, digits, ``-``,
 ``_`` and ``.``, starting with a letter or a digit, at most 100 characters).
 It holds ``case.toml`` (what the case is), ``input/`` (what the solver
 starts from) and ``expected/`` (a known-good solution). ``case.toml`` has
-three common keys, all optional — ``description`` (string), ``tags`` (array
-of strings), ``timeout`` (positive number of seconds for one rubric run,
-default 60) — plus ``id``, which may be written but must then equal the
-directory name. Every other key is validated by the task class's
+common keys, all optional — ``description`` (string), ``tags`` (array of
+strings), ``timeout`` (positive number of seconds for one rubric run,
+default 60) and the run's limits: ``memory`` (MiB, default 2048),
+``processes`` (default 512), ``file-size`` (MiB, default 1024) and
+``cpu-time`` (seconds, default none) — plus ``id``, which may be written but
+must then equal the directory name. Every other key is validated by the task class's
 ``case_model`` (``register_task_class(..., case_model=Model)``), or kept as
 it is when the task class declares none.
 
@@ -83,12 +85,22 @@ CASE_FILE_SIZE_LIMIT: Final = 1024 * 1024
 #: at most MAX_CASE_ID_LENGTH characters; :func:`case_id_problem` is authoritative).
 CASE_ID_PATTERN: Final = r"^[a-z0-9][a-z0-9._-]*$"
 MAX_CASE_ID_LENGTH: Final = 100
+#: The limits of one rubric run that ``case.toml`` may set, beside ``timeout``.
+LIMIT_KEYS: Final = ("memory", "processes", "file-size", "cpu-time")
 #: Keys every ``case.toml`` may have, whatever the task class.
-COMMON_KEYS: Final = ("description", "tags", "timeout")
+COMMON_KEYS: Final = ("description", "tags", "timeout", *LIMIT_KEYS)
 #: Keys a ``case_model`` may not declare: the common keys and ``id``.
-RESERVED_KEYS: Final = ("description", "id", "tags", "timeout")
+RESERVED_KEYS: Final = ("description", "id", "tags", "timeout", *LIMIT_KEYS)
 #: Seconds one rubric run may take when ``case.toml`` does not say.
 DEFAULT_TIMEOUT: Final = 60.0
+#: MiB of memory one rubric run (the rubric and all it starts) may hold.
+DEFAULT_MEMORY: Final = 2048
+#: Processes and threads one rubric run may have at once.
+DEFAULT_PROCESSES: Final = 512
+#: MiB of the largest file one rubric run may write.
+DEFAULT_FILE_SIZE: Final = 1024
+#: Seconds of CPU one rubric run may use: none by default (``timeout`` bounds it).
+DEFAULT_CPU_TIME: Final = None
 #: Schema problems listed for one file; a file with more ends with a count.
 MAX_PROBLEMS_PER_FILE: Final = 100
 
@@ -161,7 +173,9 @@ class Case(BaseModel):
     ``directory``, serialised with the fields, and accepted back by
     validation when they agree with it. ``description``, ``tags`` and
     ``timeout`` (seconds, for one rubric run) come from the common keys of
-    ``case.toml``. ``data`` holds the other keys: an instance of the task
+    ``case.toml``, and so do the run's limits: ``memory`` (MiB),
+    ``processes``, ``file_size`` (MiB, ``file-size`` in the file) and
+    ``cpu_time`` (seconds, ``cpu-time``; ``None``: no limit). ``data`` holds the other keys: an instance of the task
     class's ``case_model``, or a plain ``dict`` when it declares none.
 
     Frozen; hashed by ``(task_class, id, directory)``. ``model_dump(mode="json")``
@@ -177,6 +191,10 @@ class Case(BaseModel):
     description: str | None = None
     tags: tuple[str, ...] = ()
     timeout: float = DEFAULT_TIMEOUT
+    memory: int = DEFAULT_MEMORY
+    processes: int = DEFAULT_PROCESSES
+    file_size: int = DEFAULT_FILE_SIZE
+    cpu_time: float | None = DEFAULT_CPU_TIME
     data: BaseModel | dict[str, Any] = Field(default_factory=dict)
 
     def __hash__(self) -> int:
@@ -319,12 +337,18 @@ def read_cases(task_class: TaskClass) -> tuple[Case, ...]:
 class _CommonKeys(BaseModel):
     """The keys every case.toml may have; the rest is the task class's ``case_model``'s."""
 
-    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(
+        strict=True, extra="forbid", allow_inf_nan=False, validate_by_alias=True
+    )
 
     id: str | None = None
     description: str | None = None
     tags: list[str] = Field(default_factory=list)
     timeout: float = Field(DEFAULT_TIMEOUT, gt=0)
+    memory: int = Field(DEFAULT_MEMORY, gt=0)
+    processes: int = Field(DEFAULT_PROCESSES, gt=0)
+    file_size: int = Field(DEFAULT_FILE_SIZE, gt=0, alias="file-size")
+    cpu_time: float | None = Field(DEFAULT_CPU_TIME, gt=0, alias="cpu-time")
 
 
 def _known_keys(case_model: type[BaseModel] | None) -> tuple[str, ...]:
@@ -412,6 +436,10 @@ class _CaseReader:
                 description=common.description,
                 tags=tuple(common.tags),
                 timeout=common.timeout,
+                memory=common.memory,
+                processes=common.processes,
+                file_size=common.file_size,
+                cpu_time=common.cpu_time,
                 data=data,
             )
         )
