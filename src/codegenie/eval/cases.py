@@ -175,8 +175,9 @@ class Case(BaseModel):
     ``timeout`` (seconds, for one rubric run) come from the common keys of
     ``case.toml``, and so do the run's limits: ``memory`` (MiB),
     ``processes``, ``file_size`` (MiB, ``file-size`` in the file) and
-    ``cpu_time`` (seconds, ``cpu-time``; ``None``: no limit). ``data`` holds the other keys: an instance of the task
-    class's ``case_model``, or a plain ``dict`` when it declares none.
+    ``cpu_time`` (seconds, ``cpu-time``; ``None``: no limit). ``data``
+    holds the other keys: an instance of the task class's ``case_model``, or
+    a plain ``dict`` when it declares none.
 
     Frozen; hashed by ``(task_class, id, directory)``. ``model_dump(mode="json")``
     and :meth:`to_json` write ``data`` with the keys as ``case.toml`` spells
