@@ -48,8 +48,11 @@ _PROCESS_SAID: Final = (
     b"fork: retry",
     b"fork: Resource temporarily unavailable",
     b"can't start new thread",
+    b"BlockingIOError: [Errno 11]",
 )
 _FILE_SIZE_SAID: Final = (b"File too large",)
+# bubblewrap's exit status for a command killed by a signal: this plus its number.
+_SIGNALLED: Final = 128
 # The most entries of the run directory looked at for a file at the file-size limit.
 _SCAN_LIMIT: Final = 100_000
 
@@ -116,6 +119,21 @@ class PreparedRun:
     ) -> None:
         self.close()
 
+    def killed_by(self, returncode: int) -> int | None:
+        """Return the signal that killed the rubric, from its run's exit status, or ``None``.
+
+        A negative status is the signal itself. Under bubblewrap the rubric
+        is not the process the supervisor waits for: bubblewrap exits with
+        128 + the signal's number when the rubric dies of one (so a rubric
+        that exits with such a status on purpose reads the same; either way
+        the run is an error).
+        """
+        if returncode < 0:
+            return -returncode
+        if self.bwrap is not None and _SIGNALLED < returncode < _SIGNALLED + signal.NSIG:
+            return returncode - _SIGNALLED
+        return None
+
     def argv(self, command: Sequence[str]) -> list[str]:
         """Return the argv to start: the sandbox's head, then ``command`` (unchanged)."""
         return [*self.prefix, *command]
@@ -153,7 +171,8 @@ class PreparedRun:
         """Return the limit the run exceeded, or ``None``; call once it is reaped, before closing.
 
         ``returncode`` is the first process's (negative: killed by that
-        signal; under bubblewrap, the rubric's status passes through);
+        signal; under bubblewrap, the rubric's exit status, or 128 + the
+        signal that killed it: :meth:`killed_by`);
         ``stderr_tail`` the end of its stderr; ``rusage`` its ``os.wait4``
         rusage, if the supervisor has it. A breach makes the run an
         ``error`` whatever the rubric printed: the rubric may have seen a
@@ -197,13 +216,13 @@ class PreparedRun:
             return _said(stderr_tail, _PROCESS_SAID) if by_rlimit else None
         if name == "cpu-time":
             assert limits.cpu_time is not None
-            if returncode == -signal.SIGXCPU:
+            if self.killed_by(returncode) == signal.SIGXCPU:
                 return "the rubric was killed by SIGXCPU"
             used = self.usage(rusage).cpu_time
             if used is not None and used > limits.cpu_time:
                 return f"the run used {used:.2f} s of CPU time"
             return None
-        if returncode == -signal.SIGXFSZ:
+        if self.killed_by(returncode) == signal.SIGXFSZ:
             return "the rubric was killed by SIGXFSZ"
         assert limits.file_size_bytes is not None
         full = _file_at_least(self.policy.run_dir, limits.file_size_bytes)
