@@ -12,6 +12,7 @@ asserts a time.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import pickle
@@ -58,7 +59,7 @@ TEST_LIMITS = Limits(memory=256, processes=64, file_size=8, cpu_time=None)
 
 # The rubric-like script: one attack per run, named by its first argument; it
 # prints what it reached as one JSON object.
-ATTACK = r'''
+ATTACK = r"""
 import ctypes, errno, json, os, signal, socket, sys, time
 
 
@@ -175,7 +176,7 @@ def main(attack, *args):
 
 
 main(*sys.argv[1:])
-'''
+"""
 
 
 @dataclass
@@ -245,7 +246,12 @@ def attempt(
     """Run the attack script once, as the rubric runner will; ``RUN`` in an argument is the run dir."""
     run_dir = bench.new_run_dir()
     policy = SandboxPolicy(mode, run_dir, bench.task_class, limits=limits)  # type: ignore[arg-type]
-    argv = [sys.executable, "-B", str(bench.script), *(a.replace("RUN", str(run_dir)) for a in args)]
+    argv = [
+        sys.executable,
+        "-B",
+        str(bench.script),
+        *(a.replace("RUN", str(run_dir)) for a in args),
+    ]
     with prepare(policy, cgroups=cgroups) as run:
         # Files, not pipes: a daemon left running (under none) would hold a pipe open.
         out, err = bench.root / f"stdout-{bench.runs}", bench.root / f"stderr-{bench.runs}"
@@ -264,7 +270,9 @@ def attempt(
         lines = out.read_text(encoding="utf-8").splitlines()
         result = json.loads(lines[0]) if lines else {}
         breach = run.verdict_of_limits(done.returncode, stderr_tail=tail)
-        return Attempt(done.returncode, result, tail.decode(errors="replace"), breach, run.usage(), run)
+        return Attempt(
+            done.returncode, result, tail.decode(errors="replace"), breach, run.usage(), run
+        )
 
 
 def processes_with(marker: str) -> list[int]:
@@ -488,7 +496,7 @@ def test_a_fork_bomb_is_contained_and_reported(bench: Bench) -> None:
     """Forking stops at the process limit and the run is a breach of it, not a failure."""
     done = attempt(bench, "bwrap", "forkbomb")
     assert done.result["error"] == "EAGAIN"
-    assert done.result["forked"] < TEST_LIMITS.processes  # type: ignore[operator]
+    assert done.result["forked"] < 64
     assert done.breach is not None
     assert done.breach.limit == "processes"
     assert done.breach.reason == "process limit of 64 exceeded"
@@ -604,7 +612,7 @@ def test_limits_are_positive_numbers_or_none(kwargs: dict[str, Any], valid: bool
 
 def test_default_limits_and_their_wording() -> None:
     """The documented defaults, and the sentence each limit is named with."""
-    assert DEFAULT_LIMITS == Limits(memory=2048, processes=512, file_size=1024, cpu_time=None)
+    assert Limits(memory=2048, processes=512, file_size=1024, cpu_time=None) == DEFAULT_LIMITS
     assert DEFAULT_LIMITS.describe("memory") == "memory limit of 2048 MiB"
     assert DEFAULT_LIMITS.describe("processes") == "process limit of 512"
     assert DEFAULT_LIMITS.describe("file-size") == "file-size limit of 1024 MiB"
@@ -742,7 +750,7 @@ def test_bwrap_arguments_bind_the_run_directory_after_the_private_tmp(tmp_path: 
     run_dir.mkdir()
     task_class.mkdir()
     args = bwrap_args(SandboxPolicy("bwrap", run_dir, task_class), bubblewrap())
-    pairs = list(zip(args, args[1:], strict=False))
+    pairs = list(itertools.pairwise(args))
     tmpfs = pairs.index(("--tmpfs", "/tmp"))
     bind = pairs.index(("--bind", str(run_dir)))
     assert tmpfs < bind
@@ -808,7 +816,9 @@ def test_v2_hierarchy_is_beside_the_harness_cgroup() -> None:
     own = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/term.scope\n"
     (found,) = parse_hierarchies(mountinfo, own)
     assert found.version == 2
-    assert found.parent == Path("/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice")
+    assert found.parent == Path(
+        "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice"
+    )
 
 
 def test_a_cgroup_mounted_from_below_the_root_maps_the_path() -> None:
@@ -845,7 +855,7 @@ def test_cgroup_readings(tmp_path: Path, version: int) -> None:
     }[version]
     for name, text in files.items():
         (tmp_path / name).write_text(text)
-    cgroup = RunCgroup({c: (version, tmp_path) for c in ("memory", "pids", "cpu")})
+    cgroup = RunCgroup(dict.fromkeys(("memory", "pids", "cpu"), (version, tmp_path)))
     assert (cgroup.oom_kills(), cgroup.refused_forks()) == (2, 3)
     assert (cgroup.peak_memory(), cgroup.cpu_time()) == (1048576, 1.5)
     assert RunCgroup({}).oom_kills() is None
@@ -883,7 +893,9 @@ def test_the_shell_launcher_joins_and_prlimit_limits(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("prlimit", [None, ""], ids=["shell", "python"])
-def test_a_run_that_cannot_join_its_cgroup_does_not_start(tmp_path: Path, prlimit: str | None) -> None:
+def test_a_run_that_cannot_join_its_cgroup_does_not_start(
+    tmp_path: Path, prlimit: str | None
+) -> None:
     """A procs file that cannot be written stops the run with status 125, saying why."""
     head = launcher_args([tmp_path / "gone" / "cgroup.procs"], [], prlimit=prlimit)
     done = subprocess.run([*head, "/bin/echo", "started"], capture_output=True, check=False)
@@ -894,7 +906,10 @@ def test_a_run_that_cannot_join_its_cgroup_does_not_start(tmp_path: Path, prlimi
 
 def test_rlimits_leave_to_cgroups_what_they_cover(monkeypatch: pytest.MonkeyPatch) -> None:
     """RLIMIT_AS and RLIMIT_NPROC only for limits no cgroup covers; NPROC never as root."""
-    kinds = lambda rlimits: {r[0] for r in rlimits}  # noqa: E731
+
+    def kinds(rlimits: list[tuple[int, int, int]]) -> set[int]:
+        return {which for which, _, _ in rlimits}
+
     limits = Limits(cpu_time=3)
     assert kinds(rlimits_for(limits, ["memory", "processes"])) == {
         resource.RLIMIT_CORE,
