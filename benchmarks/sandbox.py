@@ -1,8 +1,10 @@
 """What the rubric sandbox costs: start-up, set-up, and copying versus overlaying the trees.
 
-``python benchmarks/sandbox.py [RUNS]`` (default 50) prints one JSON object,
-every figure a median in milliseconds over RUNS runs, the variants of a
-measure alternating run by run so that a drifting machine skews none of them:
+``python benchmarks/sandbox.py [RUNS]`` (default 50) prints one JSON object:
+the median and the minimum of every figure in milliseconds over RUNS runs
+(the minimum is the cost on an idle machine; on a shared one, the median
+carries the load, also printed), the variants of a measure alternating run
+by run so that a drifting machine skews none of them:
 
 - ``bare``: ``python -c pass``, as ``subprocess.run`` starts it;
 - ``bwrap``: the same inside bubblewrap with the rubric policy's arguments
@@ -11,6 +13,7 @@ measure alternating run by run so that a drifting machine skews none of them:
   (the run's cgroups made, where this machine allows), the argv head that
   joins them and sets the rlimits (``sh``, ``prlimit``), bubblewrap,
   ``python -c pass``, then ``close`` (the cgroups removed);
+- ``sandboxed-no-cgroup``: the same with ``cgroups=False`` (rlimits only);
 - ``prepare``: ``prepare`` and ``close`` alone;
 - ``copy-*`` and ``overlay-*``: a rubric that reads every file of a tree,
   given a copy made by the runner's own copy (``rubrics._copy_tree``,
@@ -66,8 +69,8 @@ def _tree(root: Path, files: int, size: int) -> Path:
     return root
 
 
-def measure(runs: int) -> dict[str, float | str]:
-    """Return every figure of the module's docstring, medians in milliseconds."""
+def measure(runs: int) -> dict[str, object]:
+    """Return every figure of the module's docstring, in milliseconds."""
     bwrap = bubblewrap()
     work = Path(tempfile.mkdtemp(prefix="codegenie-sandbox-bench-"))
     try:
@@ -83,6 +86,11 @@ def measure(runs: int) -> dict[str, float | str]:
             with prepare(SandboxPolicy("bwrap", fixed_run, task), bwrap=bwrap) as run:
                 _run(run.argv(python), run.env, run.cwd)
 
+        def rlimited() -> None:
+            policy = SandboxPolicy("bwrap", fixed_run, task)
+            with prepare(policy, bwrap=bwrap, cgroups=False) as run:
+                _run(run.argv(python), run.env, run.cwd)
+
         def prepared() -> None:
             prepare(SandboxPolicy("bwrap", fixed_run, task), bwrap=bwrap).close()
 
@@ -90,6 +98,7 @@ def measure(runs: int) -> dict[str, float | str]:
             "bare": lambda: _run(python),
             "bwrap": lambda: _run([*wrapped, *python], fixed.env, fixed.cwd),
             "sandboxed": sandboxed,
+            "sandboxed-no-cgroup": rlimited,
             "prepare": prepared,
         }
         samples: dict[str, list[float]] = {name: [] for name in startup}
@@ -105,13 +114,13 @@ def measure(runs: int) -> dict[str, float | str]:
         }
         for label, tree in trees.items():
             samples |= _copy_or_overlay(label, tree, task, work, bwrap, max(5, runs // 5))
-        result: dict[str, float | str] = {
-            name: _median_ms(values) for name, values in samples.items()
+        return {
+            "median_ms": {name: _median_ms(values) for name, values in samples.items()},
+            "min_ms": {name: round(min(values) * 1000, 2) for name, values in samples.items()},
+            "bwrap": f"{'.'.join(map(str, bwrap.version))} ({bwrap.origin})",
+            "runs": runs,
+            "load_average": os.getloadavg()[0],
         }
-        result["bwrap_version"] = ".".join(map(str, bwrap.version))
-        result["bwrap_origin"] = bwrap.origin
-        result["runs"] = runs
-        return result
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
