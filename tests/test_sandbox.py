@@ -935,3 +935,51 @@ def test_killed_by_reads_bubblewraps_status(tmp_path: Path) -> None:
     with prepare(SandboxPolicy("none", tmp_path, tmp_path / "task")) as bare:
         assert bare.killed_by(128 + signal.SIGKILL) is None
         assert bare.prefix[0].endswith("prlimit") or "-I" in bare.prefix
+
+
+def test_an_overlaid_candidate_is_read_and_written_without_touching_the_original(
+    bench: Bench,
+) -> None:
+    """An overlay shows the original tree; the rubric's writes land in memory, not in it."""
+    original = bench.root / "candidate-original"
+    original.mkdir()
+    (original / "solution.py").write_text("print('hi')\n", encoding="utf-8")
+    before = tree_digest(original)
+    run_dir = bench.new_run_dir()
+    shown = run_dir / "candidate" / "original"
+    policy = SandboxPolicy(
+        "bwrap", run_dir, bench.task_class, limits=TEST_LIMITS, overlays=((shown, original),)
+    )
+    with prepare(policy) as run:
+        argv = [sys.executable, "-B", str(bench.script), "write", str(shown / "solution.py")]
+        done = subprocess.run(
+            run.argv(argv), env=run.env, cwd=run.cwd, capture_output=True, check=True
+        )
+        read = [sys.executable, "-B", str(bench.script), "read", str(shown / "solution.py")]
+        seen = subprocess.run(
+            run.argv(read), env=run.env, cwd=run.cwd, capture_output=True, check=True
+        )
+    assert json.loads(done.stdout)["results"] == {str(shown / "solution.py"): "written"}
+    assert json.loads(seen.stdout)["content"] == "print('hi')\n"  # a fresh layer per run
+    assert tree_digest(original) == before
+
+
+@pytest.mark.parametrize(
+    ("mode", "destination", "message"),
+    [
+        ("none", "run/candidate/x", "need the bwrap sandbox"),
+        ("bwrap", "elsewhere/x", "inside the run directory"),
+        ("bwrap", "run", "inside the run directory"),
+    ],
+)
+def test_overlays_are_refused_where_they_cannot_hold(
+    tmp_path: Path, mode: str, destination: str, message: str
+) -> None:
+    """Overlays need bwrap and a place inside the run directory."""
+    with pytest.raises(ValueError, match=message):
+        SandboxPolicy(
+            mode,  # type: ignore[arg-type]
+            tmp_path / "run",
+            tmp_path / "task",
+            overlays=((tmp_path / destination, tmp_path / "source"),),
+        )

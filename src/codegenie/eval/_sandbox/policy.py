@@ -112,8 +112,13 @@ class SandboxPolicy:
     (:attr:`home`), and is the only host directory the run can write.
     ``task_class_dir`` (the rubric's directory) is readable, not writable.
     ``read_only`` adds directories to read (an editable install's source);
-    each must exist. ``interpreter`` defaults to the running one. Paths must
-    be absolute.
+    each must exist. ``overlays`` maps directories inside ``run_dir``
+    (``CASE_DIR``, ``CANDIDATE_DIR``) to host directories shown there
+    instead of a copy: read from the original, written to a throw-away
+    layer in memory that vanishes with the run (bubblewrap 0.10 or later,
+    ``Bubblewrap.can_overlay``; the original is never written). The
+    directories must not change while the run reads them. ``interpreter``
+    defaults to the running one. Paths must be absolute.
     """
 
     mode: SandboxMode
@@ -122,14 +127,23 @@ class SandboxPolicy:
     limits: Limits = DEFAULT_LIMITS
     interpreter: Interpreter = field(default_factory=Interpreter.current)
     read_only: tuple[Path, ...] = ()
+    overlays: tuple[tuple[Path, Path], ...] = ()
 
     def __post_init__(self) -> None:
         if self.mode not in ("bwrap", "none"):
             msg = f"mode must be 'bwrap' or 'none', got {self.mode!r}"
             raise ValueError(msg)
-        for path in (self.run_dir, self.task_class_dir, *self.read_only):
+        overlaid = [path for pair in self.overlays for path in pair]
+        for path in (self.run_dir, self.task_class_dir, *self.read_only, *overlaid):
             if not path.is_absolute():
                 msg = f"sandbox paths must be absolute, got {str(path)!r}"
+                raise ValueError(msg)
+        if self.overlays and self.mode != "bwrap":
+            msg = "overlays need the bwrap sandbox; under none, copy the trees"
+            raise ValueError(msg)
+        for destination, _ in self.overlays:
+            if not destination.is_relative_to(self.run_dir) or destination == self.run_dir:
+                msg = f"an overlay must be inside the run directory, got {str(destination)!r}"
                 raise ValueError(msg)
 
     @property
@@ -189,8 +203,10 @@ def bwrap_args(policy: SandboxPolicy, bwrap: Bubblewrap) -> list[str]:
     ``/usr`` and the ``/bin``, ``/lib`` links, ``/proc``, ``/dev``; a private
     ``/tmp`` (a tmpfs, sized to the memory limit where bubblewrap can); the
     few ``/etc`` files of :data:`ETC_FILES`; the read-only directories of
-    :func:`read_only_paths`; the run's directory read-write at its own path.
-    The working directory is :attr:`SandboxPolicy.workdir`.
+    :func:`read_only_paths`; the run's directory read-write at its own path;
+    the overlays inside it. The working directory is
+    :attr:`SandboxPolicy.workdir`. Raises ``ValueError`` for overlays that
+    ``bwrap`` cannot make.
     """
     args = [str(bwrap.path), *isolation_args(bwrap), *system_args()]
     memory = policy.limits.memory_bytes
@@ -205,5 +221,11 @@ def bwrap_args(policy: SandboxPolicy, bwrap: Bubblewrap) -> list[str]:
     # Shallow first: a deeper bind must be made after the one that contains it.
     for path, kind in sorted(binds, key=lambda item: (item[0].count("/"), item[0])):
         args += [kind, path, path]
+    if policy.overlays and not bwrap.can_overlay:
+        version = ".".join(map(str, bwrap.version))
+        msg = f"bubblewrap {version} cannot overlay (0.10 can); copy the trees instead"
+        raise ValueError(msg)
+    for destination, source in policy.overlays:
+        args += ["--overlay-src", str(source), "--tmp-overlay", str(destination)]
     args += ["--chdir", str(policy.workdir), "--"]
     return args
