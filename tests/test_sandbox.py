@@ -537,6 +537,21 @@ def test_a_huge_file_is_contained_and_reported(bench: Bench) -> None:
     assert done.breach.reason == "file-size limit of 8 MiB exceeded"
 
 
+def test_a_large_file_the_candidate_brought_is_no_breach(bench: Bench) -> None:
+    """A file at the limit that was in the copies before the run is not the run's breach."""
+    run_dir = bench.new_run_dir()
+    data = run_dir / "candidate" / "data.bin"
+    data.write_bytes(b"x" * (8 * 1024 * 1024))
+    os.utime(data, (1_000_000_000, 1_000_000_000))  # a copy keeps its original's times
+    with prepare(SandboxPolicy("bwrap", run_dir, bench.task_class, limits=TEST_LIMITS)) as run:
+        argv = [sys.executable, "-B", str(bench.script), "read", str(data)]
+        done = subprocess.run(
+            run.argv(argv), env=run.env, cwd=run.cwd, capture_output=True, check=True
+        )
+        assert json.loads(done.stdout)["read"] is True
+        assert run.verdict_of_limits(done.returncode, stderr_tail=done.stderr) is None
+
+
 def test_a_huge_file_is_stopped_without_sandbox_too(bench: Bench) -> None:
     """RLIMIT_FSIZE applies under none as well: the write stops at the limit, reported."""
     done = attempt(bench, "none", "bigfile", "RUN/candidate/big", str(5 * 1024**3))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import resource
 import signal
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +102,8 @@ class PreparedRun:
         self.cgroup: Final = cgroup
         self.enforcement: Final = dict(enforcement)
         self.bwrap: Final = bwrap
+        # Files written by the run are this new or newer; the copies keep their originals' times.
+        self._prepared_ns: Final = time.time_ns()
 
     def __repr__(self) -> str:
         return (
@@ -180,11 +183,12 @@ class PreparedRun:
 
         Evidence, most certain first: a cgroup's counters (out-of-memory
         kills, refused forks, CPU time); the signal the rubric died of
-        (``SIGXCPU``, ``SIGXFSZ``); a file in the run's directory at exactly
-        the file-size limit; and, for a limit only an rlimit enforced, what
-        the rubric's stderr says (``MemoryError``, ``Cannot fork``, ``File
-        too large``) — which the rubric could print on purpose, turning its
-        own ``failed`` into an ``error``, never into a pass.
+        (``SIGXCPU``, ``SIGXFSZ``); a file in the run's directory written
+        during the run and as large as the file-size limit; and, for a limit
+        only an rlimit enforced, what the rubric's stderr says
+        (``MemoryError``, ``Cannot fork``, ``File too large``) — which the
+        rubric could print on purpose, turning its own ``failed`` into an
+        ``error``, never into a pass.
         """
         limits = self.policy.limits
         for name in LIMIT_NAMES:
@@ -225,7 +229,7 @@ class PreparedRun:
         if self.killed_by(returncode) == signal.SIGXFSZ:
             return "the rubric was killed by SIGXFSZ"
         assert limits.file_size_bytes is not None
-        full = _file_at_least(self.policy.run_dir, limits.file_size_bytes)
+        full = _file_at_least(self.policy.run_dir, limits.file_size_bytes, self._prepared_ns)
         if full is not None:
             return f"{full} reached the limit"
         return _said(stderr_tail, _FILE_SIZE_SAID)
@@ -238,8 +242,12 @@ def _said(stderr_tail: bytes, markers: tuple[bytes, ...]) -> str | None:
     return None
 
 
-def _file_at_least(root: Path, size: int) -> str | None:
-    """Return a regular file under ``root`` of ``size`` bytes or more (links not followed)."""
+def _file_at_least(root: Path, size: int, since_ns: int) -> str | None:
+    """Return a file under ``root`` of ``size`` bytes or more, modified since ``since_ns``.
+
+    Links are not followed. A file that was that large before the run (a
+    copied candidate's data file) is not the run's doing, and is skipped.
+    """
     pending = [str(root)]
     seen = 0
     while pending and seen < _SCAN_LIMIT:
@@ -253,11 +261,10 @@ def _file_at_least(root: Path, size: int) -> str | None:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     pending.append(entry.path)
-                elif (
-                    entry.is_file(follow_symlinks=False)
-                    and entry.stat(follow_symlinks=False).st_size >= size
-                ):
-                    return entry.path
+                elif entry.is_file(follow_symlinks=False):
+                    info = entry.stat(follow_symlinks=False)
+                    if info.st_size >= size and info.st_mtime_ns >= since_ns:
+                        return entry.path
             except OSError:
                 continue
     return None
