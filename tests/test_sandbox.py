@@ -46,7 +46,13 @@ from codegenie.eval._sandbox import (
     sandbox_environment,
 )
 from codegenie.eval._sandbox import bwrap as bwrap_module
-from codegenie.eval._sandbox.cgroups import Hierarchy, RunCgroup, discover, parse_hierarchies
+from codegenie.eval._sandbox.cgroups import (
+    Hierarchy,
+    RunCgroup,
+    _configure,
+    discover,
+    parse_hierarchies,
+)
 from codegenie.eval._sandbox.launch import JOIN_FAILED, launcher_args
 from codegenie.eval._sandbox.policy import ETC_FILES, read_only_paths
 from codegenie.eval._sandbox.rlimits import rlimits_for
@@ -998,3 +1004,46 @@ def test_overlays_are_refused_where_they_cannot_hold(
             tmp_path / "task",
             overlays=((tmp_path / destination, tmp_path / "source"),),
         )
+
+
+def test_a_v2_parent_that_delegates_memory_and_pids_is_chosen(tmp_path: Path) -> None:
+    """A writable v2 parent with memory and pids enabled for children serves all three."""
+    parent = tmp_path / "app.slice"
+    parent.mkdir()
+    (parent / "cgroup.procs").touch()
+    (parent / "cgroup.subtree_control").write_text("cpu memory pids\n")
+    mountinfo = f"30 23 0:26 / {tmp_path} rw - cgroup2 cgroup2 rw\n"
+    chosen = discover(mountinfo, "0::/app.slice/term.scope\n")
+    assert {c: (h.version, h.parent) for c, h in chosen.items()} == {
+        "memory": (2, parent),
+        "pids": (2, parent),
+        "cpu": (2, parent),
+    }
+    (parent / "cgroup.subtree_control").write_text("cpu\n")
+    assert set(discover(mountinfo, "0::/app.slice/term.scope\n")) == {"cpu"}
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_limits_are_written_in_each_versions_files(tmp_path: Path, version: int) -> None:
+    """memory and pids limits go to each version's files; v2 also kills the whole run on OOM."""
+    for name in ("memory.oom_control", "memory.memsw.limit_in_bytes", "memory.events"):
+        (tmp_path / name).touch()
+    (tmp_path / "memory.swap.max").touch()
+    limits = Limits(memory=256, processes=64)
+    assert _configure("memory", version, tmp_path, limits)
+    assert _configure("pids", version, tmp_path, limits)
+    written = {p.name: p.read_text() for p in tmp_path.iterdir() if p.read_text()}
+    expected = {
+        1: {
+            "memory.limit_in_bytes": str(256 * 1024 * 1024),
+            "memory.memsw.limit_in_bytes": str(256 * 1024 * 1024),
+            "pids.max": "64",
+        },
+        2: {
+            "memory.max": str(256 * 1024 * 1024),
+            "memory.swap.max": "0",
+            "memory.oom.group": "1",
+            "pids.max": "64",
+        },
+    }[version]
+    assert written == expected
