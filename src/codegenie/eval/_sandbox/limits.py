@@ -1,0 +1,120 @@
+"""What one rubric run may use: memory, processes, file size, CPU time.
+
+A limit is data; how it is enforced (a cgroup, an rlimit, or not at all on
+this machine) is decided by :func:`codegenie.eval._sandbox.prepare.prepare`,
+and what a run breached by :meth:`PreparedRun.verdict_of_limits`. ``None``
+means "no limit".
+
+The defaults, and why:
+
+- ``memory`` 2048 MiB. An interpreter, a rubric and the candidate's tests
+  fit in a fraction of it; ``grade --jobs 4`` on a 16 GiB CI runner still
+  leaves room for the harness. Counts what the whole run holds (page cache
+  it caused and its private ``/tmp`` included) where a cgroup enforces it.
+- ``processes`` 512. The kernel counts threads as well as processes (both
+  the cgroup ``pids`` controller and ``RLIMIT_NPROC`` do): a thread pool per
+  core on a 128-core machine must fit, a fork bomb must stop within a
+  fraction of a second. The sandbox's own two processes count too.
+- ``file_size`` 1024 MiB: no single file larger than the largest tree the
+  runner copies in (``rubrics.COPY_BYTES_LIMIT``).
+- ``cpu_time`` none. The case's ``timeout`` already bounds a run in wall
+  time, and a spinning rubric is reported as a timeout; a CPU limit equal
+  to it would only add a second name for the same runaway loop, and would
+  misreport a rubric that legitimately uses several cores. A case that
+  wants a CPU budget sets one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+__all__ = (
+    "DEFAULT_LIMITS",
+    "LIMIT_NAMES",
+    "Breach",
+    "LimitName",
+    "Limits",
+)
+
+LimitName = Literal["memory", "processes", "file-size", "cpu-time"]
+#: The limits, under the names ``case.toml`` gives them.
+LIMIT_NAMES: Final[tuple[LimitName, ...]] = ("memory", "processes", "file-size", "cpu-time")
+
+_MIB: Final = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The limits of one run: ``memory`` and ``file_size`` in MiB, ``cpu_time`` in seconds.
+
+    Raises ``ValueError`` for a limit that is not a positive number (a
+    ``bool`` is not a number here, as TOML tells ``true`` from ``1``).
+    """
+
+    memory: int | None = 2048
+    processes: int | None = 512
+    file_size: int | None = 1024
+    cpu_time: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("memory", "processes", "file_size"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                msg = f"{name} must be a positive integer or None, got {value!r}"
+                raise ValueError(msg)
+            if value is not None and value <= 0:
+                msg = f"{name} must be a positive integer or None, got {value!r}"
+                raise ValueError(msg)
+        cpu = self.cpu_time
+        if cpu is not None and (
+            isinstance(cpu, bool) or not isinstance(cpu, int | float) or not 0 < cpu < float("inf")
+        ):
+            msg = f"cpu_time must be a positive finite number of seconds or None, got {cpu!r}"
+            raise ValueError(msg)
+
+    @property
+    def memory_bytes(self) -> int | None:
+        """``memory`` in bytes."""
+        return None if self.memory is None else self.memory * _MIB
+
+    @property
+    def file_size_bytes(self) -> int | None:
+        """``file_size`` in bytes."""
+        return None if self.file_size is None else self.file_size * _MIB
+
+    def value(self, name: LimitName) -> float | None:
+        """Return the limit called ``name`` (its ``case.toml`` name), in its own unit."""
+        return {
+            "memory": self.memory,
+            "processes": self.processes,
+            "file-size": self.file_size,
+            "cpu-time": self.cpu_time,
+        }[name]
+
+    def describe(self, name: LimitName) -> str:
+        """Return ``"memory limit of 2048 MiB"``: the limit called ``name``, with its unit."""
+        value = self.value(name)
+        shown = "none" if value is None else f"{value:g}"
+        unit = {"memory": " MiB", "file-size": " MiB", "cpu-time": " s", "processes": ""}[name]
+        noun = "process" if name == "processes" else name
+        return f"{noun} limit of {shown}{unit}"
+
+
+#: The limits of a case that sets none.
+DEFAULT_LIMITS: Final = Limits()
+
+
+@dataclass(frozen=True, slots=True)
+class Breach:
+    """A limit the run exceeded: the run is an ``error``, never a ``failed``.
+
+    ``limit`` is the limit's name; ``reason`` the sentence for the result
+    (``"memory limit of 2048 MiB exceeded"``); ``evidence`` what showed it
+    (``"cgroup memory.oom_control: oom_kill 1"``, ``"the rubric was killed
+    by SIGXCPU"``), for logs and ``-v``.
+    """
+
+    limit: LimitName
+    reason: str
+    evidence: str

@@ -1,0 +1,231 @@
+"""What one sandboxed run may see and touch, and the bubblewrap arguments that say it.
+
+A :class:`SandboxPolicy` is data: the mode, the interpreter, the task
+class's directory (read-only), the run's directory (read-write, at the same
+path as outside, so that ``CASE_DIR`` and ``CANDIDATE_DIR`` on the command
+line stay valid), and the limits. :func:`bwrap_args` turns it into
+bubblewrap's arguments. Everything not named is invisible: the user's home,
+the repository, the rest of ``/etc``, other temporary directories.
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Literal
+
+from codegenie.eval._sandbox.bwrap import Bubblewrap, isolation_args, system_args
+from codegenie.eval._sandbox.limits import DEFAULT_LIMITS, Limits
+
+__all__ = (
+    "ETC_FILES",
+    "Interpreter",
+    "SandboxMode",
+    "SandboxPolicy",
+    "bwrap_args",
+    "read_only_paths",
+)
+
+#: ``bwrap``: contained. ``none``: run as the harness itself runs, not contained.
+SandboxMode = Literal["bwrap", "none"]
+
+#: What of ``/etc`` is visible (read-only), when it exists: the dynamic
+#: linker's cache, the time zone, user and group names (``getpwuid``), the
+#: name-service configuration, the hosts file (``localhost``), the
+#: ``alternatives`` links (``/usr/bin/awk`` points there on Debian) and the
+#: public CA certificates. Not ``/etc/ssl/private``, ``/etc/shadow``,
+#: credentials, or anything else.
+ETC_FILES: Final = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/hosts",
+    "/etc/alternatives",
+    "/etc/ssl/certs",
+    "/etc/ssl/openssl.cnf",
+    "/etc/pki/tls/certs",
+    "/etc/pki/ca-trust",
+    "/etc/ca-certificates",
+)
+
+# Directories the interpreter's own prefixes never widen to: binding one of
+# them would show the whole system, a home, or every temporary directory.
+_TOO_WIDE: Final = frozenset({"/", "/home", "/root", "/tmp", "/var", "/etc", "/opt", "/usr"})  # noqa: S108 - never bound
+
+
+@dataclass(frozen=True, slots=True)
+class Interpreter:
+    """The Python that runs rubrics, and the directories it needs to start and import.
+
+    ``executable`` is the path the rubric is started with (a virtual
+    environment's ``bin/python``, a link into its base installation);
+    ``prefixes`` are the directories bound read-only for it: its prefixes
+    (a virtual environment and its base, so ``pyvenv.cfg`` and the standard
+    library are there) and its site-packages, each also where links lead
+    (``realpath``). Nothing else of a home that holds one (pyenv under
+    ``~/.pyenv``) is visible. Not included: the user's site-packages and
+    the source trees of editable installs (``.pth`` files naming them
+    find nothing inside; bind them with ``SandboxPolicy.read_only`` if a
+    rubric needs them).
+    """
+
+    executable: Path
+    prefixes: tuple[Path, ...]
+
+    @classmethod
+    def current(cls) -> Interpreter:
+        """Return the running interpreter (``sys.executable``), as rubrics are started with it."""
+        executable = Path(sys.executable)
+        found = [
+            sys.prefix,
+            sys.exec_prefix,
+            sys.base_prefix,
+            sys.base_exec_prefix,
+            *site.getsitepackages(),
+        ]
+        # Each link on the way from sys.executable to the binary, and where it leads.
+        hop = str(executable)
+        for _ in range(40):
+            found.append(os.path.dirname(hop))
+            if not os.path.islink(hop):
+                break
+            hop = os.path.join(os.path.dirname(hop), os.readlink(hop))
+        resolved = {os.path.realpath(p) for p in found} | {os.path.abspath(p) for p in found}
+        return cls(executable, tuple(Path(p) for p in sorted(resolved)))
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    """One run's sandbox: what it may read, where it may write, what it may use.
+
+    ``run_dir`` is the run's own temporary directory: it holds the copies
+    (``CASE_DIR``, ``CANDIDATE_DIR``), the working directory
+    (:attr:`workdir`), ``TMPDIR`` (:attr:`tmpdir`) and ``HOME``
+    (:attr:`home`), and is the only host directory the run can write.
+    ``task_class_dir`` (the rubric's directory) is readable, not writable.
+    ``read_only`` adds directories to read (an editable install's source);
+    each must exist. ``overlays`` maps directories inside ``run_dir``
+    (``CASE_DIR``, ``CANDIDATE_DIR``) to host directories shown there
+    instead of a copy: read from the original, written to a throw-away
+    layer in memory that vanishes with the run (bubblewrap 0.10 or later,
+    ``Bubblewrap.can_overlay``; the original is never written). The
+    directories must not change while the run reads them. ``interpreter``
+    defaults to the running one. Paths must be absolute.
+    """
+
+    mode: SandboxMode
+    run_dir: Path
+    task_class_dir: Path
+    limits: Limits = DEFAULT_LIMITS
+    interpreter: Interpreter = field(default_factory=Interpreter.current)
+    read_only: tuple[Path, ...] = ()
+    overlays: tuple[tuple[Path, Path], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("bwrap", "none"):
+            msg = f"mode must be 'bwrap' or 'none', got {self.mode!r}"
+            raise ValueError(msg)
+        overlaid = [path for pair in self.overlays for path in pair]
+        for path in (self.run_dir, self.task_class_dir, *self.read_only, *overlaid):
+            if not path.is_absolute():
+                msg = f"sandbox paths must be absolute, got {str(path)!r}"
+                raise ValueError(msg)
+        if self.overlays and self.mode != "bwrap":
+            msg = "overlays need the bwrap sandbox; under none, copy the trees"
+            raise ValueError(msg)
+        for destination, _ in self.overlays:
+            if not destination.is_relative_to(self.run_dir) or destination == self.run_dir:
+                msg = f"an overlay must be inside the run directory, got {str(destination)!r}"
+                raise ValueError(msg)
+
+    @property
+    def workdir(self) -> Path:
+        """The rubric's working directory: ``run_dir/work``."""
+        return self.run_dir / "work"
+
+    @property
+    def tmpdir(self) -> Path:
+        """``TMPDIR`` of the run: ``run_dir/tmp``."""
+        return self.run_dir / "tmp"
+
+    @property
+    def home(self) -> Path:
+        """``HOME`` of the run: ``run_dir/home``."""
+        return self.run_dir / "home"
+
+
+def _outermost(paths: Iterable[str]) -> list[str]:
+    """Return ``paths`` without those inside another of them, sorted."""
+    kept: list[str] = []
+    for path in sorted(set(paths)):
+        if not any(path == k or path.startswith(k.rstrip("/") + "/") for k in kept):
+            kept.append(path)
+    return kept
+
+
+def read_only_paths(policy: SandboxPolicy) -> list[str]:
+    """Return the host directories bound read-only besides ``/usr`` and ``/etc``'s few files.
+
+    The interpreter's prefixes (those under ``/usr`` are there already; one
+    that would widen to ``/``, a home or ``/tmp`` is refused, so a
+    ``sys.prefix`` of ``/`` never exposes the machine, nor one that holds
+    the user's home all of it), the task class's
+    directory and ``policy.read_only``; each realpath'd, nested ones
+    dropped.
+    """
+    wanted: list[str] = []
+    home = os.path.realpath(os.path.expanduser("~"))
+    for prefix in policy.interpreter.prefixes:
+        text = str(prefix)
+        if text in _TOO_WIDE or text == "/usr" or text.startswith("/usr/"):
+            continue
+        if home == text or home.startswith(text.rstrip("/") + "/"):
+            continue  # a prefix of $HOME would show all of it
+        if os.path.isdir(text):
+            wanted.append(text)
+    for extra in (policy.task_class_dir, *policy.read_only):
+        wanted += [str(extra), os.path.realpath(extra)]
+    return [p for p in _outermost(wanted) if os.path.exists(p)]
+
+
+def bwrap_args(policy: SandboxPolicy, bwrap: Bubblewrap) -> list[str]:
+    """Return bubblewrap's arguments for ``policy``, ending in ``--``, to go before the command.
+
+    Mounts, in order (a later mount inside an earlier one shows through it):
+    ``/usr`` and the ``/bin``, ``/lib`` links, ``/proc``, ``/dev``; a private
+    ``/tmp`` (a tmpfs, sized to the memory limit where bubblewrap can); the
+    few ``/etc`` files of :data:`ETC_FILES`; the read-only directories of
+    :func:`read_only_paths`; the run's directory read-write at its own path;
+    the overlays inside it. The working directory is
+    :attr:`SandboxPolicy.workdir`. Raises ``ValueError`` for overlays that
+    ``bwrap`` cannot make.
+    """
+    args = [str(bwrap.path), *isolation_args(bwrap), *system_args()]
+    memory = policy.limits.memory_bytes
+    if memory is not None and bwrap.can_size_tmpfs:
+        args += ["--size", str(memory)]
+    args += ["--tmpfs", "/tmp"]  # noqa: S108 - the sandbox's own, empty /tmp
+    for name in ETC_FILES:
+        args += ["--ro-bind-try", name, name]
+    run_dir = str(policy.run_dir)
+    binds = [(p, "--ro-bind") for p in read_only_paths(policy)]
+    binds.append((run_dir, "--bind"))
+    # Shallow first: a deeper bind must be made after the one that contains it.
+    for path, kind in sorted(binds, key=lambda item: (item[0].count("/"), item[0])):
+        args += [kind, path, path]
+    if policy.overlays and not bwrap.can_overlay:
+        version = ".".join(map(str, bwrap.version))
+        msg = f"bubblewrap {version} cannot overlay (0.10 can); copy the trees instead"
+        raise ValueError(msg)
+    for destination, source in policy.overlays:
+        args += ["--overlay-src", str(source), "--tmp-overlay", str(destination)]
+    args += ["--chdir", str(policy.workdir), "--"]
+    return args

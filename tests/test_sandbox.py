@@ -1,0 +1,1049 @@
+"""codegenie.eval._sandbox: every attack of a rubric or candidate, tried once, with and without it.
+
+Each attack test runs a real rubric-like script through the sandbox's argv,
+environment and working directory with ``subprocess``, exactly as the rubric
+runner will, and asserts what the attack reached. The ``none`` twins assert
+what is *not* contained without a sandbox, which is the documented
+difference. Where no sandbox can start these tests fail: ``prepare`` raises
+``SandboxUnavailable``; nothing here skips for want of bubblewrap. No test
+asserts a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import pickle
+import resource
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codegenie.eval import errors
+from codegenie.eval._sandbox import (
+    DEFAULT_LIMITS,
+    Breach,
+    Interpreter,
+    Limits,
+    PreparedRun,
+    SandboxPolicy,
+    SandboxUnavailable,
+    Usage,
+    bubblewrap,
+    bwrap_args,
+    clear_bubblewrap_cache,
+    prepare,
+    sandbox_environment,
+)
+from codegenie.eval._sandbox import bwrap as bwrap_module
+from codegenie.eval._sandbox.cgroups import (
+    Hierarchy,
+    RunCgroup,
+    _configure,
+    discover,
+    parse_hierarchies,
+)
+from codegenie.eval._sandbox.launch import JOIN_FAILED, launcher_args
+from codegenie.eval._sandbox.policy import ETC_FILES, read_only_paths
+from codegenie.eval._sandbox.rlimits import rlimits_for
+from tests.observe import gone, tree_digest
+
+REPO = Path(__file__).resolve().parent.parent
+
+#: Small limits, so that each breach is reached in a fraction of a second.
+TEST_LIMITS = Limits(memory=256, processes=64, file_size=8, cpu_time=None)
+
+# The rubric-like script: one attack per run, named by its first argument; it
+# prints what it reached as one JSON object.
+ATTACK = r"""
+import ctypes, errno, json, os, signal, socket, sys, time
+
+
+def out(**fields):
+    print(json.dumps(fields), flush=True)
+
+
+def name_of(exc):
+    return errno.errorcode.get(exc.errno, str(exc.errno)) if exc.errno else type(exc).__name__
+
+
+def main(attack, *args):
+    if attack == "read":
+        try:
+            with open(args[0], "rb") as file:
+                out(read=True, content=file.read(100).decode("latin-1"))
+        except OSError as exc:
+            out(read=False, error=name_of(exc))
+    elif attack == "list":
+        try:
+            out(listed=True, entries=sorted(os.listdir(args[0])))
+        except OSError as exc:
+            out(listed=False, error=name_of(exc))
+    elif attack == "write":
+        results = {}
+        for path in args:
+            try:
+                with open(path, "ab") as file:
+                    file.write(b"pwned\n")
+                results[path] = "written"
+            except OSError as exc:
+                results[path] = name_of(exc)
+        out(results=results)
+    elif attack == "connect":
+        sock = socket.socket()
+        sock.settimeout(10)
+        try:
+            sock.connect(("127.0.0.1", int(args[0])))
+            out(connected=True)
+        except OSError as exc:
+            out(connected=False, error=name_of(exc))
+    elif attack == "env":
+        out(environ=dict(os.environ))
+    elif attack == "import":
+        module = __import__(args[0])
+        out(imported=module.__name__, file=module.__file__)
+    elif attack == "daemons":
+        marker, ready = args
+        code = "import pathlib, sys, time; pathlib.Path(sys.argv[2]).touch(); time.sleep(300)"
+        if os.fork() == 0:  # a daemon in a session of its own
+            os.setsid()
+            os.execv(sys.executable, [sys.executable, "-c", code, marker, ready + ".1"])
+        middle = os.fork()
+        if middle == 0:  # the classic double fork: setsid, fork again, the middle exits
+            os.setsid()
+            if os.fork() == 0:
+                os.execv(sys.executable, [sys.executable, "-c", code, marker, ready + ".2"])
+            os._exit(0)
+        os.waitpid(middle, 0)
+        deadline = time.monotonic() + 60
+        while not (os.path.exists(ready + ".1") and os.path.exists(ready + ".2")):
+            if time.monotonic() > deadline:
+                out(started=False)
+                return
+            time.sleep(0.01)
+        out(started=True)
+    elif attack == "forkbomb":
+        forked = 0
+        for _ in range(100_000):
+            try:
+                pid = os.fork()
+            except OSError as exc:
+                out(forked=forked, error=name_of(exc))
+                raise  # as a rubric would: the traceback goes to stderr
+            if pid == 0:
+                time.sleep(300)
+                os._exit(0)
+            forked += 1
+        out(forked=forked, error=None)
+    elif attack == "memory":
+        chunks, total, want = [], 0, int(args[0]) * 1024**3
+        while total < want:
+            chunks.append(bytearray(64 * 1024**2))  # zero-filled: every page is touched
+            total += 64 * 1024**2
+        out(allocated=total)
+    elif attack == "bigfile":
+        path, size, written, chunk = args[0], int(args[1]), 0, b"x" * (1024 * 1024)
+        try:
+            with open(path, "wb") as file:
+                while written < size:
+                    written += file.write(chunk)
+                    file.flush()
+            out(written=written, error=None)
+        except OSError as exc:
+            out(written=written, error=name_of(exc))
+    elif attack == "spin":
+        while True:
+            pass
+    elif attack == "killall":
+        try:
+            os.kill(-1, signal.SIGKILL)
+            out(sent=True)
+        except OSError as exc:
+            out(sent=False, error=name_of(exc))
+    elif attack == "ptrace":
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+        # PTRACE_SEIZE attaches without stopping the target; exiting detaches.
+        attached = libc.ptrace(0x4206, int(args[0]), None, None) == 0
+        code = ctypes.get_errno()
+        out(attached=attached, error=None if attached else errno.errorcode.get(code, str(code)))
+    else:
+        raise SystemExit(f"unknown attack {attack}")
+
+
+main(*sys.argv[1:])
+"""
+
+
+@dataclass
+class Bench:
+    """A task class holding the attack script, and places outside the run to aim at."""
+
+    root: Path
+    task_class: Path
+    home: Path
+    outside: Path
+    runs: int = 0
+    started: list[int] = field(default_factory=list)
+
+    @property
+    def script(self) -> Path:
+        return self.task_class / "rubric.py"
+
+    def new_run_dir(self) -> Path:
+        self.runs += 1
+        run_dir = self.root / f"run-{self.runs}"
+        (run_dir / "case").mkdir(parents=True)
+        (run_dir / "candidate").mkdir()
+        return run_dir
+
+
+@dataclass
+class Attempt:
+    """What one attack did: the run's status, the script's JSON, its stderr, the verdicts."""
+
+    returncode: int
+    result: dict[str, Any]
+    stderr: str
+    breach: Breach | None
+    usage: Usage
+    run: PreparedRun
+
+
+@pytest.fixture
+def bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bench]:
+    """A fresh bench; the harness's HOME is a fake one beside the runs, holding a secret."""
+    task_class = tmp_path / "task_class"
+    task_class.mkdir()
+    (task_class / "rubric.py").write_text(ATTACK, encoding="utf-8")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "secret.txt").write_text("the harness's secret\n", encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "existing.txt").write_text("untouched\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_not_for_rubrics")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-not-for-rubrics")
+    made = Bench(tmp_path, task_class, home, outside)
+    yield made
+    for pid in made.started:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def attempt(
+    bench: Bench,
+    mode: str,
+    *args: str,
+    limits: Limits = TEST_LIMITS,
+    cgroups: bool = True,
+) -> Attempt:
+    """Run the attack script once, as the rubric runner will; ``RUN`` in an argument is the run dir."""
+    run_dir = bench.new_run_dir()
+    policy = SandboxPolicy(mode, run_dir, bench.task_class, limits=limits)  # type: ignore[arg-type]
+    argv = [
+        sys.executable,
+        "-B",
+        str(bench.script),
+        *(a.replace("RUN", str(run_dir)) for a in args),
+    ]
+    with prepare(policy, cgroups=cgroups) as run:
+        # Files, not pipes: a daemon left running (under none) would hold a pipe open.
+        out, err = bench.root / f"stdout-{bench.runs}", bench.root / f"stderr-{bench.runs}"
+        with out.open("wb") as stdout, err.open("wb") as stderr:
+            done = subprocess.run(
+                run.argv(argv),
+                env=run.env,
+                cwd=run.cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
+                timeout=120,  # a safety net for a broken sandbox, not an expectation
+                check=False,
+            )
+        tail = err.read_bytes()[-64 * 1024 :]
+        lines = out.read_text(encoding="utf-8").splitlines()
+        result = json.loads(lines[0]) if lines else {}
+        breach = run.verdict_of_limits(done.returncode, stderr_tail=tail)
+        return Attempt(
+            done.returncode, result, tail.decode(errors="replace"), breach, run.usage(), run
+        )
+
+
+def processes_with(marker: str) -> list[int]:
+    """The processes of this machine whose command line holds ``marker``."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            with contextlib.suppress(OSError):
+                if marker.encode() in Path(f"/proc/{name}/cmdline").read_bytes():
+                    found.append(int(name))
+    return found
+
+
+@pytest.fixture
+def sentinel() -> Iterator[int]:
+    """A process of the harness's user outside any run: what an attack must not reach."""
+    process = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL)
+    yield process.pid
+    process.kill()
+    process.wait()
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A TCP listener on the host's 127.0.0.1; yields its port."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        yield server.getsockname()[1]
+
+
+# -- what is visible ----------------------------------------------------------------
+
+
+def test_the_interpreter_and_its_site_packages_work_inside(bench: Bench) -> None:
+    """The rubric runs with the harness's interpreter and imports from its site-packages."""
+    done = attempt(bench, "bwrap", "import", "pydantic")
+    assert done.returncode == 0, done.stderr
+    assert done.result["imported"] == "pydantic"
+
+
+def test_a_file_in_the_home_directory_is_invisible(bench: Bench) -> None:
+    """A secret in the harness's HOME cannot be read from inside."""
+    done = attempt(bench, "bwrap", "read", str(bench.home / "secret.txt"))
+    assert done.result == {"read": False, "error": "ENOENT"}
+
+
+def test_a_file_in_the_home_directory_is_readable_without_sandbox(bench: Bench) -> None:
+    """Under none, the rubric reads the harness's HOME."""
+    done = attempt(bench, "none", "read", str(bench.home / "secret.txt"))
+    assert done.result["read"] is True
+    assert "secret" in done.result["content"]
+
+
+def test_the_real_home_shows_at_most_the_path_to_the_interpreter(bench: Bench) -> None:
+    """Of the user's real home, only the way to a bound interpreter prefix (pyenv) is there."""
+    home = Path(os.path.realpath(os.path.expanduser("~root" if os.getuid() == 0 else "~")))
+    done = attempt(bench, "bwrap", "list", str(home))
+    if not done.result["listed"]:
+        assert done.result["error"] == "ENOENT"
+        return
+    bound = [Path(p) for p in read_only_paths(done.run.policy)]
+    leading = {p.relative_to(home).parts[0] for p in bound if p.is_relative_to(home)}
+    assert set(done.result["entries"]) <= leading
+
+
+def test_the_repository_is_invisible(bench: Bench) -> None:
+    """The repository's files cannot be read from inside (a venv in it shows, nothing else)."""
+    done = attempt(bench, "bwrap", "read", str(REPO / "pyproject.toml"))
+    assert done.result == {"read": False, "error": "ENOENT"}
+    listing = attempt(bench, "bwrap", "list", str(REPO))
+    if listing.result["listed"]:
+        prefixes = [Path(p) for p in read_only_paths(listing.run.policy)]
+        leading = {p.relative_to(REPO).parts[0] for p in prefixes if p.is_relative_to(REPO)}
+        assert set(listing.result["entries"]) <= leading
+
+
+def test_the_repository_is_readable_without_sandbox(bench: Bench) -> None:
+    """Under none, the rubric reads the repository."""
+    done = attempt(bench, "none", "read", str(REPO / "pyproject.toml"))
+    assert done.result["read"] is True
+
+
+def test_only_essential_etc_files_are_visible(bench: Bench) -> None:
+    """/etc holds the few files the sandbox names, not the host's /etc."""
+    done = attempt(bench, "bwrap", "list", "/etc")
+    names = {Path(p).relative_to("/etc").parts[0] for p in ETC_FILES}
+    assert set(done.result["entries"]) <= names
+    assert "shadow" not in done.result["entries"]
+
+
+# -- what is writable ----------------------------------------------------------------
+
+
+def test_writing_outside_the_run_directory_fails_and_changes_nothing(bench: Bench) -> None:
+    """Every write outside the run's directory fails, and what is outside stays byte for byte."""
+    before = {p: tree_digest(p) for p in (bench.task_class, bench.outside, bench.home)}
+    venv_target = Path(sys.prefix) / f"pwned-{secrets.token_hex(4)}"
+    targets = [
+        bench.script,
+        bench.outside / "existing.txt",
+        bench.outside / "new.txt",
+        bench.home / "secret.txt",
+        venv_target,
+        Path("/usr/pwned"),
+    ]
+    try:
+        done = attempt(bench, "bwrap", "write", *map(str, targets), "RUN/case/fine.txt")
+    finally:
+        venv_target.unlink(missing_ok=True)  # only there if the sandbox is broken
+    results = done.result["results"]
+    assert all(results[str(t)] in {"EROFS", "ENOENT", "EACCES"} for t in targets), results
+    assert results[str(done.run.policy.run_dir / "case" / "fine.txt")] == "written"
+    assert {p: tree_digest(p) for p in before} == before
+    assert not venv_target.exists()
+
+
+def test_writing_outside_the_run_directory_succeeds_without_sandbox(bench: Bench) -> None:
+    """Under none, the rubric changes files outside its run directory."""
+    before = tree_digest(bench.outside)
+    done = attempt(bench, "none", "write", str(bench.outside / "existing.txt"))
+    assert done.result["results"] == {str(bench.outside / "existing.txt"): "written"}
+    assert tree_digest(bench.outside) != before
+
+
+def test_tmp_is_private_to_the_run(bench: Bench) -> None:
+    """/tmp inside is the run's own: a file written there never appears on the host."""
+    name = f"/tmp/codegenie-sandbox-{secrets.token_hex(8)}"
+    done = attempt(bench, "bwrap", "write", name)
+    assert done.result["results"] == {name: "written"}
+    assert not os.path.lexists(name)
+
+
+# -- network, environment, processes -----------------------------------------------------
+
+
+def test_a_listener_on_the_hosts_loopback_is_unreachable(bench: Bench, listener: int) -> None:
+    """The sandbox has its own loopback: the host's 127.0.0.1 refuses the connection."""
+    done = attempt(bench, "bwrap", "connect", str(listener))
+    assert done.result["connected"] is False
+    assert done.result["error"] in {"ECONNREFUSED", "ENETUNREACH"}
+
+
+def test_a_listener_on_the_hosts_loopback_is_reachable_without_sandbox(
+    bench: Bench, listener: int
+) -> None:
+    """Under none, the rubric connects to the host's services."""
+    done = attempt(bench, "none", "connect", str(listener))
+    assert done.result == {"connected": True}
+
+
+def test_secrets_in_the_harness_environment_are_absent(bench: Bench) -> None:
+    """GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY and all else not allow-listed never reach the run."""
+    done = attempt(bench, "bwrap", "env")
+    environ = done.result["environ"]
+    assert "GITHUB_TOKEN" not in environ
+    assert "AWS_SECRET_ACCESS_KEY" not in environ
+    allowed = {"PATH", "HOME", "TMPDIR", "PYTHONDONTWRITEBYTECODE", "PWD", "LANG", "LANGUAGE", "TZ"}
+    assert {k for k in environ if not k.startswith("LC_")} <= allowed
+    assert environ["HOME"] == str(done.run.policy.home)
+
+
+def test_secrets_in_the_harness_environment_are_present_without_sandbox(bench: Bench) -> None:
+    """Under none, the rubric reads the harness's whole environment."""
+    environ = attempt(bench, "none", "env").result["environ"]
+    assert environ["GITHUB_TOKEN"] == "ghp_not_for_rubrics"
+    assert environ["AWS_SECRET_ACCESS_KEY"] == "aws-not-for-rubrics"
+
+
+def test_daemons_die_with_the_run(bench: Bench) -> None:
+    """A setsid daemon and a double-forked daemon are gone once the run has ended."""
+    marker = f"codegenie-sandbox-daemon-{secrets.token_hex(8)}"
+    done = attempt(bench, "bwrap", "daemons", marker, "RUN/ready")
+    assert done.result == {"started": True}
+    bench.started += processes_with(marker)
+    assert processes_with(marker) == []
+
+
+def test_daemons_outlive_the_run_without_sandbox(bench: Bench) -> None:
+    """Under none, both daemons are still running after the run (this test then kills them)."""
+    marker = f"codegenie-sandbox-daemon-{secrets.token_hex(8)}"
+    done = attempt(bench, "none", "daemons", marker, "RUN/ready")
+    survivors = processes_with(marker)
+    bench.started += survivors
+    assert done.result == {"started": True}
+    assert len(survivors) == 2
+
+
+def test_killing_every_process_spares_the_harness(bench: Bench, sentinel: int) -> None:
+    """kill(-1, SIGKILL) inside reaches only the sandbox: the harness and its other children live."""
+    done = attempt(bench, "bwrap", "killall")
+    assert "sent" in done.result
+    assert not gone(sentinel, within=0)
+
+
+@pytest.mark.skip(
+    reason="as root without a PID namespace, kill(-1, SIGKILL) kills every process of the "
+    "machine, this test session included: under none it is not contained at all"
+)
+def test_killing_every_process_without_sandbox() -> None:
+    """Under none, kill(-1, SIGKILL) reaches every process the harness's user may signal."""
+
+
+def test_ptrace_of_the_harness_fails(bench: Bench) -> None:
+    """The harness is not in the sandbox's PID namespace: ptrace cannot even find it."""
+    done = attempt(bench, "bwrap", "ptrace", str(os.getpid()))
+    assert done.result["attached"] is False
+    assert done.result["error"] in {"ESRCH", "EPERM"}
+
+
+def test_ptrace_of_a_harness_process_succeeds_without_sandbox(bench: Bench, sentinel: int) -> None:
+    """Under none, the rubric attaches to a process of the harness's user (a stand-in for it)."""
+    done = attempt(bench, "none", "ptrace", str(sentinel))
+    assert done.result == {"attached": True, "error": None}
+
+
+# -- limits ---------------------------------------------------------------------------------
+
+
+def test_a_fork_bomb_is_contained_and_reported(bench: Bench) -> None:
+    """Forking stops at the process limit and the run is a breach of it, not a failure."""
+    done = attempt(bench, "bwrap", "forkbomb")
+    assert done.result["error"] == "EAGAIN"
+    assert done.result["forked"] < 64
+    assert done.breach is not None
+    assert done.breach.limit == "processes"
+    assert done.breach.reason == "process limit of 64 exceeded"
+
+
+@pytest.mark.skip(
+    reason="under none there is no cgroup, and RLIMIT_NPROC does not apply to root: a fork "
+    "bomb would take the whole machine's process table"
+)
+def test_a_fork_bomb_without_sandbox() -> None:
+    """Under none, as root, nothing stops a fork bomb."""
+
+
+def test_a_memory_hog_is_contained_and_reported(bench: Bench) -> None:
+    """Allocating 10 GiB under a 256 MiB limit ends the run as a memory breach."""
+    done = attempt(bench, "bwrap", "memory", "10")
+    assert "allocated" not in done.result
+    assert done.breach is not None
+    assert done.breach.limit == "memory"
+    assert done.breach.reason == "memory limit of 256 MiB exceeded"
+
+
+def test_a_memory_hog_is_stopped_per_process_without_sandbox(bench: Bench) -> None:
+    """Under none, RLIMIT_AS stops the allocation, and only the rubric's stderr tells."""
+    done = attempt(bench, "none", "memory", "10")
+    assert done.run.enforcement["memory"] == "rlimit"
+    assert "MemoryError" in done.stderr
+    assert done.breach is not None
+    assert done.breach.limit == "memory"
+
+
+def test_a_huge_file_is_contained_and_reported(bench: Bench) -> None:
+    """Writing 5 GiB under an 8 MiB file-size limit stops at 8 MiB and is reported."""
+    done = attempt(bench, "bwrap", "bigfile", "RUN/candidate/big", str(5 * 1024**3))
+    assert done.result == {"written": 8 * 1024 * 1024, "error": "EFBIG"}
+    assert done.breach is not None
+    assert done.breach.limit == "file-size"
+    assert done.breach.reason == "file-size limit of 8 MiB exceeded"
+
+
+def test_a_large_file_the_candidate_brought_is_no_breach(bench: Bench) -> None:
+    """A file at the limit that was in the copies before the run is not the run's breach."""
+    run_dir = bench.new_run_dir()
+    data = run_dir / "candidate" / "data.bin"
+    data.write_bytes(b"x" * (8 * 1024 * 1024))
+    os.utime(data, (1_000_000_000, 1_000_000_000))  # a copy keeps its original's times
+    with prepare(SandboxPolicy("bwrap", run_dir, bench.task_class, limits=TEST_LIMITS)) as run:
+        argv = [sys.executable, "-B", str(bench.script), "read", str(data)]
+        done = subprocess.run(
+            run.argv(argv), env=run.env, cwd=run.cwd, capture_output=True, check=True
+        )
+        assert json.loads(done.stdout)["read"] is True
+        assert run.verdict_of_limits(done.returncode, stderr_tail=done.stderr) is None
+
+
+def test_a_huge_file_is_stopped_without_sandbox_too(bench: Bench) -> None:
+    """RLIMIT_FSIZE applies under none as well: the write stops at the limit, reported."""
+    done = attempt(bench, "none", "bigfile", "RUN/candidate/big", str(5 * 1024**3))
+    assert done.result == {"written": 8 * 1024 * 1024, "error": "EFBIG"}
+    assert done.breach is not None
+    assert done.breach.limit == "file-size"
+
+
+def test_a_cpu_spin_is_stopped_and_reported(bench: Bench) -> None:
+    """A rubric spinning past its CPU time is killed (SIGXCPU) and the run is a breach."""
+    done = attempt(bench, "bwrap", "spin", limits=Limits(cpu_time=1))
+    assert done.run.killed_by(done.returncode) == signal.SIGXCPU
+    assert done.breach is not None
+    assert done.breach.reason == "cpu-time limit of 1 s exceeded"
+
+
+def test_a_run_within_its_limits_is_no_breach_and_is_measured(bench: Bench) -> None:
+    """A run that stays within every limit has no breach; its CPU time and peak are measured."""
+    done = attempt(bench, "bwrap", "memory", "0")
+    assert done.returncode == 0
+    assert done.breach is None
+    assert done.usage.cpu_time is not None
+    assert done.usage.cpu_time > 0
+
+
+def test_the_run_cgroups_are_removed_on_close(bench: Bench) -> None:
+    """Closing the prepared run removes every cgroup it made."""
+    done = attempt(bench, "bwrap", "env")
+    assert done.run.cgroup.directories == {}
+
+
+def test_without_cgroups_memory_falls_back_to_rlimit(bench: Bench) -> None:
+    """With no cgroup, RLIMIT_AS stops the allocation and stderr reports the breach."""
+    done = attempt(bench, "bwrap", "memory", "10", cgroups=False)
+    assert done.run.enforcement["memory"] == "rlimit"
+    assert done.breach is not None
+    assert done.breach.limit == "memory"
+
+
+def test_without_cgroups_the_process_limit_is_an_rlimit_or_nothing_as_root(bench: Bench) -> None:
+    """With no cgroup, processes fall back to RLIMIT_NPROC, which root is exempt from."""
+    done = attempt(bench, "bwrap", "env", cgroups=False)
+    expected = "none" if os.getuid() == 0 else "rlimit"
+    assert done.run.enforcement["processes"] == expected
+
+
+# -- the pieces, without processes where possible ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "valid"),
+    [
+        ({}, True),
+        ({"memory": None, "processes": None, "file_size": None, "cpu_time": None}, True),
+        ({"cpu_time": 0.5}, True),
+        ({"memory": 0}, False),
+        ({"memory": -1}, False),
+        ({"memory": True}, False),
+        ({"processes": 1.5}, False),
+        ({"cpu_time": 0}, False),
+        ({"cpu_time": float("inf")}, False),
+        ({"cpu_time": True}, False),
+    ],
+)
+def test_limits_are_positive_numbers_or_none(kwargs: dict[str, Any], valid: bool) -> None:
+    """Limits accept positive numbers (integers for sizes and counts) or None, nothing else."""
+    if valid:
+        Limits(**kwargs)
+    else:
+        with pytest.raises(ValueError, match="must be a positive"):
+            Limits(**kwargs)
+
+
+def test_default_limits_and_their_wording() -> None:
+    """The documented defaults, and the sentence each limit is named with."""
+    assert Limits(memory=2048, processes=512, file_size=1024, cpu_time=None) == DEFAULT_LIMITS
+    assert DEFAULT_LIMITS.describe("memory") == "memory limit of 2048 MiB"
+    assert DEFAULT_LIMITS.describe("processes") == "process limit of 512"
+    assert DEFAULT_LIMITS.describe("file-size") == "file-size limit of 1024 MiB"
+    assert Limits(cpu_time=2.5).describe("cpu-time") == "cpu-time limit of 2.5 s"
+
+
+def test_sandbox_unavailable_carries_its_data_and_survives_pickling() -> None:
+    """SandboxUnavailable is an EvalError with mode, cause, fixes, exit 4 and a hint."""
+    error = SandboxUnavailable("auto", "no bwrap", ("install bubblewrap", "use --sandbox none"))
+    assert isinstance(error, errors.EvalError)
+    assert (error.code, error.exit_code) == ("sandbox-unavailable", 4)
+    assert error.attributes() == {
+        "mode": "auto",
+        "cause": "no bwrap",
+        "fixes": ("install bubblewrap", "use --sandbox none"),
+    }
+    assert str(error) == "cannot start the rubric sandbox (--sandbox auto): no bwrap"
+    assert error.hint == "install bubblewrap; or use --sandbox none"
+    copy = pickle.loads(pickle.dumps(error))
+    assert (type(copy), copy.attributes()) == (SandboxUnavailable, error.attributes())
+
+
+@pytest.fixture
+def fresh_bwrap_cache() -> Iterator[None]:
+    """Forget the probed bubblewrap before and after the test."""
+    clear_bubblewrap_cache()
+    yield
+    clear_bubblewrap_cache()
+
+
+def test_bubblewrap_is_found_and_probed_here(fresh_bwrap_cache: None) -> None:
+    """On this machine a bubblewrap starts (the system's first, else the bundled one)."""
+    found = bubblewrap()
+    assert found.path.is_file()
+    expected = "system" if os.access("/usr/bin/bwrap", os.X_OK) else found.origin
+    assert found.origin == expected
+    assert bubblewrap() is found  # cached for the process
+
+
+def test_off_linux_there_is_no_sandbox(
+    fresh_bwrap_cache: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """macOS (or Windows) gets SandboxUnavailable naming the platform, and --sandbox none."""
+    monkeypatch.setattr(sys, "platform", "darwin")
+    with pytest.raises(SandboxUnavailable, match="darwin") as raised:
+        bubblewrap("auto")
+    assert raised.value.mode == "auto"
+    assert "--sandbox none" in raised.value.fixes[-1]
+
+
+def test_without_any_bwrap_the_fix_is_to_install_one(
+    fresh_bwrap_cache: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No system bwrap and no bundled one: the fixes name the distribution's package."""
+    monkeypatch.setattr(bwrap_module, "candidates", list)
+    with pytest.raises(SandboxUnavailable, match="there is no bwrap") as raised:
+        bubblewrap("bwrap")
+    assert "apt install bubblewrap" in raised.value.fixes[0]
+
+
+@pytest.mark.parametrize(
+    ("sysctls", "uid", "cause", "fix"),
+    [
+        (
+            {"user.max_user_namespaces": "0"},
+            1000,
+            "user.max_user_namespaces = 0",
+            "sysctl -w user.max_user_namespaces",
+        ),
+        (
+            {"kernel.unprivileged_userns_clone": "0"},
+            1000,
+            "kernel.unprivileged_userns_clone = 0",
+            "sysctl -w kernel.unprivileged_userns_clone=1",
+        ),
+        (
+            {"kernel.apparmor_restrict_unprivileged_userns": "1"},
+            1000,
+            "kernel.apparmor_restrict_unprivileged_userns = 1",
+            "AppArmor profile",
+        ),
+        ({}, 1000, "cannot create its namespaces", "apt install bubblewrap"),
+        # root is not subject to the unprivileged-only restrictions: the generic cause.
+        ({"kernel.apparmor_restrict_unprivileged_userns": "1"}, 0, "cannot create", "apt"),
+    ],
+)
+def test_a_failing_bubblewrap_is_diagnosed_from_the_kernel_settings(
+    fresh_bwrap_cache: None,
+    monkeypatch: pytest.MonkeyPatch,
+    sysctls: dict[str, str],
+    uid: int,
+    cause: str,
+    fix: str,
+) -> None:
+    """The cause names the sysctl that stops user namespaces, and the first fix addresses it."""
+    monkeypatch.setattr(bwrap_module, "probe", lambda _: "bwrap failed: setting up uid map")
+    monkeypatch.setattr(bwrap_module, "_read_sysctl", sysctls.get)
+    monkeypatch.setattr(os, "geteuid", lambda: uid)
+    with pytest.raises(SandboxUnavailable) as raised:
+        bubblewrap("auto")
+    assert cause in raised.value.cause
+    assert "setting up uid map" in raised.value.cause
+    assert fix in raised.value.fixes[0]
+    assert "--sandbox none" in raised.value.fixes[-1]
+
+
+def test_the_environment_is_an_allow_list(tmp_path: Path) -> None:
+    """Under bwrap only PATH, HOME, TMPDIR, the bytecode switch, locale and TZ are set."""
+    policy = SandboxPolicy("bwrap", tmp_path, tmp_path)
+    parent = {
+        "GITHUB_TOKEN": "x",
+        "PYTHONPATH": "/repo",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TZ": "UTC",
+        "HOME": "/home/me",
+    }
+    env = sandbox_environment(policy, parent)
+    assert env == {
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "TMPDIR": str(tmp_path / "tmp"),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TZ": "UTC",
+    }
+    unchanged = sandbox_environment(SandboxPolicy("none", tmp_path, tmp_path), parent)
+    assert unchanged == {**parent, "TMPDIR": str(tmp_path / "tmp")}
+
+
+def test_bwrap_arguments_bind_the_run_directory_after_the_private_tmp(tmp_path: Path) -> None:
+    """The run directory is bound read-write at its own path, after /tmp's tmpfs; /etc is not."""
+    run_dir, task_class = tmp_path / "run", tmp_path / "task"
+    run_dir.mkdir()
+    task_class.mkdir()
+    args = bwrap_args(SandboxPolicy("bwrap", run_dir, task_class), bubblewrap())
+    pairs = list(itertools.pairwise(args))
+    tmpfs = pairs.index(("--tmpfs", "/tmp"))
+    bind = pairs.index(("--bind", str(run_dir)))
+    assert tmpfs < bind
+    assert args[bind + 2] == str(run_dir)
+    assert ("--ro-bind", str(task_class)) in pairs
+    assert ("--ro-bind", "/etc") not in pairs
+    assert args[-1] == "--"
+    assert {"--unshare-all", "--die-with-parent", "--new-session"} <= set(args)
+    assert ("--cap-drop", "ALL") in pairs
+
+
+@pytest.mark.parametrize(
+    "prefix", ["/", "/home", "/tmp", "~", "/usr/lib/python3.11"], ids=lambda p: p
+)
+def test_an_interpreter_prefix_never_widens_what_is_visible(tmp_path: Path, prefix: str) -> None:
+    """A prefix that is /, a home or /tmp (or already under /usr) is not bound."""
+    path = Path(os.path.expanduser(prefix))
+    interpreter = Interpreter(Path(sys.executable), (path,))
+    policy = SandboxPolicy("bwrap", tmp_path, tmp_path / "task", interpreter=interpreter)
+    (tmp_path / "task").mkdir()
+    assert str(path) not in read_only_paths(policy)
+
+
+def test_a_venv_and_its_base_are_bound_when_outside_usr() -> None:
+    """The running interpreter's prefixes (a venv and its base) are among the bound paths."""
+    prefixes = {str(p) for p in Interpreter.current().prefixes}
+    assert os.path.realpath(sys.prefix) in prefixes
+    assert os.path.realpath(sys.base_prefix) in prefixes
+
+
+THIS_MACHINE_MOUNTINFO = """\
+31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+"""
+THIS_MACHINE_CGROUP = """\
+9:name=systemd:/
+8:pids:/
+4:memory:/process_api/2dec
+2:cpuacct:/
+1:cpu:/
+0::/
+"""
+
+
+def test_v1_hierarchies_are_found_inside_the_harness_cgroup() -> None:
+    """On a v1 machine the run's cgroup goes inside the harness's own, per controller."""
+    found = parse_hierarchies(THIS_MACHINE_MOUNTINFO, THIS_MACHINE_CGROUP)
+    by_controller = {c: h for h in found for c in h.controllers if h.version == 1}
+    assert by_controller["memory"].parent == Path("/sys/fs/cgroup/memory/process_api/2dec")
+    assert by_controller["pids"].parent == Path("/sys/fs/cgroup/pids")
+    assert by_controller["cpu"].parent == Path("/sys/fs/cgroup/cpuacct")
+    assert [h.parent for h in found if h.version == 2] == [Path("/sys/fs/cgroup/unified")]
+
+
+def test_v2_hierarchy_is_beside_the_harness_cgroup() -> None:
+    """On a systemd v2 machine the run's cgroup goes beside the harness's (no internal processes)."""
+    mountinfo = "30 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
+    own = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/term.scope\n"
+    (found,) = parse_hierarchies(mountinfo, own)
+    assert found.version == 2
+    assert found.parent == Path(
+        "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice"
+    )
+
+
+def test_a_cgroup_mounted_from_below_the_root_maps_the_path() -> None:
+    """A container's v1 hierarchy mounted from /docker/ID maps the harness's cgroup into it."""
+    mountinfo = "40 30 0:35 /docker/abc /sys/fs/cgroup/pids ro - cgroup cgroup rw,pids\n"
+    (found,) = parse_hierarchies(mountinfo, "5:pids:/docker/abc/inner\n")
+    assert found.parent == Path("/sys/fs/cgroup/pids/inner")
+    assert parse_hierarchies(mountinfo, "5:pids:/elsewhere\n") == []
+
+
+def test_cgroups_are_discovered_here() -> None:
+    """This machine (root, v1 memory, pids and cpuacct writable) gives every controller."""
+    chosen = discover()
+    if os.getuid() == 0 and os.access("/sys/fs/cgroup/pids", os.W_OK):
+        assert set(chosen) == {"memory", "pids", "cpu"}
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_cgroup_readings(tmp_path: Path, version: int) -> None:
+    """Out-of-memory kills, refused forks, peak memory and CPU time are read from each version."""
+    files = {
+        1: {
+            "memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
+            "pids.events": "max 3\n",
+            "memory.max_usage_in_bytes": "1048576\n",
+            "cpuacct.usage": "1500000000\n",
+        },
+        2: {
+            "memory.events": "low 0\nhigh 0\nmax 9\noom 1\noom_kill 2\n",
+            "pids.events": "max 3\n",
+            "memory.peak": "1048576\n",
+            "cpu.stat": "usage_usec 1500000\nuser_usec 1000000\n",
+        },
+    }[version]
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    cgroup = RunCgroup(dict.fromkeys(("memory", "pids", "cpu"), (version, tmp_path)))
+    assert (cgroup.oom_kills(), cgroup.refused_forks()) == (2, 3)
+    assert (cgroup.peak_memory(), cgroup.cpu_time()) == (1048576, 1.5)
+    assert RunCgroup({}).oom_kills() is None
+
+
+def test_a_cgroup_that_cannot_be_made_is_skipped(tmp_path: Path) -> None:
+    """A hierarchy whose directory cannot take the run's cgroup leaves that controller out."""
+    missing = Hierarchy(1, tmp_path / "absent", frozenset({"pids"}))
+    assert RunCgroup.create(TEST_LIMITS, {"pids": missing}).directories == {}
+
+
+def test_the_python_launcher_joins_and_limits(tmp_path: Path) -> None:
+    """Without prlimit, a Python head writes its PID to each procs file and sets the rlimits."""
+    procs = tmp_path / "cgroup.procs"
+    procs.touch()
+    head = launcher_args([procs], [(resource.RLIMIT_FSIZE, 4096, 8192)], prlimit="")
+    code = "import os, resource; print(os.getpid(), *resource.getrlimit(resource.RLIMIT_FSIZE))"
+    done = subprocess.run([*head, sys.executable, "-c", code], capture_output=True, check=True)
+    pid, soft, hard = done.stdout.split()
+    assert procs.read_bytes().strip() == pid
+    assert (int(soft), int(hard)) == (4096, 8192)
+
+
+def test_the_shell_launcher_joins_and_prlimit_limits(tmp_path: Path) -> None:
+    """With prlimit, sh writes its PID to each procs file and prlimit sets the rlimits."""
+    procs = tmp_path / "cgroup.procs"
+    procs.touch()
+    head = launcher_args([procs], [(resource.RLIMIT_FSIZE, 4096, 8192)])
+    assert head[0] == "/bin/sh"
+    code = "import os, resource; print(os.getpid(), *resource.getrlimit(resource.RLIMIT_FSIZE))"
+    done = subprocess.run([*head, sys.executable, "-c", code], capture_output=True, check=True)
+    pid, soft, hard = done.stdout.split()
+    assert procs.read_bytes().strip() == pid
+    assert (int(soft), int(hard)) == (4096, 8192)
+
+
+@pytest.mark.parametrize("prlimit", [None, ""], ids=["shell", "python"])
+def test_a_run_that_cannot_join_its_cgroup_does_not_start(
+    tmp_path: Path, prlimit: str | None
+) -> None:
+    """A procs file that cannot be written stops the run with status 125, saying why."""
+    head = launcher_args([tmp_path / "gone" / "cgroup.procs"], [], prlimit=prlimit)
+    done = subprocess.run([*head, "/bin/echo", "started"], capture_output=True, check=False)
+    assert done.returncode == JOIN_FAILED
+    assert done.stdout == b""
+    assert b"codegenie sandbox" in done.stderr
+
+
+def test_rlimits_leave_to_cgroups_what_they_cover(monkeypatch: pytest.MonkeyPatch) -> None:
+    """RLIMIT_AS and RLIMIT_NPROC only for limits no cgroup covers; NPROC never as root."""
+
+    def kinds(rlimits: list[tuple[int, int, int]]) -> set[int]:
+        return {which for which, _, _ in rlimits}
+
+    limits = Limits(cpu_time=3)
+    assert kinds(rlimits_for(limits, ["memory", "processes"])) == {
+        resource.RLIMIT_CORE,
+        resource.RLIMIT_FSIZE,
+        resource.RLIMIT_CPU,
+    }
+    monkeypatch.setattr(os, "getuid", lambda: 0)
+    assert resource.RLIMIT_NPROC not in kinds(rlimits_for(limits, []))
+    assert resource.RLIMIT_AS in kinds(rlimits_for(limits, []))
+    monkeypatch.setattr(os, "getuid", lambda: 1000)
+    assert resource.RLIMIT_NPROC in kinds(rlimits_for(limits, []))
+    cpu = next(r for r in rlimits_for(limits, []) if r[0] == resource.RLIMIT_CPU)
+    assert cpu[1:] == (3, 4)
+
+
+def test_killed_by_reads_bubblewraps_status(tmp_path: Path) -> None:
+    """Under bubblewrap 128+N is signal N; under none only a negative status is a signal."""
+    (tmp_path / "task").mkdir()
+    with prepare(SandboxPolicy("bwrap", tmp_path, tmp_path / "task")) as sandboxed:
+        assert sandboxed.killed_by(128 + signal.SIGKILL) == signal.SIGKILL
+        assert sandboxed.killed_by(-signal.SIGXCPU) == signal.SIGXCPU
+        assert sandboxed.killed_by(1) is None
+    with prepare(SandboxPolicy("none", tmp_path, tmp_path / "task")) as bare:
+        assert bare.killed_by(128 + signal.SIGKILL) is None
+        assert bare.prefix[0].endswith("prlimit") or "-I" in bare.prefix
+
+
+def test_an_overlaid_candidate_is_read_and_written_without_touching_the_original(
+    bench: Bench,
+) -> None:
+    """An overlay shows the original tree; the rubric's writes land in memory, not in it."""
+    original = bench.root / "candidate-original"
+    original.mkdir()
+    (original / "solution.py").write_text("print('hi')\n", encoding="utf-8")
+    before = tree_digest(original)
+    run_dir = bench.new_run_dir()
+    shown = run_dir / "candidate" / "original"
+    policy = SandboxPolicy(
+        "bwrap", run_dir, bench.task_class, limits=TEST_LIMITS, overlays=((shown, original),)
+    )
+    with prepare(policy) as run:
+        argv = [sys.executable, "-B", str(bench.script), "write", str(shown / "solution.py")]
+        done = subprocess.run(
+            run.argv(argv), env=run.env, cwd=run.cwd, capture_output=True, check=True
+        )
+        read = [sys.executable, "-B", str(bench.script), "read", str(shown / "solution.py")]
+        seen = subprocess.run(
+            run.argv(read), env=run.env, cwd=run.cwd, capture_output=True, check=True
+        )
+    assert json.loads(done.stdout)["results"] == {str(shown / "solution.py"): "written"}
+    assert json.loads(seen.stdout)["content"] == "print('hi')\n"  # a fresh layer per run
+    assert tree_digest(original) == before
+
+
+@pytest.mark.parametrize(
+    ("mode", "destination", "message"),
+    [
+        ("none", "run/candidate/x", "need the bwrap sandbox"),
+        ("bwrap", "elsewhere/x", "inside the run directory"),
+        ("bwrap", "run", "inside the run directory"),
+    ],
+)
+def test_overlays_are_refused_where_they_cannot_hold(
+    tmp_path: Path, mode: str, destination: str, message: str
+) -> None:
+    """Overlays need bwrap and a place inside the run directory."""
+    with pytest.raises(ValueError, match=message):
+        SandboxPolicy(
+            mode,  # type: ignore[arg-type]
+            tmp_path / "run",
+            tmp_path / "task",
+            overlays=((tmp_path / destination, tmp_path / "source"),),
+        )
+
+
+def test_a_v2_parent_that_delegates_memory_and_pids_is_chosen(tmp_path: Path) -> None:
+    """A writable v2 parent with memory and pids enabled for children serves all three."""
+    parent = tmp_path / "app.slice"
+    parent.mkdir()
+    (parent / "cgroup.procs").touch()
+    (parent / "cgroup.subtree_control").write_text("cpu memory pids\n")
+    mountinfo = f"30 23 0:26 / {tmp_path} rw - cgroup2 cgroup2 rw\n"
+    chosen = discover(mountinfo, "0::/app.slice/term.scope\n")
+    assert {c: (h.version, h.parent) for c, h in chosen.items()} == {
+        "memory": (2, parent),
+        "pids": (2, parent),
+        "cpu": (2, parent),
+    }
+    (parent / "cgroup.subtree_control").write_text("cpu\n")
+    assert set(discover(mountinfo, "0::/app.slice/term.scope\n")) == {"cpu"}
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_limits_are_written_in_each_versions_files(tmp_path: Path, version: int) -> None:
+    """memory and pids limits go to each version's files; v2 also kills the whole run on OOM."""
+    for name in ("memory.oom_control", "memory.memsw.limit_in_bytes", "memory.events"):
+        (tmp_path / name).touch()
+    (tmp_path / "memory.swap.max").touch()
+    limits = Limits(memory=256, processes=64)
+    assert _configure("memory", version, tmp_path, limits)
+    assert _configure("pids", version, tmp_path, limits)
+    written = {p.name: p.read_text() for p in tmp_path.iterdir() if p.read_text()}
+    expected = {
+        1: {
+            "memory.limit_in_bytes": str(256 * 1024 * 1024),
+            "memory.memsw.limit_in_bytes": str(256 * 1024 * 1024),
+            "pids.max": "64",
+        },
+        2: {
+            "memory.max": str(256 * 1024 * 1024),
+            "memory.swap.max": "0",
+            "memory.oom.group": "1",
+            "pids.max": "64",
+        },
+    }[version]
+    assert written == expected
