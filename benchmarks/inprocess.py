@@ -145,10 +145,12 @@ def typo_cached(bench: Path) -> dict[str, float]:
     from codegenie.eval.errors import TaskClassNotFound
     from codegenie.eval.manifest import load_manifest_cached
 
+    from codegenie.eval._cache.served import ServedManifest
+
     manifest = load_manifest_cached(str(bench / "bench.toml"))
-    if manifest._served is None:
+    if not isinstance(manifest, ServedManifest) or manifest.served is None:
         raise SystemExit("the manifest was not served from the cache: warm it first")
-    mistyped = _mistyped(manifest._served.entry.slugs())
+    mistyped = _mistyped(manifest.served.entry.slugs())
     manifest = load_manifest_cached(str(bench / "bench.toml"))
     started = time.perf_counter()
     suggestions: tuple[str, ...] = ()

@@ -15,7 +15,7 @@ from codegenie.eval._sandbox.env import sandbox_environment
 from codegenie.eval._sandbox.limits import DEFAULT_LIMITS, Breach, LimitName, Limits
 from codegenie.eval._sandbox.policy import Interpreter, SandboxMode, SandboxPolicy, bwrap_args
 from codegenie.eval._sandbox.prepare import Enforcement, PreparedRun, Usage, prepare
-from codegenie.eval._sandbox.unavailable import SandboxUnavailable
+from codegenie.eval.errors import SandboxUnavailable
 
 __all__ = (
     "DEFAULT_LIMITS",

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from codegenie.eval._sandbox.unavailable import SandboxUnavailable
+from codegenie.eval.errors import SandboxUnavailable
 
 __all__ = (
     "Bubblewrap",
