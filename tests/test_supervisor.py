@@ -284,17 +284,27 @@ def test_a_cancel_event_set_from_another_thread_stops_the_child(tmp_path: Path) 
     assert all(gone(pid) for pid in read_pids(pid_file, 2))
 
 
-def test_a_readable_cancel_descriptor_stops_the_child() -> None:
-    """cancel_fd: data (or end of file) on it cancels the run."""
+def test_watched_descriptors_are_served_and_can_cancel() -> None:
+    """watch: each readable descriptor's callback runs; one returning true cancels the run."""
     read_end, write_end = os.pipe()
+    heard: list[bytes] = []
+
+    def hear() -> bool:
+        data = os.read(read_end, 100)
+        heard.append(data)
+        return not data  # end of file: as when the other side has gone
+
     try:
         child = spawn(python("import time; time.sleep(600)"))
-        os.close(write_end)  # end of file: as when the other side has gone
-        ending = child.wait(120, cancel_fd=read_end)
+        os.write(write_end, b"first")
+        os.close(write_end)
+        ending = child.wait(120, watch={read_end: hear})
     finally:
         os.close(read_end)
     assert ending.cancelled
     assert ending.returncode == -signal.SIGKILL
+    assert b"".join(heard) == b"first"
+    assert heard[-1] == b""
 
 
 @pytest.fixture

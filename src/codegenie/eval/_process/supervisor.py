@@ -392,15 +392,17 @@ class Child:
         timeout: float | None = None,
         *,
         cancel: threading.Event | None = None,
-        cancel_fd: int | None = None,
+        watch: Mapping[int, Callable[[], bool]] | None = None,
         drain_grace: float = DRAIN_GRACE,
     ) -> Ending:
         """Watch the child until it exits, ``timeout`` seconds pass, or it is cancelled; end it.
 
         ``timeout``: ``None`` (or infinity) for none. ``cancel``: an event
-        another thread may set, looked at every 50 ms; ``cancel_fd``: a
-        descriptor whose readability (data or end of file) cancels at once.
-        Then its tree is killed (see :data:`Reach`), its pipes are read until
+        another thread may set, looked at every 50 ms. ``watch``: other
+        descriptors to serve meanwhile: when one is readable its callback
+        runs, and the child is cancelled if it returns true (a callback that
+        returns false must have read what made it readable, end of file
+        included). Then its tree is killed (see :data:`Reach`), its pipes are read until
         end of file for at most ``drain_grace`` seconds, it is reaped, and its
         pipes are closed. Returns the :class:`Ending` (the same one if called
         again). An exception (``KeyboardInterrupt``) propagates after the
@@ -418,8 +420,9 @@ class Child:
                 poller.register(fd, _READ_EVENTS)
             if self._pidfd is not None:
                 poller.register(self._pidfd, _READ_EVENTS)
-            if cancel_fd is not None:
-                poller.register(cancel_fd, _READ_EVENTS)
+            watch = watch or {}
+            for fd in watch:
+                poller.register(fd, _READ_EVENTS)
             longest = _LONGEST_WAIT if cancel is None else _CANCEL_POLL
             if self._pidfd is None:
                 longest = min(longest, _EXIT_POLL)
@@ -437,8 +440,8 @@ class Child:
                 for fd, _ in poller.poll(wait * 1000):
                     if fd == self._pidfd:
                         exited = True
-                    elif fd == cancel_fd:
-                        cancelled = True
+                    elif fd in watch:
+                        cancelled = watch[fd]() or cancelled
                     elif self.read(fd):
                         poller.unregister(fd)
                 if cancelled or exited or (self._pidfd is None and self.has_exited()):
@@ -495,7 +498,7 @@ class Child:
             if not events:
                 break
             for fd, _ in events:
-                # The pidfd and the cancel descriptor are of no more interest.
+                # The pidfd and the watched descriptors are of no more interest.
                 if fd not in self._open or self.read(fd):
                     poller.unregister(fd)
 

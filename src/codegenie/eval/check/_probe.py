@@ -120,12 +120,13 @@ def _left_running() -> str:
     return " and ".join(parts)
 
 
-def probe(slug: str, manifest: BenchManifest, registry: TaskClassRegistry) -> Probed:
+def probe(slug: str, root: Path, manifest: BenchManifest, registry: TaskClassRegistry) -> Probed:
     """Import the registration of ``slug`` into ``registry``; return what happened, JSON-ready.
 
+    ``root`` (the slug's root directory, ``manifest.root_dir(slug)``),
     ``manifest`` and ``registry`` are built by the caller before it forks, so
-    that the child touches (and copies) as little of its parent's memory as
-    it can. The task class's cases are validated here (``parts``) because the
+    that the child does as little as it can and touches (and copies) as
+    little of its parent's memory. The task class's cases are validated here (``parts``) because the
     case model is the registration's.
     """
     watch = _RubricWatch()
@@ -135,15 +136,13 @@ def probe(slug: str, manifest: BenchManifest, registry: TaskClassRegistry) -> Pr
     not_registered = False
     task_class = None
     try:
-        task_class = load_task_class(
-            slug, manifest.root_dir(slug), registry=registry, manifest=manifest
-        )
+        task_class = load_task_class(slug, root, registry=registry, manifest=manifest)
         registered = registry.names()
     except TaskClassNotFound as exc:
         registered = tuple(exc.available_names)
         not_registered = True
     except BaseException as exc:  # KeyboardInterrupt raised by the registration itself too
-        error = _failure(exc, manifest.root_dir(slug))
+        error = _failure(exc, root)
     return {
         "registered": list(registered),
         "error": error,

@@ -24,8 +24,8 @@ request's ``id``. The child's file descriptors 1 and 2 go to a pipe of which
 only the last few KiB are kept.
 
 The worker dies with its parent: ``PR_SET_PDEATHSIG`` where the platform has
-it, and in any case when the request pipe becomes readable (end of file)
-while a child runs. SIGINT makes it kill its current child's tree and exit.
+it, and in any case when the request pipe reaches end of file, while a child
+runs or not. SIGINT makes it kill its current child's tree and exit.
 """
 
 from __future__ import annotations
@@ -134,6 +134,9 @@ class _Server:
     def __init__(self, request_fd: int, answer_fd: int, *, adopts_orphans: bool) -> None:
         self.requests: Final = request_fd
         self.answers: Final = answer_fd
+        # What was read from the request pipe and not served yet: the parent may
+        # send the next request while a slug runs, so that none waits for a round trip.
+        self.buffer = b""
         # Where this process adopts orphans, its children's leftovers are found cheaply
         # (among its own children); elsewhere through their session.
         self.reach: Final[Reach] = "adopted" if adopts_orphans else "session"
@@ -164,19 +167,22 @@ class _Server:
                 break
 
     def serve(self) -> None:
-        """Answer requests until the request pipe closes."""
-        buffer = b""
+        """Answer requests, in order, until the request pipe closes."""
         while True:
-            while b"\n" not in buffer:
-                chunk = os.read(self.requests, 1 << 16)
-                if not chunk:
+            while b"\n" not in self.buffer:
+                if self._read_requests():
                     return
-                buffer += chunk
-            line, _, buffer = buffer.partition(b"\n")
+            line, _, self.buffer = self.buffer.partition(b"\n")
             request = cast("Request", json.loads(line))  # from the parent, which is trusted
             self.warm(request)
             answer = self.run(request)
             os.write(self.answers, json.dumps(answer).encode() + b"\n")
+
+    def _read_requests(self) -> bool:
+        """Read what the request pipe holds into the buffer; return whether it is closed."""
+        chunk = os.read(self.requests, 1 << 16)
+        self.buffer += chunk
+        return not chunk
 
     # -- one slug ---------------------------------------------------------------
 
@@ -185,9 +191,10 @@ class _Server:
         manifest = request_manifest(request)
         fresh = registry.TaskClassRegistry()
         slug, request_id = request["slug"], request["id"]
+        root = manifest.root_dir(slug)
 
         def body(pipes: tuple[int, ...]) -> int:
-            return self._child(request_id, pipes[0], lambda: probe(slug, manifest, fresh))
+            return self._child(request_id, pipes[0], lambda: probe(slug, root, manifest, fresh))
 
         child = fork(
             body,
@@ -198,8 +205,9 @@ class _Server:
             reach=self.reach,
         )
         timeout = float(request["timeout"])
-        # The parent sends nothing while a slug runs: a readable request pipe is its end.
-        ending = child.wait(timeout, cancel_fd=self.requests, drain_grace=0.0)
+        # Requests that come meanwhile are kept; the request pipe's end is the parent's.
+        watch = {self.requests: self._read_requests}
+        ending = child.wait(timeout, watch=watch, drain_grace=0.0)
         if ending.cancelled:
             self.stop(1)
         if ending.timed_out:

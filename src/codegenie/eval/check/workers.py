@@ -2,11 +2,13 @@
 
 ``import_all`` starts up to ``jobs`` worker interpreters
 (:mod:`codegenie.eval.check._worker`), each a clean parent that forks one
-disposable child per slug; this process hands each idle worker the next
-slug and waits for the answers of all of them at once, in one thread. A
-worker that dies (a registration that kills its parent) or stops answering
-is killed with its process group and replaced; its slug is reported as
-crashed or timed out and the remaining slugs are still checked.
+disposable child per slug; this process keeps each worker two slugs ahead
+(the one it runs and the next, so that it never waits for this process
+between two slugs) and waits for the answers of all of them at once, in one
+thread. A worker that dies (a registration that kills its parent) or stops
+answering is killed with its process tree and replaced; the slug it was on
+is reported as crashed or timed out, and the remaining slugs are still
+checked.
 
 Workers are started and ended by the process supervisor
 (:mod:`codegenie.eval._process.supervisor`); what they answer is checked on
@@ -59,6 +61,9 @@ STOP_WAIT: Final = 2.0
 _LONGEST_WAIT: Final = 3600.0
 _STDERR_TAIL: Final = 400
 _READY: Final = b'{"ready": true}'
+# How many requests a worker holds at once: the one it runs and the next, so that
+# it never waits for this process between two slugs.
+_WINDOW: Final = 2
 
 # The worker starts isolated (-I): neither the current directory nor PYTHONPATH
 # is on its sys.path, so nothing of the repository can shadow what it imports.
@@ -142,12 +147,17 @@ class _Worker:
         self.buffer = b""
         self.ready = False
         self.started: Final = time.monotonic()
-        self.target: ImportTarget | None = None
-        self.request_id = ""
+        # The requests sent and not answered yet, oldest (the one running) first.
+        self.inflight: deque[tuple[ImportTarget, str]] = deque()
+        # When the oldest request's answer is overdue.
         self.deadline: float | None = None
 
     def send(self, target: ImportTarget, request_id: str, timeout: float) -> None:
-        """Hand the worker ``target``; raise ``_WorkerGone`` if it cannot take it."""
+        """Queue ``target`` on the worker; raise ``_WorkerGone`` if it cannot take it.
+
+        The worker runs its requests one after the other: the clock of the
+        oldest one runs, the others wait (see :meth:`answered`).
+        """
         request: Request = {
             "id": request_id,
             "slug": target.slug,
@@ -157,13 +167,24 @@ class _Worker:
             "timeout": timeout,
         }
         data = json.dumps(request).encode() + b"\n"
-        self.target, self.request_id = target, request_id
-        self.deadline = None if math.isinf(timeout) else time.monotonic() + timeout + GRACE
+        if not self.inflight:
+            self._start_clock(timeout)
+        self.inflight.append((target, request_id))
         try:
             while data:
                 data = data[os.write(self.requests, data) :]
         except OSError:
             raise _WorkerGone from None
+
+    def answered(self, timeout: float) -> None:
+        """Forget the oldest request, answered; start the clock of the next one."""
+        self.inflight.popleft()
+        self.deadline = None
+        if self.inflight:
+            self._start_clock(timeout)
+
+    def _start_clock(self, timeout: float) -> None:
+        self.deadline = None if math.isinf(timeout) else time.monotonic() + timeout + GRACE
 
     def receive(self) -> list[bytes]:
         """Read what is there; return the complete lines. ``_WorkerGone`` on end of file."""
@@ -237,9 +258,9 @@ class _Pool:
     def run(self) -> dict[str, Outcome]:
         while len(self.workers) < min(self.size, len(self.pending)):
             self.workers.append(_Worker(self.home))
-        while self.pending or any(w.target is not None for w in self.workers):
+        while self.pending or any(w.inflight for w in self.workers):
             for worker in list(self.workers):
-                if worker.ready and worker.target is None:
+                if worker.ready:
                     self._feed(worker)
             if not self.workers:
                 break
@@ -268,16 +289,19 @@ class _Pool:
                 worker.child.read(fd)
 
     def _feed(self, worker: _Worker) -> None:
-        if not self.pending:
+        """Give ``worker`` requests up to its window; retire it when no work is left."""
+        if not self.pending and not worker.inflight:
             self._retire(worker, gently=True)
             return
-        target = self.pending.popleft()
-        # Unguessable, so that a registration cannot forge its own answer blindly.
-        request_id = secrets.token_hex(16)
-        try:
-            worker.send(target, request_id, self.timeout)
-        except _WorkerGone:
-            self._lost(worker, "crashed")
+        while self.pending and len(worker.inflight) < _WINDOW:
+            target = self.pending.popleft()
+            # Unguessable, so that a registration cannot forge its own answer blindly.
+            request_id = secrets.token_hex(16)
+            try:
+                worker.send(target, request_id, self.timeout)
+            except _WorkerGone:
+                self._lost(worker, "crashed")
+                return
 
     def _wait(self) -> float | None:
         now = time.monotonic()
@@ -298,38 +322,42 @@ class _Pool:
                     return
                 worker.ready = True
                 continue
-            target = worker.target
-            if target is None:
+            if not worker.inflight:
                 self._lost(worker, "crashed")
                 return
+            target, request_id = worker.inflight[0]
             try:
                 answer = parse_answer(line)
             except Malformed as exc:
-                if _answer_id(line) != worker.request_id:
+                if _answer_id(line) != request_id:
                     self._lost(worker, "crashed")
                     return
                 detail = f"its answer breaks the check's protocol ({exc.problem})"
                 self.outcomes[target.slug] = Outcome(target.slug, "tampered", detail=detail)
             else:
-                if answer["id"] != worker.request_id:
+                if answer["id"] != request_id:
                     self._lost(worker, "crashed")
                     return
                 self.outcomes[target.slug] = _outcome(target, answer)
-            worker.target = None
+            worker.answered(self.timeout)
 
     def _expire(self) -> None:
         now = time.monotonic()
         for worker in list(self.workers):
             if not worker.ready and now >= worker.started + STARTUP_TIMEOUT:
                 self._lost(worker, "crashed")
-            elif (
-                worker.deadline is not None and worker.target is not None and now >= worker.deadline
-            ):
+            elif worker.deadline is not None and worker.inflight and now >= worker.deadline:
                 self._lost(worker, "timeout")
 
     def _lost(self, worker: _Worker, kind: Literal["crashed", "timeout"]) -> None:
-        """Report the slug of a worker that died or hung; replace it if work remains."""
-        target = worker.target
+        """Report the slug of a worker that died or hung; replace it if work remains.
+
+        The slug it was running is reported; those queued behind it never
+        started, and go back to the front of the queue.
+        """
+        queued = [target for target, _ in worker.inflight]
+        target = queued.pop(0) if queued else None
+        self.pending.extendleft(reversed(queued))
         detail = self._retire(worker, gently=False)
         if not worker.ready and target is None:
             msg = f"a check worker did not start: {detail}"
