@@ -39,15 +39,24 @@ class Resolved:
     cases: CaseScan
 
 
-def resolve(slug: str, manifest: BenchManifest, *, registry: TaskClassRegistry | None) -> Resolved:
+def resolve(
+    slug: str,
+    manifest: BenchManifest,
+    *,
+    registry: TaskClassRegistry | None,
+    root: Path | None = None,
+) -> Resolved:
     """Resolve ``slug`` of ``manifest`` through ``load_task_class``, then scan its cases.
+
+    ``root`` is :func:`root_for` ``(manifest, slug)``, for a caller that has it
+    already (``check`` computes it before it forks).
 
     Raises what :func:`~codegenie.eval.loader.load_task_class` raises; the
     cases' problems are in the scan (``Resolved.cases.raise_for_problems()``
     raises them as one ``BenchCasesInvalid``), so a caller may still use the
     valid cases. No rubric is run.
     """
-    task_class = load_task_class(
-        slug, root_for(manifest, slug), registry=registry, manifest=manifest
-    )
+    if root is None:
+        root = root_for(manifest, slug)
+    task_class = load_task_class(slug, root, registry=registry, manifest=manifest)
     return Resolved(task_class, scan_cases(task_class))

@@ -1,7 +1,7 @@
 """Run a task class's rubric on one candidate: the one runner of the rubric protocol.
 
-The protocol (``docs/rubrics.md``, the verdict's JSON Schema
-in ``docs/rubric-verdict.schema.json``)::
+The protocol (``docs/rubrics.md``, the verdict's JSON Schema in
+``docs/rubric-verdict.schema.json``)::
 
     python rubric.py CASE_DIR CANDIDATE_DIR
 
@@ -12,17 +12,19 @@ passed, 1 when not. Anything else is a rubric error, never a pass.
 :func:`run_rubric` is what ``grade`` and ``check --rubrics`` call. It runs the
 rubric with the harness's own interpreter (``sys.executable``, with ``-B`` so
 that no ``__pycache__`` is written into the bench), in a fresh temporary
-working directory, with stdin at end of file, in a process group of its own
-that is killed whole when the case's timeout expires (and once the rubric has
-exited, so that nothing it started outlives it). stdout and stderr are read
-as they come: the first 1 MiB of stdout and the last 64 KiB of stderr are
-kept, whatever the rubric writes. The rubric receives *copies* of the case
-directory and of the candidate directory, made in the temporary directory
-(symbolic links copied as links, never followed; special files, other file
-systems and trees beyond :data:`COPY_ENTRIES_LIMIT` entries or
-:data:`COPY_BYTES_LIMIT` bytes refused as rubric errors), so a rubric that
-writes or deletes cannot change the bench or the candidate. The temporary directory is
-removed in every case — verdict, error, timeout, ``KeyboardInterrupt``.
+working directory, with stdin at end of file, in a session of its own that
+is killed whole when the case's timeout expires (and once the rubric has
+exited, so that nothing it started outlives it): the process supervisor of
+:mod:`codegenie.eval._process.supervisor` starts, watches, kills and reaps
+it. stdout and stderr are read as they come: the first 1 MiB of stdout and
+the last 64 KiB of stderr are kept, whatever the rubric writes. The rubric
+receives *copies* of the case directory and of the candidate directory, made
+in the temporary directory (symbolic links copied as links, never followed;
+special files, other file systems and trees beyond
+:data:`COPY_ENTRIES_LIMIT` entries or :data:`COPY_BYTES_LIMIT` bytes refused
+as rubric errors), so a rubric that writes or deletes cannot change the bench
+or the candidate. The temporary directory is removed in every case —
+verdict, error, timeout, ``KeyboardInterrupt``.
 
 POSIX only (process groups); importing the module works everywhere.
 """
@@ -33,21 +35,20 @@ import contextlib
 import json
 import os
 import secrets
-import selectors
 import shutil
-import signal
 import stat
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, Literal, final
 
 from pydantic import BaseModel, ConfigDict
 
+from codegenie.eval._process.output import Bounds
+from codegenie.eval._process.supervisor import Ending, NotStarted, open_pidfd, run, signal_name
 from codegenie.eval.cases import Case, case_id_problem
 
 __all__ = (
@@ -74,16 +75,11 @@ COPY_ENTRIES_LIMIT: Final = 100_000
 
 RubricStatus = Literal["passed", "failed", "error", "timeout"]
 
-_CHUNK: Final = 64 * 1024
-# How long, after the process group was killed, the pipes may take to close:
-# only a process that left the group (setsid) can hold them open longer.
-_DRAIN_GRACE: Final = 2.0
-# The longest single wait; a longer timeout is waited for in several turns.
-_LONGEST_WAIT: Final = 3600.0
-# Without a pidfd, how often the rubric's exit is polled for.
-_POLL_INTERVAL: Final = 0.005
-# With a cancel event, how often it is looked at while the rubric runs.
-_CANCEL_POLL: Final = 0.05
+# How much of a file the copy reads at a time.
+_COPY_CHUNK: Final = 1024 * 1024
+# How the rubric's exit is watched: a pidfd where the platform has one. Looked
+# up at each run, so that the polling of platforms without one is tested here too.
+_pidfd: Callable[[int], int | None] = open_pidfd
 #: The reason of the error result of a run stopped by its ``cancel`` event.
 CANCELLED_REASON: Final = "the run was cancelled before the rubric decided"
 
@@ -220,22 +216,25 @@ def run_rubric(
         if cancel is not None and cancel.is_set():  # while the copies were made
             return error(CANCELLED_REASON)
         try:
-            outcome = _run(
+            ending = run(
                 [sys.executable, "-B", rubric_file, case_copy, candidate_copy],
                 cwd=work,
                 env={**os.environ, "TMPDIR": scratch},
                 timeout=float(limit),
                 cancel=cancel,
+                stdout=Bounds(head=STDOUT_LIMIT),
+                stderr=Bounds(tail=STDERR_TAIL_LIMIT),
+                pidfd=_pidfd,
             )
-        except _NotStarted as exc:
+        except NotStarted as exc:
             return error(f"cannot start the rubric: {exc.reason}")
         except OSError as exc:  # out of file descriptors, say; the rubric was killed
             return error(f"cannot run the rubric: {exc.strerror or type(exc).__name__}")
     finally:
         _remove_tree(workspace)
-    if outcome.cancelled:
+    if ending.cancelled:
         return error(CANCELLED_REASON)
-    return _judge(case.id, outcome, float(limit), time.monotonic() - started)
+    return _judge(case.id, ending, float(limit), time.monotonic() - started)
 
 
 # -- the verdict ----------------------------------------------------------------
@@ -317,33 +316,31 @@ def _parse_verdict(stdout: bytes) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
-def _judge(case_id: str, outcome: _Outcome, limit: float, duration: float) -> RubricResult:
-    tail = outcome.stderr_tail.decode("utf-8", "replace")
+def _judge(case_id: str, ending: Ending, limit: float, duration: float) -> RubricResult:
+    stdout, stderr = ending.stdout, ending.stderr
+    assert stdout is not None  # both streams were captured
+    assert stderr is not None
+    tail = stderr.tail.decode("utf-8", "replace")
     result: dict[str, Any] = {
         "case": case_id,
         "duration_s": duration,
-        "exit_status": outcome.returncode,
+        "exit_status": ending.returncode,
         "stderr_tail": tail,
     }
-    if outcome.timed_out:
+    if ending.timed_out:
         reason = f"the rubric ran longer than the case's timeout of {limit:g} s and was killed"
         return RubricResult(status="timeout", reason=reason, **result)
-    code = outcome.returncode
-    if code < 0:
+    code = ending.returncode
+    if ending.signal is not None:
         return RubricResult(
-            status="error", reason=f"the rubric was killed by {_signal_name(-code)}", **result
+            status="error",
+            reason=f"the rubric was killed by {signal_name(ending.signal)}",
+            **result,
         )
-    if outcome.stdout_overflow:
+    if stdout.overflowed:
         reason = f"the rubric printed more than {STDOUT_LIMIT // 1024} KiB on stdout"
         return RubricResult(status="error", reason=reason, **result)
-    verdict, problem = _parse_verdict(outcome.stdout)
+    verdict, problem = _parse_verdict(stdout.head)
     last = _last_line(tail)
     said = f"; its stderr ends with: {last}" if last else ""
     if code not in (0, 1):
@@ -459,7 +456,7 @@ def _copy_file(source: str, target: str, budget: _Budget) -> None:
             raise _CopyRefused(source, "it is no longer a regular file")
         writer = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
-            while chunk := os.read(reader, _CHUNK * 16):
+            while chunk := os.read(reader, _COPY_CHUNK):
                 budget.spend(source, len(chunk))
                 view = memoryview(chunk)
                 while view:
@@ -554,214 +551,3 @@ def _remove_all(path: str) -> None:
     finally:
         for fd, _ in stack:
             os.close(fd)
-
-
-# -- the process ----------------------------------------------------------------------
-
-
-@final
-class _NotStarted(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-@dataclass(frozen=True, slots=True)
-class _Outcome:
-    returncode: int
-    timed_out: bool
-    stdout: bytes
-    stdout_overflow: bool
-    stderr_tail: bytes
-    cancelled: bool = False
-
-
-@final
-class _Sink:
-    """Keeps the head (stdout) or the tail (stderr) of a stream, within ``limit`` bytes."""
-
-    def __init__(self, limit: int, *, tail: bool) -> None:
-        self.limit = limit
-        self.tail = tail
-        self.data = bytearray()
-        self.overflow = False
-
-    def feed(self, chunk: bytes) -> None:
-        if self.tail:
-            self.data += chunk
-            if len(self.data) > 2 * self.limit:
-                del self.data[: len(self.data) - self.limit]
-        elif not self.overflow:
-            room = self.limit - len(self.data)
-            self.data += chunk[:room]
-            self.overflow = len(chunk) > room
-
-    def value(self) -> bytes:
-        return bytes(self.data[-self.limit :] if self.tail else self.data)
-
-
-def _pidfd(pid: int) -> int | None:
-    """Return a descriptor that becomes readable when ``pid`` exits (Linux 5.3+), or ``None``."""
-    opener = getattr(os, "pidfd_open", None)
-    if opener is None:
-        return None
-    try:
-        fd: int = opener(pid)
-    except OSError:
-        return None
-    return fd
-
-
-def _has_exited(process: subprocess.Popen[bytes]) -> bool:
-    """Whether the rubric has exited, leaving it unreaped where the platform allows.
-
-    Unreaped, its process ID still names its process group, so killing the
-    group cannot hit an unrelated process that reused the number.
-    """
-    waitid = getattr(os, "waitid", None)
-    if waitid is not None:
-        try:
-            return waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-        except ChildProcessError:
-            return True
-    return process.poll() is not None  # pragma: no cover - no waitid (macOS before 3.13)
-
-
-def _kill_group(pgid: int) -> None:
-    """Kill the rubric's process group, and every process of its session that left the group.
-
-    The rubric leads a session of its own (``pgid`` is also the session id);
-    a child that moved to a process group of its own (``setpgid``, as a shell
-    with job control does) is still in that session. While the rubric is
-    unreaped its process ID names the session, so no unrelated process can
-    carry that session id. Only ``setsid`` leaves the session (beyond reach).
-    """
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # nothing left in the group
-        os.killpg(pgid, signal.SIGKILL)
-    for _ in range(10):  # those that forked meanwhile are found on the next round
-        members = _session_members(pgid)
-        if not members:
-            return
-        for pid in members:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-
-
-def _session_members(sid: int) -> list[int]:
-    """Return the live processes of session ``sid`` other than its leader (Linux; else none)."""
-    try:
-        names = os.listdir("/proc")
-    except OSError:  # pragma: no cover - no procfs: the group kill is all there is
-        return []
-    found = []
-    for name in names:
-        if not name.isdigit() or int(name) == sid:
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as file:
-                stat_line = file.read()
-        except OSError:  # gone meanwhile, or not ours to read
-            continue
-        # pid (comm) state ppid pgrp session …; comm may hold spaces and parentheses.
-        fields = stat_line[stat_line.rfind(b")") + 2 :].split()
-        if len(fields) > 3 and fields[3] == str(sid).encode() and fields[0] not in (b"Z", b"X"):
-            found.append(int(name))
-    return found
-
-
-def _run(
-    argv: list[str],
-    *,
-    cwd: str,
-    env: dict[str, str],
-    timeout: float,
-    cancel: threading.Event | None = None,
-) -> _Outcome:
-    """Run ``argv`` in a new session; read its output within bounds; kill its group at the end.
-
-    ``cancel`` set: the group is killed early, and the outcome says ``cancelled``.
-    """
-    deadline = time.monotonic() + timeout
-    try:
-        process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # its own session and process group (pgid == pid)
-            close_fds=True,
-        )
-    except OSError as exc:
-        raise _NotStarted(exc.strerror or type(exc).__name__) from exc
-    assert process.stdout is not None
-    assert process.stderr is not None
-    pidfd: int | None = None
-    selector: selectors.BaseSelector | None = None
-    out = _Sink(STDOUT_LIMIT, tail=False)
-    err = _Sink(STDERR_TAIL_LIMIT, tail=True)
-    sinks = {process.stdout.fileno(): out, process.stderr.fileno(): err}
-    timed_out = False
-    longest = _LONGEST_WAIT if cancel is None else _CANCEL_POLL
-    try:
-        # Inside the try: out of file descriptors, the rubric must not be left running.
-        selector = selectors.DefaultSelector()
-        for fd in sinks:
-            os.set_blocking(fd, False)
-            selector.register(fd, selectors.EVENT_READ)
-        pidfd = _pidfd(process.pid)
-        if pidfd is not None:
-            selector.register(pidfd, selectors.EVENT_READ)
-        # Stop early when told to (cancel); else until the rubric exits or its time is up.
-        while not (cancelled := cancel is not None and cancel.is_set()):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                break
-            wait = min(remaining, longest if pidfd is not None else _POLL_INTERVAL)
-            exited = _pump(selector, sinks, pidfd, wait)
-            if exited or (pidfd is None and _has_exited(process)):
-                break
-        # The rubric has exited (or its time is up): whatever it started goes with it.
-        _kill_group(process.pid)
-        if pidfd is not None:
-            selector.unregister(pidfd)
-        grace = time.monotonic() + _DRAIN_GRACE
-        while selector.get_map() and (left := grace - time.monotonic()) > 0:
-            _pump(selector, sinks, None, left)
-        returncode = process.wait()
-    except BaseException:
-        # KeyboardInterrupt, or a bug: the rubric and its children never outlive the call.
-        _kill_group(process.pid)
-        process.wait()
-        raise
-    finally:
-        if selector is not None:
-            selector.close()
-        if pidfd is not None:
-            os.close(pidfd)
-        process.stdout.close()
-        process.stderr.close()
-    return _Outcome(returncode, timed_out, out.value(), out.overflow, err.value(), cancelled)
-
-
-def _pump(
-    selector: selectors.BaseSelector, sinks: dict[int, _Sink], pidfd: int | None, wait: float
-) -> bool:
-    """Wait up to ``wait`` seconds; read what is there; return whether ``pidfd`` fired."""
-    exited = False
-    for key, _ in selector.select(wait):
-        fd = key.fd
-        if fd == pidfd:
-            exited = True
-            continue
-        try:
-            chunk = os.read(fd, _CHUNK)
-        except BlockingIOError:
-            continue
-        if chunk:
-            sinks[fd].feed(chunk)
-        else:
-            selector.unregister(fd)
-    return exited

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codegenie.eval.check._protocol import Failure, Parts, Raised
 from codegenie.eval.check.golden import CaseRun, golden_diagnostics
 from codegenie.eval.check.static import ImportTarget, check_static
 from codegenie.eval.check.workers import Outcome, import_all
@@ -119,36 +120,35 @@ def _at_entry(target: ImportTarget, manifest: str) -> Location:
     return (manifest, target.manifest_line, target.manifest_column)
 
 
-def _raised_at(target: ImportTarget, error: dict[str, Any]) -> Location | None:
+def _raised_at(target: ImportTarget, error: Raised) -> Location | None:
     """Where the worker says the registration failed, if that is a line under its root."""
-    file, line = error.get("file"), error.get("line")
-    if not isinstance(file, str) or not isinstance(line, int) or line < 1:
+    file, line = error["file"], error["line"]
+    if file is None or line is None or line < 1:
         return None
     if not os.path.realpath(file).startswith(os.path.join(target.root_dir, "")):
         return None  # an answer that points outside the bench is not believed
     return (display_path(file), line, 1)
 
 
-def _failed(target: ImportTarget, error: dict[str, Any], manifest: str) -> Diagnostic:
+def _failed(target: ImportTarget, error: Failure, manifest: str) -> Diagnostic:
     """Return the diagnostic of a load that failed in the worker (the probe's ``error``)."""
     header = _at_entry(target, manifest)
-    if error.get("kind") == "mismatch":
-        actual = error.get("actual")
+    if error["kind"] == "mismatch":
+        actual = error["actual"]
         return module_mismatch(
             target.slug,
             target.module,
-            Path(str(error.get("expected"))),
-            Path(actual) if isinstance(actual, str) else None,
+            Path(error["expected"]),
+            None if actual is None else Path(actual),
             header,
         )
-    traceback = error.get("traceback")
     return import_failed(
         target.slug,
         target.module,
-        str(error.get("type")),
-        str(error.get("message") or ""),
+        error["type"],
+        error["message"],
         _raised_at(target, error) or header,
-        traceback=traceback if isinstance(traceback, str) else None,
+        traceback=error["traceback"],
     )
 
 
@@ -189,9 +189,7 @@ def _import_diagnostics(
         yield from _part_diagnostics(target, outcome.parts, manifest=manifest)
 
 
-def _part_diagnostics(
-    target: ImportTarget, parts: dict[str, Any], *, manifest: str
-) -> Iterable[Diagnostic]:
+def _part_diagnostics(target: ImportTarget, parts: Parts, *, manifest: str) -> Iterable[Diagnostic]:
     """Report the rubric and cases of a task class that loaded."""
     slug = target.slug
     line = dict(target.register_lines).get(slug)
@@ -219,12 +217,13 @@ def _part_diagnostics(
 
 def _case_runs(target: ImportTarget, outcome: Outcome) -> list[CaseRun]:
     parts = outcome.parts
-    if parts is None or not parts["rubric_exists"]:
+    if parts is None or parts["rubric_file"] is None or not parts["rubric_exists"]:
         return []
+    rubric = Path(parts["rubric_file"])
     return [
         CaseRun(
             target.slug,
-            Path(parts["rubric_file"]),
+            rubric,
             case["id"],
             Path(case["directory"]),
             float(case["timeout"]),

@@ -15,21 +15,20 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
 from codegenie.eval._manifest.model import BenchManifest, ManifestEntry
+from codegenie.eval._process import procfs
+from codegenie.eval._resolve import Resolved, resolve
 from codegenie.eval._tracebacks import describe_failure
-from codegenie.eval.cases import scan_cases
+from codegenie.eval.check._protocol import Failure, Parts, Probed, Raised, Request
 from codegenie.eval.errors import (
     EvalError,
     TaskClassModuleMismatch,
     TaskClassNotFound,
     TaskClassRegistrationFailed,
 )
-from codegenie.eval.loader import load_task_class
-from codegenie.eval.models import TaskClass
 from codegenie.eval.registry import TaskClassRegistry
 
 __all__ = ("probe", "request_manifest")
@@ -38,7 +37,7 @@ RUBRIC_FILE: Final = "rubric.py"
 _PROC_TASKS: Final = "/proc/self/task"
 
 
-def request_manifest(request: Mapping[str, Any]) -> BenchManifest:
+def request_manifest(request: Request) -> BenchManifest:
     """Return a one-entry manifest for the request's slug, located at the real manifest.
 
     The static pass has already validated the entry; the worker needs it as a
@@ -97,30 +96,6 @@ class _RubricWatch:
         return sorted(names) + sorted(files.values())
 
 
-def _live_children() -> int:
-    """Return how many child processes of this process are running (not zombies)."""
-    try:
-        tasks = os.listdir(_PROC_TASKS)
-    except OSError:
-        return 0
-    count = 0
-    for task in tasks:
-        try:
-            with open(f"{_PROC_TASKS}/{task}/children", "rb") as file:
-                pids = file.read().split()
-        except OSError:
-            continue
-        for pid in pids:
-            try:
-                with open(f"/proc/{int(pid)}/stat", "rb") as file:
-                    state = file.read().rpartition(b")")[2].split()[:1]
-            except OSError:
-                continue
-            if state != [b"Z"]:
-                count += 1
-    return count
-
-
 def _left_running() -> str:
     """Describe the threads and child processes still running, or return ``""``."""
     threads = sorted(
@@ -132,7 +107,7 @@ def _left_running() -> str:
         native = len(os.listdir(_PROC_TASKS)) - 1
     except OSError:
         native = len(threads)
-    children = _live_children()
+    children = sum(procfs.running(pid) for pid in procfs.children())
     parts = []
     if threads or native:
         count = max(native, len(threads))
@@ -143,82 +118,74 @@ def _left_running() -> str:
     return " and ".join(parts)
 
 
-def probe(slug: str, manifest: BenchManifest, registry: TaskClassRegistry) -> dict[str, Any]:
+def probe(slug: str, root: Path, manifest: BenchManifest, registry: TaskClassRegistry) -> Probed:
     """Import the registration of ``slug`` into ``registry``; return what happened, JSON-ready.
 
+    ``root`` (the slug's root directory, ``manifest.root_dir(slug)``),
     ``manifest`` and ``registry`` are built by the caller before it forks, so
-    that the child touches (and copies) as little of its parent's memory as
-    it can.
-
-    Keys: ``registered`` (the slugs the import registered), ``error`` (``None``
-    when the load did not fail; see :func:`_failure`), ``not_registered``
-    (the import succeeded but did not register the slug), ``rubric`` (rubric
-    modules or files it loaded) and ``left_running`` (threads and child
-    processes still running when the import returned, or ``""``). When the
-    task class loaded, also ``rubric_file`` and ``rubric_exists``,
-    ``cases_found``, ``cases`` (each valid case's ``id``, ``directory`` and
-    ``timeout``) and ``case_problems`` (each problem of its cases, with its
-    check ``code``): the cases are validated here because the case model is
-    the registration's.
+    that the child does as little as it can and touches (and copies) as
+    little of its parent's memory. The task class's cases are validated here (``parts``) because the
+    case model is the registration's.
     """
     watch = _RubricWatch()
     sys.addaudithook(watch)
-    error: dict[str, Any] | None = None
+    error: Failure | None = None
     registered: tuple[str, ...] = ()
     not_registered = False
-    task_class = None
+    found = None
     try:
-        task_class = load_task_class(
-            slug, manifest.root_dir(slug), registry=registry, manifest=manifest
-        )
+        found = resolve(slug, manifest, registry=registry, root=root)
         registered = registry.names()
     except TaskClassNotFound as exc:
         registered = tuple(exc.available_names)
         not_registered = True
     except BaseException as exc:  # KeyboardInterrupt raised by the registration itself too
-        error = _failure(exc, manifest.root_dir(slug))
-    document = {
+        error = _failure(exc, root)
+    return {
         "registered": list(registered),
         "error": error,
         "not_registered": not_registered,
         "rubric": watch.names(),
         "left_running": _left_running(),
+        "parts": None if found is None else _parts(found),
     }
-    if task_class is not None:
-        document.update(_parts(task_class))
-    return document
 
 
-def _failure(exc: BaseException, root: Path) -> dict[str, Any]:
+def _failure(exc: BaseException, root: Path) -> Failure:
     """Describe a failed load for the parent, JSON-ready.
 
-    ``{"kind": "mismatch", "expected", "actual"}`` when another file answered
-    for the module; otherwise ``{"kind": "raised", "type", "message", "file",
-    "line", "traceback"}``: what was raised, the deepest place under the bench
-    root where it happened (``file`` absolute, or ``None``) and the
+    A :class:`~codegenie.eval.check._protocol.Mismatch` when another file
+    answered for the module; otherwise a
+    :class:`~codegenie.eval.check._protocol.Raised`: what was raised, the
+    deepest place under the bench root where it happened and the
     registration's traceback without the loader's frames — what ``show``
     computes from the same exception (:func:`describe_failure`).
     """
     if isinstance(exc, TaskClassModuleMismatch):
         actual = None if exc.actual_file is None else str(exc.actual_file)
         return {"kind": "mismatch", "expected": str(exc.expected_file), "actual": actual}
-    found: dict[str, Any] = {"kind": "raised", "file": None, "line": None, "traceback": None}
+    found: Raised = {
+        "kind": "raised",
+        "type": type(exc).__name__,
+        "message": "",
+        "file": None,
+        "line": None,
+        "traceback": None,
+    }
     if isinstance(exc, TaskClassRegistrationFailed):
         found |= {"type": exc.cause_type, "message": exc.cause_message}
         if exc.__cause__ is not None:
             failure = describe_failure(exc.__cause__, root)
             found |= {"file": failure.file, "line": failure.line, "traceback": failure.traceback}
     elif isinstance(exc, EvalError):
-        found |= {"type": type(exc).__name__, "message": str(exc)}
-    else:
-        found |= {"type": type(exc).__name__, "message": ""}
+        found["message"] = str(exc)
     return found
 
 
-def _parts(task_class: TaskClass) -> dict[str, Any]:
+def _parts(found: Resolved) -> Parts:
     """Describe the task class's rubric and cases, JSON-ready (the case model stays here)."""
-    rubric = task_class.rubric
-    scan = scan_cases(task_class)
+    rubric = found.task_class.rubric
+    scan = found.cases
     return {
         "rubric_file": None if rubric is None else str(rubric),
         "rubric_exists": rubric is not None and os.path.isfile(rubric),

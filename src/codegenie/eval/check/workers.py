@@ -2,17 +2,25 @@
 
 ``import_all`` starts up to ``jobs`` worker interpreters
 (:mod:`codegenie.eval.check._worker`), each a clean parent that forks one
-disposable child per slug; this process hands each idle worker the next
-slug and waits for the answers of all of them at once, in one thread. A
-worker that dies (a registration that kills its parent) or stops answering
-is killed with its process group and replaced; its slug is reported as
-crashed or timed out and the remaining slugs are still checked.
+disposable child per slug; this process keeps each worker two slugs ahead
+(the one it runs and the next, so that it never waits for this process
+between two slugs) and waits for the answers of all of them at once, in one
+thread. A worker that dies (a registration that kills its parent) or stops
+answering is killed with its process tree and replaced; the slug it was on
+is reported as crashed or timed out, and the remaining slugs are still
+checked.
+
+Workers are started and ended by the process supervisor
+(:mod:`codegenie.eval._process.supervisor`); what they answer is checked on
+receipt (:func:`codegenie.eval.check._protocol.parse_answer`), and an answer
+that breaks the protocol is its slug's problem (``"tampered"``: it cannot be
+judged).
 
 Whatever happens here — an exception, ``KeyboardInterrupt`` — no worker and no
 process a registration started outlives :func:`import_all`: each worker is
-asked to stop (SIGINT, on which it kills its current child's group and
-every process it adopted), then killed with its process group. A worker also
-ends by itself when this process dies.
+asked to stop (SIGINT, on which it kills its current child's tree), then
+killed with everything in its session. A worker also ends by itself when this
+process dies.
 """
 
 from __future__ import annotations
@@ -24,14 +32,23 @@ import os
 import secrets
 import select
 import signal
-import subprocess
 import sys
-import tempfile
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Final, Literal, final
+from typing import Final, Literal, final
 
+from codegenie.eval._process.output import Bounds
+from codegenie.eval._process.supervisor import Child, NotStarted, spawn
+from codegenie.eval.check._protocol import (
+    Done,
+    Failed,
+    Failure,
+    Malformed,
+    Parts,
+    Request,
+    parse_answer,
+)
 from codegenie.eval.check.static import ImportTarget
 
 __all__ = ("Outcome", "import_all")
@@ -40,9 +57,13 @@ STARTUP_TIMEOUT: Final = 60.0
 #: How long past a slug's own timeout the worker has to report it.
 GRACE: Final = 10.0
 STOP_WAIT: Final = 2.0
-# select() refuses timeouts past time_t; waits are cut into slices no longer than this.
+# poll() takes milliseconds in a C int; waits are cut into slices no longer than this.
 _LONGEST_WAIT: Final = 3600.0
 _STDERR_TAIL: Final = 400
+_READY: Final = b'{"ready": true}'
+# How many requests a worker holds at once: the one it runs and the next, so that
+# it never waits for this process between two slugs.
+_WINDOW: Final = 2
 
 # The worker starts isolated (-I): neither the current directory nor PYTHONPATH
 # is on its sys.path, so nothing of the repository can shadow what it imports.
@@ -69,21 +90,22 @@ class Outcome:
 
     ``kind`` is ``"done"`` (see ``registered``, ``error``, ``not_registered``,
     ``rubric``, ``left_running``, and ``parts``: the rubric and cases of a
-    task class that loaded, as :func:`codegenie.eval.check._probe.probe`
-    describes them), ``"crashed"`` (the process died;
-    ``detail`` says how), ``"timeout"``, or ``"tampered"`` (the registration
-    wrote to the check's private result pipe, so its answer cannot be trusted).
+    task class that loaded; :class:`~codegenie.eval.check._protocol.Probed`
+    says what each holds), ``"crashed"`` (the process died; ``detail`` says
+    how), ``"timeout"``, or ``"tampered"`` (the registration wrote to the
+    check's private result pipe, or its answer breaks the protocol, so it
+    cannot be trusted; ``detail`` says which).
     """
 
     slug: str
     kind: Literal["done", "crashed", "timeout", "tampered"]
     registered: tuple[str, ...] = ()
-    error: dict[str, Any] | None = None
+    error: Failure | None = None
     not_registered: bool = False
     rubric: tuple[str, ...] = ()
     left_running: str = ""
     detail: str = ""
-    parts: dict[str, Any] | None = None
+    parts: Parts | None = None
 
 
 class _WorkerGone(Exception):
@@ -97,9 +119,8 @@ class _Worker:
     def __init__(self, home: str) -> None:
         request_read, request_write = os.pipe()
         answer_read, answer_write = os.pipe()
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
         try:
-            self.process = subprocess.Popen(
+            self.child: Final[Child] = spawn(
                 [
                     sys.executable,
                     "-I",
@@ -111,29 +132,33 @@ class _Worker:
                     str(answer_write),
                 ],
                 pass_fds=(request_read, answer_write),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=self._stderr,
-                start_new_session=True,
+                stderr=Bounds(tail=4 * _STDERR_TAIL),
             )
+        except NotStarted as exc:
+            os.close(request_write)
+            os.close(answer_read)
+            msg = f"a check worker did not start: {exc.reason}"
+            raise RuntimeError(msg) from exc
         finally:
             os.close(request_read)
             os.close(answer_write)
-        self.requests = request_write
-        self.answers = answer_read
+        self.requests: Final = request_write
+        self.answers: Final = answer_read
         self.buffer = b""
         self.ready = False
-        self.started = time.monotonic()
-        self.target: ImportTarget | None = None
-        self.request_id = ""
+        self.started: Final = time.monotonic()
+        # The requests sent and not answered yet, oldest (the one running) first.
+        self.inflight: deque[tuple[ImportTarget, str]] = deque()
+        # When the oldest request's answer is overdue.
         self.deadline: float | None = None
 
-    def fileno(self) -> int:
-        return self.answers
-
     def send(self, target: ImportTarget, request_id: str, timeout: float) -> None:
-        """Hand the worker ``target``; raise ``_WorkerGone`` if it cannot take it."""
-        request = {
+        """Queue ``target`` on the worker; raise ``_WorkerGone`` if it cannot take it.
+
+        The worker runs its requests one after the other: the clock of the
+        oldest one runs, the others wait (see :meth:`answered`).
+        """
+        request: Request = {
             "id": request_id,
             "slug": target.slug,
             "module": target.module,
@@ -142,16 +167,27 @@ class _Worker:
             "timeout": timeout,
         }
         data = json.dumps(request).encode() + b"\n"
-        self.target, self.request_id = target, request_id
-        self.deadline = None if math.isinf(timeout) else time.monotonic() + timeout + GRACE
+        if not self.inflight:
+            self._start_clock(timeout)
+        self.inflight.append((target, request_id))
         try:
             while data:
                 data = data[os.write(self.requests, data) :]
         except OSError:
             raise _WorkerGone from None
 
-    def receive(self) -> list[dict[str, Any]]:
-        """Read what is there; return the complete answers. ``_WorkerGone`` on end of file."""
+    def answered(self, timeout: float) -> None:
+        """Forget the oldest request, answered; start the clock of the next one."""
+        self.inflight.popleft()
+        self.deadline = None
+        if self.inflight:
+            self._start_clock(timeout)
+
+    def _start_clock(self, timeout: float) -> None:
+        self.deadline = None if math.isinf(timeout) else time.monotonic() + timeout + GRACE
+
+    def receive(self) -> list[bytes]:
+        """Read what is there; return the complete lines. ``_WorkerGone`` on end of file."""
         try:
             chunk = os.read(self.answers, 1 << 16)
         except OSError:
@@ -160,75 +196,51 @@ class _Worker:
             raise _WorkerGone
         self.buffer += chunk
         *lines, self.buffer = self.buffer.split(b"\n")
-        answers = []
-        for line in lines:
-            try:
-                answer = json.loads(line)
-            except ValueError:
-                raise _WorkerGone from None
-            if not isinstance(answer, dict):
-                raise _WorkerGone
-            answers.append(answer)
-        return answers
+        return lines
 
     def stop(self, *, gently: bool) -> str:
         """End the worker and everything under it; return how it ended.
 
-        Gently: close its request pipe and let it exit. Otherwise (or when it
-        lingers) SIGINT, on which it kills its current child and what that
-        left; then SIGKILL to its whole process group.
+        Gently: close its request pipe and let it exit. Otherwise SIGINT, on
+        which it kills its current child's tree. When it lingers past
+        :data:`STOP_WAIT`, or once it has exited, the supervisor kills what
+        is left of its tree.
         """
         with contextlib.suppress(OSError):
             os.close(self.requests)
-        if not gently and self.process.poll() is None:
-            with contextlib.suppress(OSError):
-                self.process.send_signal(signal.SIGINT)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=STOP_WAIT)
-        with contextlib.suppress(OSError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        code = self.process.wait()
-        with contextlib.suppress(OSError):
-            os.close(self.answers)
-        tail = self._stderr_tail()
-        self._stderr.close()
-        return _describe_exit(code, tail)
-
-    def _stderr_tail(self) -> str:
-        """Return the end of the worker's own stderr, reading no more than the tail."""
-        size = self._stderr.seek(0, os.SEEK_END)
-        self._stderr.seek(max(0, size - 4 * _STDERR_TAIL))
-        text = self._stderr.read().decode("utf-8", "replace").strip()
-        return text[-_STDERR_TAIL:]
-
-
-def _describe_exit(code: int, stderr_tail: str) -> str:
-    if code < 0:
+        if not gently:
+            self.child.send_signal(signal.SIGINT)
         try:
-            how = f"killed by signal {signal.Signals(-code).name}"
-        except ValueError:
-            how = f"killed by signal {-code}"
-    else:
-        how = f"exited with status {code}"
-    return f"{how}; stderr: {stderr_tail}" if stderr_tail else how
+            ending = self.child.wait(STOP_WAIT)
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(self.answers)
+        tail = "" if ending.stderr is None else ending.stderr.text()[-_STDERR_TAIL:]
+        return f"{ending.how}; stderr: {tail}" if tail else ending.how
 
 
-def _outcome(target: ImportTarget, answer: dict[str, Any]) -> Outcome:
-    kind = answer.get("kind")
-    if kind == "done":
+def _outcome(target: ImportTarget, answer: Done | Failed) -> Outcome:
+    if answer["kind"] == "done":
         return Outcome(
             target.slug,
             "done",
             registered=tuple(answer["registered"]),
             error=answer["error"],
-            not_registered=bool(answer["not_registered"]),
+            not_registered=answer["not_registered"],
             rubric=tuple(answer["rubric"]),
             left_running=answer["left_running"],
-            parts=answer if "cases" in answer else None,
+            parts=answer["parts"],
         )
-    if kind in ("crashed", "timeout", "tampered"):
-        return Outcome(target.slug, kind, detail=str(answer.get("detail", "")))
-    return Outcome(target.slug, "crashed", detail=f"unexpected answer {answer!r:.200}")
+    return Outcome(target.slug, answer["kind"], detail=answer["detail"])
+
+
+def _answer_id(line: bytes) -> object:
+    """Return the ``id`` of an answer line that is a JSON object, else ``None``."""
+    try:
+        answer = json.loads(line)
+    except ValueError:
+        return None
+    return answer.get("id") if isinstance(answer, dict) else None
 
 
 @final
@@ -246,30 +258,50 @@ class _Pool:
     def run(self) -> dict[str, Outcome]:
         while len(self.workers) < min(self.size, len(self.pending)):
             self.workers.append(_Worker(self.home))
-        while self.pending or any(w.target is not None for w in self.workers):
+        while self.pending or any(w.inflight for w in self.workers):
             for worker in list(self.workers):
-                if worker.ready and worker.target is None:
+                if worker.ready:
                     self._feed(worker)
             if not self.workers:
                 break
-            wait = self._wait()
-            ready, _, _ = select.select(self.workers, [], [], wait)
-            for worker in ready:
-                self._hear(worker)
+            self._listen()
             self._expire()
         return self.outcomes
 
+    def _listen(self) -> None:
+        """Wait for the workers' answers (reading their stderr meanwhile); handle what came."""
+        poller = select.poll()
+        # descriptor -> (worker, True for its answers, False for its stderr)
+        owners: dict[int, tuple[_Worker, bool]] = {}
+        for worker in self.workers:
+            owners[worker.answers] = (worker, True)
+            owners |= dict.fromkeys(worker.child.fds(), (worker, False))
+        for fd in owners:
+            poller.register(fd, select.POLLIN)
+        wait = self._wait()
+        for fd, _ in poller.poll(None if wait is None else wait * 1000):
+            worker, answers = owners[fd]
+            if worker not in self.workers:  # lost meanwhile
+                continue
+            if answers:
+                self._hear(worker)
+            else:
+                worker.child.read(fd)
+
     def _feed(self, worker: _Worker) -> None:
-        if not self.pending:
+        """Give ``worker`` requests up to its window; retire it when no work is left."""
+        if not self.pending and not worker.inflight:
             self._retire(worker, gently=True)
             return
-        target = self.pending.popleft()
-        # Unguessable, so that a registration cannot forge its own answer blindly.
-        request_id = secrets.token_hex(16)
-        try:
-            worker.send(target, request_id, self.timeout)
-        except _WorkerGone:
-            self._lost(worker, "crashed")
+        while self.pending and len(worker.inflight) < _WINDOW:
+            target = self.pending.popleft()
+            # Unguessable, so that a registration cannot forge its own answer blindly.
+            request_id = secrets.token_hex(16)
+            try:
+                worker.send(target, request_id, self.timeout)
+            except _WorkerGone:
+                self._lost(worker, "crashed")
+                return
 
     def _wait(self) -> float | None:
         now = time.monotonic()
@@ -279,37 +311,53 @@ class _Pool:
 
     def _hear(self, worker: _Worker) -> None:
         try:
-            answers = worker.receive()
+            lines = worker.receive()
         except _WorkerGone:
             self._lost(worker, "crashed")
             return
-        for answer in answers:
+        for line in lines:
             if not worker.ready:
-                if answer != {"ready": True}:
+                if line != _READY:
                     self._lost(worker, "crashed")
                     return
                 worker.ready = True
                 continue
-            target = worker.target
-            if target is None or answer.get("id") != worker.request_id:
+            if not worker.inflight:
                 self._lost(worker, "crashed")
                 return
-            self.outcomes[target.slug] = _outcome(target, answer)
-            worker.target = None
+            target, request_id = worker.inflight[0]
+            try:
+                answer = parse_answer(line)
+            except Malformed as exc:
+                if _answer_id(line) != request_id:
+                    self._lost(worker, "crashed")
+                    return
+                detail = f"its answer breaks the check's protocol ({exc.problem})"
+                self.outcomes[target.slug] = Outcome(target.slug, "tampered", detail=detail)
+            else:
+                if answer["id"] != request_id:
+                    self._lost(worker, "crashed")
+                    return
+                self.outcomes[target.slug] = _outcome(target, answer)
+            worker.answered(self.timeout)
 
     def _expire(self) -> None:
         now = time.monotonic()
         for worker in list(self.workers):
             if not worker.ready and now >= worker.started + STARTUP_TIMEOUT:
                 self._lost(worker, "crashed")
-            elif (
-                worker.deadline is not None and worker.target is not None and now >= worker.deadline
-            ):
+            elif worker.deadline is not None and worker.inflight and now >= worker.deadline:
                 self._lost(worker, "timeout")
 
     def _lost(self, worker: _Worker, kind: Literal["crashed", "timeout"]) -> None:
-        """Report the slug of a worker that died or hung; replace it if work remains."""
-        target = worker.target
+        """Report the slug of a worker that died or hung; replace it if work remains.
+
+        The slug it was running is reported; those queued behind it never
+        started, and go back to the front of the queue.
+        """
+        queued = [target for target, _ in worker.inflight]
+        target = queued.pop(0) if queued else None
+        self.pending.extendleft(reversed(queued))
         detail = self._retire(worker, gently=False)
         if not worker.ready and target is None:
             msg = f"a check worker did not start: {detail}"

@@ -1,0 +1,80 @@
+"""What ``/proc`` says about processes: a process's children, a session's members, who still runs.
+
+Linux only. Where ``/proc`` cannot be read (another system, a hardened
+mount) every function answers as if there were nothing to find: the callers
+use these answers to find more processes to kill than a process group holds,
+never fewer.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Final
+
+__all__ = ("children", "running", "session_members")
+
+_PROC: Final = "/proc"
+# The states of a process that has ended: zombie (awaiting its reaper), dead.
+_ENDED: Final = (b"Z", b"X")
+
+
+def _stat_fields(pid: int | str) -> list[bytes] | None:
+    """Return the fields of ``/proc/PID/stat`` after the command name, or ``None`` if unreadable.
+
+    Field 0 is the state, 1 the parent, 2 the process group, 3 the session.
+    The command name (in parentheses) may hold spaces and parentheses, so the
+    fields are counted from its last closing parenthesis.
+    """
+    try:
+        with open(f"{_PROC}/{pid}/stat", "rb") as file:
+            line = file.read()
+    except OSError:  # gone meanwhile, or not ours to read
+        return None
+    return line[line.rfind(b")") + 2 :].split()
+
+
+def children(pid: int | None = None) -> list[int]:
+    """Return the IDs of the children of ``pid`` (of all its threads), zombies included.
+
+    ``None`` means this process.
+    """
+    found: list[int] = []
+    where = f"{_PROC}/{'self' if pid is None else pid}/task"
+    try:
+        tasks = os.listdir(where)
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"{where}/{task}/children", "rb") as file:
+                found += [int(child) for child in file.read().split()]
+        except OSError:  # the thread ended meanwhile
+            continue
+    return found
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` exists and has not ended (a zombie awaiting its reaper has ended)."""
+    fields = _stat_fields(pid)
+    return fields is not None and bool(fields) and fields[0] not in _ENDED
+
+
+def session_members(sid: int) -> list[int]:
+    """Return the running processes of session ``sid``, its leader ``sid`` excepted.
+
+    This reads the status of every process of the machine, so it is for
+    occasional use (once per run of a rubric), not once per slug of a check.
+    """
+    try:
+        names = os.listdir(_PROC)
+    except OSError:
+        return []
+    wanted = str(sid).encode()
+    found = []
+    for name in names:
+        if not name.isdigit() or int(name) == sid:
+            continue
+        fields = _stat_fields(name)
+        if fields and len(fields) > 3 and fields[3] == wanted and fields[0] not in _ENDED:
+            found.append(int(name))
+    return found
