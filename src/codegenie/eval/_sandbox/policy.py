@@ -117,8 +117,11 @@ class SandboxPolicy:
     instead of a copy: read from the original, written to a throw-away
     layer in memory that vanishes with the run (bubblewrap 0.10 or later,
     ``Bubblewrap.can_overlay``; the original is never written). The
-    directories must not change while the run reads them. ``interpreter``
-    defaults to the running one. Paths must be absolute.
+    directories must not change while the run reads them. ``hidden`` lists
+    directories inside the readable ones that the run must not see (the task
+    class's ``cases/``, which holds every case's known-good solution): each
+    shows as an empty, read-only directory. ``interpreter`` defaults to the
+    running one. Paths must be absolute.
     """
 
     mode: SandboxMode
@@ -128,13 +131,14 @@ class SandboxPolicy:
     interpreter: Interpreter = field(default_factory=Interpreter.current)
     read_only: tuple[Path, ...] = ()
     overlays: tuple[tuple[Path, Path], ...] = ()
+    hidden: tuple[Path, ...] = ()
 
     def __post_init__(self) -> None:
         if self.mode not in ("bwrap", "none"):
             msg = f"mode must be 'bwrap' or 'none', got {self.mode!r}"
             raise ValueError(msg)
         overlaid = [path for pair in self.overlays for path in pair]
-        for path in (self.run_dir, self.task_class_dir, *self.read_only, *overlaid):
+        for path in (self.run_dir, self.task_class_dir, *self.read_only, *overlaid, *self.hidden):
             if not path.is_absolute():
                 msg = f"sandbox paths must be absolute, got {str(path)!r}"
                 raise ValueError(msg)
@@ -204,7 +208,8 @@ def bwrap_args(policy: SandboxPolicy, bwrap: Bubblewrap) -> list[str]:
     ``/tmp`` (a tmpfs, sized to the memory limit where bubblewrap can); the
     few ``/etc`` files of :data:`ETC_FILES`; the read-only directories of
     :func:`read_only_paths`; the run's directory read-write at its own path;
-    the overlays inside it. The working directory is
+    the overlays inside it; an empty read-only directory over each of
+    ``hidden``. The working directory is
     :attr:`SandboxPolicy.workdir`. Raises ``ValueError`` for overlays that
     ``bwrap`` cannot make.
     """
@@ -227,5 +232,10 @@ def bwrap_args(policy: SandboxPolicy, bwrap: Bubblewrap) -> list[str]:
         raise ValueError(msg)
     for destination, source in policy.overlays:
         args += ["--overlay-src", str(source), "--tmp-overlay", str(destination)]
+    for hidden in _outermost(
+        str(path) for each in policy.hidden for path in (each, os.path.realpath(each))
+    ):
+        if os.path.isdir(hidden):  # an empty, read-only directory in its place
+            args += ["--tmpfs", hidden, "--remount-ro", hidden]
     args += ["--chdir", str(policy.workdir), "--"]
     return args

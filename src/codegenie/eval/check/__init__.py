@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codegenie.eval.cases import Case
 from codegenie.eval.check._protocol import Failure, Parts, Raised
 from codegenie.eval.check.golden import CaseRun, golden_diagnostics
 from codegenie.eval.check.static import ImportTarget, check_static
@@ -31,6 +32,7 @@ from codegenie.eval.problems import (
     module_mismatch,
     not_registered,
 )
+from codegenie.eval.rubrics import Sandbox, choose_sandbox
 
 __all__ = ("CODES", "CheckReport", "Code", "Shard", "run_check")
 
@@ -224,9 +226,16 @@ def _case_runs(target: ImportTarget, outcome: Outcome) -> list[CaseRun]:
         CaseRun(
             target.slug,
             rubric,
-            case["id"],
-            Path(case["directory"]),
-            float(case["timeout"]),
+            Case.model_construct(
+                task_class=target.slug,
+                id=case["id"],
+                directory=Path(case["directory"]),
+                timeout=float(case["timeout"]),
+                memory=case["memory"],
+                processes=case["processes"],
+                file_size=case["file_size"],
+                cpu_time=case["cpu_time"],
+            ),
             side,
         )
         for case in parts["cases"]
@@ -241,6 +250,7 @@ def run_check(
     timeout: float = DEFAULT_TIMEOUT,
     shard: Shard | None = None,
     rubrics: bool = False,
+    sandbox: Sandbox | str = "auto",
 ) -> CheckReport:
     """Check the bench of ``manifest``; return every diagnostic, sorted.
 
@@ -249,9 +259,11 @@ def run_check(
     ``shard`` restricts the run to a stable slice of the slugs. Each task class
     that loads has its rubric and cases checked too; with ``rubrics``, every
     case's rubric also runs on copies of its ``expected/`` (which must pass)
-    and its ``input/`` (which must fail), ``jobs`` at a time. Raises
-    ``BenchManifestNotFound`` when there is no manifest; a manifest that cannot
-    be read is a diagnostic like any other.
+    and its ``input/`` (which must fail), ``jobs`` at a time, in ``sandbox``
+    (a :class:`~codegenie.eval.rubrics.Sandbox`, or a ``--sandbox`` word:
+    ``SandboxUnavailable`` is raised before anything runs when bubblewrap
+    cannot start). Raises ``BenchManifestNotFound`` when there is no
+    manifest; a manifest that cannot be read is a diagnostic like any other.
     """
     from codegenie.eval.errors import BenchManifestNotFound  # noqa: PLC0415 - only when the manifest is missing
 
@@ -259,6 +271,9 @@ def run_check(
     path = manifest.absolute()
     if not path.exists():
         raise BenchManifestNotFound(path, searched_parents=False)
+    box = None
+    if rubrics:
+        box = sandbox if isinstance(sandbox, Sandbox) else choose_sandbox(sandbox)
     static = check_static(path, shard.__contains__)
     diagnostics = list(static.diagnostics)
     jobs = jobs or os.cpu_count() or 1
@@ -276,6 +291,7 @@ def run_check(
             )
             if rubrics:
                 runs += _case_runs(target, outcome)
-        diagnostics += golden_diagnostics(runs, jobs=jobs)
+        if box is not None:
+            diagnostics += golden_diagnostics(runs, jobs=jobs, sandbox=box)
     diagnostics.sort(key=Diagnostic.sort_key)
     return CheckReport(manifest=path, checked=len(static.slugs), diagnostics=tuple(diagnostics))

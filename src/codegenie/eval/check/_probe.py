@@ -191,7 +191,15 @@ def _parts(found: Resolved) -> Parts:
         "rubric_exists": rubric is not None and os.path.isfile(rubric),
         "cases_found": scan.found,
         "cases": [
-            {"id": case.id, "directory": str(case.directory), "timeout": case.timeout}
+            {
+                "id": case.id,
+                "directory": str(case.directory),
+                "timeout": case.timeout,
+                "memory": case.memory,
+                "processes": case.processes,
+                "file_size": case.file_size,
+                "cpu_time": case.cpu_time,
+            }
             for case in scan.cases
         ],
         "case_problems": [

@@ -94,6 +94,10 @@ class CaseFound(TypedDict):
     id: str
     directory: str
     timeout: float
+    memory: int
+    processes: int
+    file_size: int
+    cpu_time: float | None
 
 
 @with_config(_CLOSED)

@@ -20,7 +20,7 @@ from codegenie.eval.cases import CASE_FILE, Case
 from codegenie.eval.check.codes import diagnostic
 from codegenie.eval.check.static import display_path
 from codegenie.eval.diagnostics import Diagnostic
-from codegenie.eval.rubrics import RubricResult, run_rubric
+from codegenie.eval.rubrics import RubricResult, Sandbox, run_rubric
 
 __all__ = ("CaseRun", "golden_diagnostics")
 
@@ -29,21 +29,27 @@ Side = Literal["expected", "input"]
 
 @dataclass(frozen=True, slots=True)
 class CaseRun:
-    """One rubric run to make: the case of ``slug`` on its ``side``."""
+    """One rubric run to make: ``case`` of ``slug`` on its ``side``."""
 
     slug: str
     rubric: Path
-    case_id: str
-    directory: Path
-    timeout: float
+    case: Case
     side: Side
 
+    @property
+    def case_id(self) -> str:
+        """The case's id."""
+        return self.case.id
 
-def _run(run: CaseRun) -> RubricResult:
-    case = Case.model_construct(
-        task_class=run.slug, id=run.case_id, directory=run.directory, timeout=run.timeout
-    )
-    return run_rubric(run.rubric, case, run.directory / run.side)
+    @property
+    def directory(self) -> Path:
+        """The case's directory."""
+        return self.case.directory
+
+    @property
+    def timeout(self) -> float:
+        """The case's timeout, in seconds."""
+        return self.case.timeout
 
 
 def _judge(run: CaseRun, result: RubricResult) -> Iterator[Diagnostic]:
@@ -68,12 +74,16 @@ def _judge(run: CaseRun, result: RubricResult) -> Iterator[Diagnostic]:
         yield found("input-passes", f"the unsolved input (input/) of {name} already passes{reason}")
 
 
-def golden_diagnostics(runs: list[CaseRun], *, jobs: int) -> list[Diagnostic]:
-    """Run every rubric run, ``jobs`` at a time; return what they found wrong."""
+def golden_diagnostics(runs: list[CaseRun], *, jobs: int, sandbox: Sandbox) -> list[Diagnostic]:
+    """Run every rubric run in ``sandbox``, ``jobs`` at a time; return what they found wrong."""
     if not runs:
         return []
+
+    def one(run: CaseRun) -> RubricResult:
+        return run_rubric(run.rubric, run.case, run.directory / run.side, sandbox=sandbox)
+
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(runs)))) as pool:
-        results = list(pool.map(_run, runs))
+        results = list(pool.map(one, runs))
     return [
         found for run, result in zip(runs, results, strict=True) for found in _judge(run, result)
     ]

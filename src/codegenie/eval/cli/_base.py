@@ -20,6 +20,7 @@ from codegenie.eval.errors import EvalError
 if TYPE_CHECKING:
     from codegenie.eval._manifest.model import BenchManifest
     from codegenie.eval.diagnostics import Diagnostic
+    from codegenie.eval.rubrics import Sandbox
 
 __all__ = (
     "EXIT_USAGE",
@@ -199,3 +200,35 @@ def load_manifest(args: argparse.Namespace, out: Output) -> BenchManifest:
         manifest = load_manifest_cached(str(path.absolute()))
     out.manifest = manifest
     return manifest
+
+
+#: What ``--sandbox`` takes (``codegenie.eval.rubrics.SANDBOX_CHOICES``, without importing it).
+SANDBOX_CHOICES: Final = ("auto", "bwrap", "none")
+
+
+def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--sandbox auto|bwrap|none`` to a command that runs rubrics."""
+    parser.add_argument(
+        "--sandbox",
+        choices=SANDBOX_CHOICES,
+        default="auto",
+        help="where rubrics run: auto (bubblewrap; the command stops if it cannot start), "
+        "bwrap, or none (not contained: the rubric and the code it runs get your rights, "
+        "files and network)",
+    )
+
+
+def choose_sandbox(args: argparse.Namespace, out: Output) -> Sandbox:
+    """Choose the sandbox of ``--sandbox``, before anything runs; say so once under ``none``.
+
+    Raises ``SandboxUnavailable`` (exit 4) when bubblewrap cannot start.
+    """
+    from codegenie.eval.rubrics import choose_sandbox as choose  # noqa: PLC0415 - start-up: only the commands that run rubrics pay for it
+
+    sandbox = choose(args.sandbox)
+    if not sandbox.contained:
+        out.stderr.write(
+            "codegenie-bench: warning: --sandbox none: rubrics, and the code they run, run "
+            "with your rights, files, environment and network; nothing they start is stopped\n"
+        )
+    return sandbox

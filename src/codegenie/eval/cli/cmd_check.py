@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 
 from codegenie.eval._output import escape_control
-from codegenie.eval.cli._base import Command, Output, positive_int
+from codegenie.eval.cli._base import (
+    Command,
+    Output,
+    add_sandbox_option,
+    choose_sandbox,
+    positive_int,
+)
 
 __all__ = ("COMMAND",)
 
@@ -20,8 +26,14 @@ def run(args: argparse.Namespace, out: Output) -> int:
     from codegenie.eval.check import run_check  # noqa: PLC0415 - start-up: only this command pays for it
 
     path = args.manifest if args.manifest is not None else find_manifest(Path.cwd())
+    sandbox = choose_sandbox(args, out) if args.rubrics else None
     report = run_check(
-        path, jobs=args.jobs, timeout=args.timeout, shard=args.shard, rubrics=args.rubrics
+        path,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        shard=args.shard,
+        rubrics=args.rubrics,
+        sandbox=sandbox or "none",
     )
     if args.format == "json":
         out.result(report.to_json(strict=args.strict), "")
@@ -86,6 +98,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also run every case's rubric on copies of expected/ (must pass), input/ (must fail)",
     )
+    add_sandbox_option(parser)
 
 
 COMMAND = Command(

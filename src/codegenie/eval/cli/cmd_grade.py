@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, final
 
 from codegenie.eval._output import escape_control
-from codegenie.eval.cli._base import Command, Output, load_manifest, positive_int
+from codegenie.eval.cli._base import (
+    Command,
+    Output,
+    add_sandbox_option,
+    choose_sandbox,
+    load_manifest,
+    positive_int,
+)
 
 if TYPE_CHECKING:
     from codegenie.eval.grading import GradeResult
@@ -106,6 +113,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415 - start-up: only this command pays for it
 
     candidates = _candidates(args.candidates)
+    sandbox = choose_sandbox(args, out)
     manifest = load_manifest(args, out)
     out.slug = args.slug
     found = resolve(args.slug, manifest, registry=TaskClassRegistry())
@@ -144,6 +152,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
             jobs=args.jobs,
             on_result=arrived,
             shown_as=args.candidates,
+            sandbox=sandbox,
         )
     finally:
         progress.clear()
@@ -187,6 +196,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="rubrics run at once (default: the number of CPUs)",
     )
+    add_sandbox_option(parser)
 
 
 COMMAND = Command(
