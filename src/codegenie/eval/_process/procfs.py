@@ -18,6 +18,27 @@ _PROC: Final = "/proc"
 _ENDED: Final = (b"Z", b"X")
 
 
+def _read(path: str) -> bytes | None:
+    """Return the contents of a small ``/proc`` file, or ``None`` if it cannot be read.
+
+    Plain descriptors, no file object: the check's worker calls this once per
+    slug, between two forks, where every object it touches costs a page fault.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:  # gone meanwhile, or not ours to read
+        return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
 def _stat_fields(pid: int | str) -> list[bytes] | None:
     """Return the fields of ``/proc/PID/stat`` after the command name, or ``None`` if unreadable.
 
@@ -25,10 +46,8 @@ def _stat_fields(pid: int | str) -> list[bytes] | None:
     The command name (in parentheses) may hold spaces and parentheses, so the
     fields are counted from its last closing parenthesis.
     """
-    try:
-        with open(f"{_PROC}/{pid}/stat", "rb") as file:
-            line = file.read()
-    except OSError:  # gone meanwhile, or not ours to read
+    line = _read(f"{_PROC}/{pid}/stat")
+    if line is None:
         return None
     return line[line.rfind(b")") + 2 :].split()
 
@@ -45,11 +64,9 @@ def children(pid: int | None = None) -> list[int]:
     except OSError:
         return found
     for task in tasks:
-        try:
-            with open(f"{where}/{task}/children", "rb") as file:
-                found += [int(child) for child in file.read().split()]
-        except OSError:  # the thread ended meanwhile
-            continue
+        listed = _read(f"{where}/{task}/children")
+        if listed is not None:  # else the thread ended meanwhile
+            found += [int(child) for child in listed.split()]
     return found
 
 

@@ -123,10 +123,8 @@ def _left_running() -> str:
 def probe(slug: str, root: Path, manifest: BenchManifest, registry: TaskClassRegistry) -> Probed:
     """Import the registration of ``slug`` into ``registry``; return what happened, JSON-ready.
 
-    ``root`` (the slug's root directory, ``manifest.root_dir(slug)``),
-    ``manifest`` and ``registry`` are built by the caller before it forks, so
-    that the child does as little as it can and touches (and copies) as
-    little of its parent's memory. The task class's cases are validated here (``parts``) because the
+    ``root`` is the slug's root directory (``manifest.root_dir(slug)``), which
+    the caller has at hand. The task class's cases are validated here (``parts``) because the
     case model is the registration's.
     """
     watch = _RubricWatch()

@@ -43,7 +43,6 @@ import sys
 import tempfile
 import tokenize
 import traceback
-from collections.abc import Callable
 from pathlib import Path
 from typing import Final, Literal, NoReturn, cast
 
@@ -61,7 +60,7 @@ from codegenie.eval._process.supervisor import (
 )
 from codegenie.eval._tracebacks import describe_failure
 from codegenie.eval.check._probe import probe, request_manifest
-from codegenie.eval.check._protocol import Done, Failed, Probed, Request
+from codegenie.eval.check._protocol import Done, Failed, Request
 from codegenie.eval.errors import TaskClassRegistrationFailed
 
 __all__ = ("main",)
@@ -79,6 +78,10 @@ _pause: Final = signal.pause
 # Modules the children use lazily; imported here, before any bench is on sys.path.
 _PRELOADED: Final = (contextlib, importlib, importlib.machinery, importlib.util, json, linecache)
 _PRELOADED_TOO: Final = (tokenize, traceback, pydantic, cases, loader, models, registry)
+
+# Made once: each slug's fork gets the same bounds.
+_OUTPUT: Final = Bounds(tail=OUTPUT_TAIL)
+_RESULT: Final = (Bounds(head=RESULT_LIMIT),)
 
 _TAMPERED: Final = "it wrote to the check's private result pipe"
 _ESCAPED: Final = "a process that left the check's process group"
@@ -173,7 +176,7 @@ class _Server:
                 if self._read_requests():
                     return
             line, _, self.buffer = self.buffer.partition(b"\n")
-            request = cast("Request", json.loads(line))  # from the parent, which is trusted
+            request: Request = json.loads(line.decode())  # from the parent, which is trusted
             self.warm(request)
             answer = self.run(request)
             os.write(self.answers, json.dumps(answer).encode() + b"\n")
@@ -187,20 +190,22 @@ class _Server:
     # -- one slug ---------------------------------------------------------------
 
     def run(self, request: Request) -> Done | Failed:
-        """Check one slug in a fresh fork; return the answer for the parent."""
-        manifest = request_manifest(request)
-        fresh = registry.TaskClassRegistry()
-        slug, request_id = request["slug"], request["id"]
-        root = manifest.root_dir(slug)
+        """Check one slug in a fresh fork; return the answer for the parent.
+
+        The worker does as little as it can per slug: after each fork, every
+        page it writes to is copied (or at least faulted in) again, so even
+        the slug's manifest and registry are built in the child.
+        """
+        request_id = request["id"]
 
         def body(pipes: tuple[int, ...]) -> int:
-            return self._child(request_id, pipes[0], lambda: probe(slug, root, manifest, fresh))
+            return self._child(request, pipes[0])
 
         child = fork(
             body,
-            stdout=Bounds(tail=OUTPUT_TAIL),
+            stdout=_OUTPUT,
             stderr="stdout",
-            pipes=(Bounds(head=RESULT_LIMIT),),
+            pipes=_RESULT,
             parent_death_signal=signal.SIGKILL,
             reach=self.reach,
         )
@@ -214,12 +219,14 @@ class _Server:
             return _failed(request_id, "timeout", f"no answer within {timeout:g} s")
         return _answer(request_id, ending)
 
-    def _child(self, request_id: str, result_fd: int, work: Callable[[], Probed]) -> int:
+    def _child(self, request: Request, result_fd: int) -> int:
         """Be the slug's process: import, write the one document, return the exit status."""
         me = _getpid()
         os.close(self.requests)
         os.close(self.answers)
-        document = work()
+        manifest = request_manifest(request)
+        slug, request_id = request["slug"], request["id"]
+        document = probe(slug, manifest.root_dir(slug), manifest, registry.TaskClassRegistry())
         if _getpid() != me:
             # A fork made by the registration came back through its import:
             # it is left running on purpose, for the real child to count.

@@ -11,7 +11,6 @@ a subprocess, so threads are enough to drive them.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -72,6 +71,11 @@ def golden_diagnostics(runs: list[CaseRun], *, jobs: int) -> list[Diagnostic]:
     """Run every rubric run, ``jobs`` at a time; return what they found wrong."""
     if not runs:
         return []
+    # Deferred for the check's workers, which import this package but never run
+    # rubrics: concurrent.futures brings logging, whose fork handlers would run
+    # at the fork of every slug.
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(runs)))) as pool:
         results = list(pool.map(_run, runs))
     return [
