@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Final
 
-__all__ = ("children", "running", "session_members")
+__all__ = ("children", "running", "session_members", "threads")
 
 _PROC: Final = "/proc"
 # The states of a process that has ended: zombie (awaiting its reaper), dead.
@@ -52,18 +52,23 @@ def _stat_fields(pid: int | str) -> list[bytes] | None:
     return line[line.rfind(b")") + 2 :].split()
 
 
-def children(pid: int | None = None) -> list[int]:
+def threads(pid: int | None = None) -> list[str]:
+    """Return the thread IDs of ``pid`` (``None``: this process) as ``/proc`` lists them."""
+    try:
+        return os.listdir(f"{_PROC}/{'self' if pid is None else pid}/task")
+    except OSError:
+        return []
+
+
+def children(pid: int | None = None, *, tasks: list[str] | None = None) -> list[int]:
     """Return the IDs of the children of ``pid`` (of all its threads), zombies included.
 
-    ``None`` means this process.
+    ``None`` means this process. ``tasks``: its :func:`threads`, when the
+    caller has just listed them.
     """
     found: list[int] = []
     where = f"{_PROC}/{'self' if pid is None else pid}/task"
-    try:
-        tasks = os.listdir(where)
-    except OSError:
-        return found
-    for task in tasks:
+    for task in threads(pid) if tasks is None else tasks:
         listed = _read(f"{where}/{task}/children")
         if listed is not None:  # else the thread ended meanwhile
             found += [int(child) for child in listed.split()]
