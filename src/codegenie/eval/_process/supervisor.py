@@ -380,7 +380,7 @@ class Child:
                 os.kill(self.pid, signum)
 
     def has_exited(self) -> bool:
-        """Whether the child has exited (it stays unreaped until :meth:`wait` where it can)."""
+        """Whether the child has exited; where the platform allows, it stays unreaped."""
         if self._ending is not None or self._reaped is not None:
             return True
         if _waitid is None:  # pragma: no cover - macOS before Python 3.13
@@ -410,11 +410,11 @@ class Child:
         descriptors to serve meanwhile: when one is readable its callback
         runs, and the child is cancelled if it returns true (a callback that
         returns false must have read what made it readable, end of file
-        included). Then its tree is killed (see :data:`Reach`), its pipes are read until
-        end of file for at most ``drain_grace`` seconds, it is reaped, and its
-        pipes are closed. Returns the :class:`Ending` (the same one if called
-        again). An exception (``KeyboardInterrupt``) propagates after the
-        tree is killed and the child reaped.
+        included). Then its tree is killed (see :data:`Reach`), its pipes
+        are read until end of file for at most ``drain_grace`` seconds, it
+        is reaped, and its pipes are closed. Returns the :class:`Ending`
+        (the same one if called again). An exception (``KeyboardInterrupt``)
+        propagates after the tree is killed and the child reaped.
         """
         if self._ending is not None:
             return self._ending
