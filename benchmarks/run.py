@@ -4,6 +4,7 @@ Usage (from the repository root, with the package installed):
 
     python benchmarks/run.py [--sizes 10,13000,100000] [--static-sizes 1000,10000,100000]
                              [--runs 5] [--output FILE]
+    python benchmarks/run.py --check-only [--check-size 1000] [--no-check-baseline]
 
 Builds synthetic benches of N task classes in a temporary directory and
 measures each figure as the median of --runs runs, next to its floor measured
@@ -224,6 +225,8 @@ def measure(
     check_size: int,
     first_load_limit: int,
     static_sizes: list[int] | None = None,
+    *,
+    baseline: bool = True,
 ) -> list[Row]:
     rows: list[Row] = []
     work = Path(tempfile.mkdtemp(prefix="codegenie-bench-"))
@@ -256,7 +259,7 @@ def measure(
                     )
                 )
             if n == check_size:
-                rows += measure_check(bench, n, runs, env)
+                rows += measure_check(bench, n, runs, env, baseline=baseline)
             if n in static_sizes:
                 rows += measure_static(bench, n, runs if n <= 10_000 else 1, env)
             if n == max(sizes):
@@ -305,6 +308,16 @@ def measure(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return rows
+
+
+def measure_check_only(n: int, runs: int, *, baseline: bool) -> list[Row]:
+    """Only the check figures, on a bench of N task classes built for them."""
+    work = Path(tempfile.mkdtemp(prefix="codegenie-bench-"))
+    env = {**os.environ, "XDG_CACHE_HOME": str(work / "cache")}
+    try:
+        return measure_check(build_bench(work / f"n{n}", n), n, runs, env, baseline=baseline)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def measure_static(bench: Path, n: int, runs: int, env: dict[str, str]) -> list[Row]:
@@ -558,22 +571,27 @@ def measure_size(
     return rows
 
 
-def measure_check(bench: Path, n: int, runs: int, env: dict[str, str]) -> list[Row]:
+def measure_check(
+    bench: Path, n: int, runs: int, env: dict[str, str], *, baseline: bool = True
+) -> list[Row]:
+    """`check`'s figures at N: per slug against its floors, and `--jobs 2` against `--jobs 1`.
+
+    Each run measures, in turn, the import floors, `check --jobs 1` on the
+    bench and on a 1-slug bench (its start-up), and `check --jobs 2`, so that
+    drift on a shared machine hits all of them alike. ``baseline``: also time
+    one fresh interpreter per slug (minutes at 1,000 slugs).
+    """
     rows = []
-    one = statistics.median(
-        timed([SCRIPT, "check", "-q", "--jobs", "1"], bench, env) for _ in range(runs)
-    )
-    two = statistics.median(
-        timed([SCRIPT, "check", "-q", "--jobs", "2"], bench, env) for _ in range(runs)
-    )
-    naive = statistics.median(naive_check(bench, env, 2) for _ in range(runs))
-    floors = [import_floors(bench, env) for _ in range(runs)]
+    empty = build_bench(bench.parent / f"empty-{n}", 1)
+    ones, twos, startups, floors = [], [], [], []
+    for _ in range(runs):
+        floors.append(import_floors(bench, env))
+        ones.append(timed([SCRIPT, "check", "-q", "--jobs", "1"], bench, env))
+        startups.append(timed([SCRIPT, "check", "-q", "--jobs", "1"], empty, env))
+        twos.append(timed([SCRIPT, "check", "-q", "--jobs", "2"], bench, env))
+    one, two, startup = (statistics.median(values) for values in (ones, twos, startups))
     warm = statistics.median(f["warm"] for f in floors)
     forked = statistics.median(f["forked"] for f in floors)
-    empty = build_bench(bench.parent / f"empty-{n}", 1)
-    startup = statistics.median(
-        timed([SCRIPT, "check", "-q", "--jobs", "1"], empty, env) for _ in range(runs)
-    )
     per_slug = max(0.0, one - startup) / n
     rows.append(
         Row(
@@ -598,6 +616,20 @@ def measure_check(bench: Path, n: int, runs: int, env: dict[str, str]) -> list[R
             None,
         )
     )
+    rows.append(
+        Row(
+            "`check --jobs 2`, against `--jobs 1`",
+            n,
+            two * 1e3,
+            one * 1e3,
+            "`check --jobs 1`",
+            "(reported)",
+            None,
+        )
+    )
+    if not baseline:
+        return rows
+    naive = statistics.median(naive_check(bench, env, 2) for _ in range(runs))
     rows.append(
         Row(
             "`check --jobs 1`",
@@ -679,6 +711,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--first-load-limit", type=int, default=2000, help="slugs loaded per first-load run"
     )
+    parser.add_argument(
+        "--check-only",
+        action="store_true",
+        help="measure only the check figures at --check-size (ignores --sizes, --static-sizes "
+        "and --cases-size)",
+    )
+    parser.add_argument(
+        "--no-check-baseline",
+        action="store_true",
+        help="skip check's one-interpreter-per-slug baseline (minutes at 1,000 slugs)",
+    )
     parser.add_argument("--output", type=Path, help="write the Markdown table here too")
     parser.add_argument(
         "--cases-size",
@@ -691,7 +734,17 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
     static_sizes = [int(s) for s in args.static_sizes.split(",") if s]
     started = load_average()
-    rows = measure(sizes, args.runs, args.check_size, args.first_load_limit, static_sizes)
+    baseline = not args.no_check_baseline
+    if args.check_only:
+        rows = measure_check_only(args.check_size, args.runs, baseline=baseline)
+        table = render(rows, args.runs, (started, load_average()))
+        sys.stdout.write(table)
+        if args.output:
+            args.output.write_text(table)
+        return 0
+    rows = measure(
+        sizes, args.runs, args.check_size, args.first_load_limit, static_sizes, baseline=baseline
+    )
     if args.cases_size:
         import cases  # type: ignore[import-not-found,unused-ignore]  # benchmarks/cases.py
 

@@ -11,11 +11,32 @@ from __future__ import annotations
 import os
 from typing import Final
 
-__all__ = ("children", "running", "session_members")
+__all__ = ("children", "running", "session_members", "threads")
 
 _PROC: Final = "/proc"
 # The states of a process that has ended: zombie (awaiting its reaper), dead.
 _ENDED: Final = (b"Z", b"X")
+
+
+def _read(path: str) -> bytes | None:
+    """Return the contents of a small ``/proc`` file, or ``None`` if it cannot be read.
+
+    Plain descriptors, no file object: the check's worker calls this once per
+    slug, between two forks, where every object it touches costs a page fault.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:  # gone meanwhile, or not ours to read
+        return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
 
 
 def _stat_fields(pid: int | str) -> list[bytes] | None:
@@ -25,31 +46,32 @@ def _stat_fields(pid: int | str) -> list[bytes] | None:
     The command name (in parentheses) may hold spaces and parentheses, so the
     fields are counted from its last closing parenthesis.
     """
-    try:
-        with open(f"{_PROC}/{pid}/stat", "rb") as file:
-            line = file.read()
-    except OSError:  # gone meanwhile, or not ours to read
+    line = _read(f"{_PROC}/{pid}/stat")
+    if line is None:
         return None
     return line[line.rfind(b")") + 2 :].split()
 
 
-def children(pid: int | None = None) -> list[int]:
+def threads(pid: int | None = None) -> list[str]:
+    """Return the thread IDs of ``pid`` (``None``: this process) as ``/proc`` lists them."""
+    try:
+        return os.listdir(f"{_PROC}/{'self' if pid is None else pid}/task")
+    except OSError:
+        return []
+
+
+def children(pid: int | None = None, *, tasks: list[str] | None = None) -> list[int]:
     """Return the IDs of the children of ``pid`` (of all its threads), zombies included.
 
-    ``None`` means this process.
+    ``None`` means this process. ``tasks``: its :func:`threads`, when the
+    caller has just listed them.
     """
     found: list[int] = []
     where = f"{_PROC}/{'self' if pid is None else pid}/task"
-    try:
-        tasks = os.listdir(where)
-    except OSError:
-        return found
-    for task in tasks:
-        try:
-            with open(f"{where}/{task}/children", "rb") as file:
-                found += [int(child) for child in file.read().split()]
-        except OSError:  # the thread ended meanwhile
-            continue
+    for task in threads(pid) if tasks is None else tasks:
+        listed = _read(f"{where}/{task}/children")
+        if listed is not None:  # else the thread ended meanwhile
+            found += [int(child) for child in listed.split()]
     return found
 
 

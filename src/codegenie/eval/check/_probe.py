@@ -34,7 +34,6 @@ from codegenie.eval.registry import TaskClassRegistry
 __all__ = ("probe", "request_manifest")
 
 RUBRIC_FILE: Final = "rubric.py"
-_PROC_TASKS: Final = "/proc/self/task"
 
 
 def request_manifest(request: Request) -> BenchManifest:
@@ -98,16 +97,18 @@ class _RubricWatch:
 
 def _left_running() -> str:
     """Describe the threads and child processes still running, or return ``""``."""
-    threads = sorted(
-        thread.name
-        for thread in threading.enumerate()
-        if thread is not threading.main_thread() and thread.is_alive()
-    )
-    try:
-        native = len(os.listdir(_PROC_TASKS)) - 1
-    except OSError:
-        native = len(threads)
-    children = sum(procfs.running(pid) for pid in procfs.children())
+    tasks = procfs.threads()
+    threads: list[str] = []
+    # Every Python thread is a thread of the process: with one task, there is none
+    # to name (and threading's records are not touched, nor their pages copied).
+    if len(tasks) != 1:
+        threads = sorted(
+            thread.name
+            for thread in threading.enumerate()
+            if thread is not threading.main_thread() and thread.is_alive()
+        )
+    native = len(tasks) - 1 if tasks else len(threads)
+    children = sum(procfs.running(pid) for pid in procfs.children(tasks=tasks or None))
     parts = []
     if threads or native:
         count = max(native, len(threads))
@@ -121,10 +122,8 @@ def _left_running() -> str:
 def probe(slug: str, root: Path, manifest: BenchManifest, registry: TaskClassRegistry) -> Probed:
     """Import the registration of ``slug`` into ``registry``; return what happened, JSON-ready.
 
-    ``root`` (the slug's root directory, ``manifest.root_dir(slug)``),
-    ``manifest`` and ``registry`` are built by the caller before it forks, so
-    that the child does as little as it can and touches (and copies) as
-    little of its parent's memory. The task class's cases are validated here (``parts``) because the
+    ``root`` is the slug's root directory (``manifest.root_dir(slug)``), which
+    the caller has at hand. The task class's cases are validated here (``parts``) because the
     case model is the registration's.
     """
     watch = _RubricWatch()

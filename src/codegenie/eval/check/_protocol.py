@@ -150,10 +150,16 @@ class Probed(TypedDict):
 
 @with_config(_CLOSED)
 class Done(Probed):
-    """The slug's process ran to its end and answered: what it found."""
+    """The slug's process ran to its end and answered: what it found.
+
+    ``orphans``: how many processes it left behind that the worker adopted
+    and killed after it ended (processes that left its session, which
+    ``left_running`` could not see).
+    """
 
     id: str
     kind: Literal["done"]
+    orphans: int
 
 
 @with_config(_CLOSED)

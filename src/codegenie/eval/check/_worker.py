@@ -43,9 +43,8 @@ import sys
 import tempfile
 import tokenize
 import traceback
-from collections.abc import Callable
 from pathlib import Path
-from typing import Final, Literal, NoReturn, cast
+from typing import Final, Literal, NoReturn
 
 import pydantic
 
@@ -61,7 +60,7 @@ from codegenie.eval._process.supervisor import (
 )
 from codegenie.eval._tracebacks import describe_failure
 from codegenie.eval.check._probe import probe, request_manifest
-from codegenie.eval.check._protocol import Done, Failed, Probed, Request
+from codegenie.eval.check._protocol import Failed, Request
 from codegenie.eval.errors import TaskClassRegistrationFailed
 
 __all__ = ("main",)
@@ -80,8 +79,11 @@ _pause: Final = signal.pause
 _PRELOADED: Final = (contextlib, importlib, importlib.machinery, importlib.util, json, linecache)
 _PRELOADED_TOO: Final = (tokenize, traceback, pydantic, cases, loader, models, registry)
 
+# Made once: each slug's fork gets the same bounds.
+_OUTPUT: Final = Bounds(tail=OUTPUT_TAIL)
+_RESULT: Final = (Bounds(head=RESULT_LIMIT),)
+
 _TAMPERED: Final = "it wrote to the check's private result pipe"
-_ESCAPED: Final = "a process that left the check's process group"
 
 
 def _warm_up() -> None:
@@ -173,10 +175,9 @@ class _Server:
                 if self._read_requests():
                     return
             line, _, self.buffer = self.buffer.partition(b"\n")
-            request = cast("Request", json.loads(line))  # from the parent, which is trusted
+            request: Request = json.loads(line.decode())  # from the parent, which is trusted
             self.warm(request)
-            answer = self.run(request)
-            os.write(self.answers, json.dumps(answer).encode() + b"\n")
+            os.write(self.answers, self.run(request) + b"\n")
 
     def _read_requests(self) -> bool:
         """Read what the request pipe holds into the buffer; return whether it is closed."""
@@ -186,21 +187,23 @@ class _Server:
 
     # -- one slug ---------------------------------------------------------------
 
-    def run(self, request: Request) -> Done | Failed:
-        """Check one slug in a fresh fork; return the answer for the parent."""
-        manifest = request_manifest(request)
-        fresh = registry.TaskClassRegistry()
-        slug, request_id = request["slug"], request["id"]
-        root = manifest.root_dir(slug)
+    def run(self, request: Request) -> bytes:
+        """Check one slug in a fresh fork; return the answer line for the parent (no newline).
+
+        The worker does as little as it can per slug: after each fork, every
+        page it writes to is copied (or at least faulted in) again, so even
+        the slug's manifest and registry are built in the child.
+        """
+        request_id = request["id"]
 
         def body(pipes: tuple[int, ...]) -> int:
-            return self._child(request_id, pipes[0], lambda: probe(slug, root, manifest, fresh))
+            return self._child(request, pipes[0])
 
         child = fork(
             body,
-            stdout=Bounds(tail=OUTPUT_TAIL),
+            stdout=_OUTPUT,
             stderr="stdout",
-            pipes=(Bounds(head=RESULT_LIMIT),),
+            pipes=_RESULT,
             parent_death_signal=signal.SIGKILL,
             reach=self.reach,
         )
@@ -214,63 +217,53 @@ class _Server:
             return _failed(request_id, "timeout", f"no answer within {timeout:g} s")
         return _answer(request_id, ending)
 
-    def _child(self, request_id: str, result_fd: int, work: Callable[[], Probed]) -> int:
+    def _child(self, request: Request, result_fd: int) -> int:
         """Be the slug's process: import, write the one document, return the exit status."""
         me = _getpid()
         os.close(self.requests)
         os.close(self.answers)
-        document = work()
+        manifest = request_manifest(request)
+        slug, request_id = request["slug"], request["id"]
+        document = probe(slug, manifest.root_dir(slug), manifest, registry.TaskClassRegistry())
         if _getpid() != me:
             # A fork made by the registration came back through its import:
             # it is left running on purpose, for the real child to count.
             while True:
                 _pause()
-        data = _dumps({**document, "id": request_id, "pid": me}).encode() + b"\n"
+        # The id and the pid first: the worker checks them without decoding the rest.
+        data = _dumps({"id": request_id, "pid": me, **document}).encode() + b"\n"
         while data:
             data = data[_write(result_fd, data) :]
         return 0
 
 
-def _failed(
-    request_id: str, kind: Literal["crashed", "timeout", "tampered"], detail: str
-) -> Failed:
-    return Failed(id=request_id, kind=kind, detail=detail)
+def _failed(request_id: str, kind: Literal["crashed", "timeout", "tampered"], detail: str) -> bytes:
+    return json.dumps(Failed(id=request_id, kind=kind, detail=detail)).encode()
 
 
-def _answer(request_id: str, ending: Ending) -> Done | Failed:
-    """Turn what the child left into the answer: its one document, or what went wrong.
+def _answer(request_id: str, ending: Ending) -> bytes:
+    """Turn what the child left into the answer line: its one document, or what went wrong.
 
-    The document is passed on as the child wrote it, but for ``id`` and
-    ``pid``; the parent checks its shape (a registration could have broken
-    the code that made it).
+    A document is a line of the result pipe that starts with the request's
+    id and the child's pid; it is passed on as the child wrote it, without
+    being decoded, with ``kind`` and ``orphans`` in place of ``pid`` (a
+    :class:`~codegenie.eval.check._protocol.Done`, whose shape the parent
+    checks: a registration could have broken the code that made it). Any
+    other line, or more than one document, is tampering.
     """
     [result] = ending.pipes
-    documents = []
-    junk = result.overflowed
-    for line in result.head.splitlines():
-        try:
-            document = json.loads(line)
-        except ValueError:
-            junk = True
-            continue
-        if (
-            isinstance(document, dict)
-            and document.pop("id", None) == request_id
-            and document.pop("pid", None) == ending.pid
-        ):
-            documents.append(document)
-        else:
-            junk = True
+    prefix = b'{"id": "%s", "pid": %d, ' % (request_id.encode(), ending.pid)
+    lines = result.head.splitlines()
+    documents = [line for line in lines if line.startswith(prefix)]
+    junk = result.overflowed or len(documents) != len(lines)
     if ending.exit_status != 0 or len(documents) != 1:
         if junk or len(documents) > 1:
             return _failed(request_id, "tampered", _TAMPERED)
         return _failed(request_id, "crashed", _crash(ending, ending.stdout))
     if junk:
         return _failed(request_id, "tampered", _TAMPERED)
-    [document] = documents
-    if ending.orphans and not document.get("left_running"):
-        document["left_running"] = _ESCAPED
-    return cast("Done", {**document, "id": request_id, "kind": "done"})
+    head = b'{"id": "%s", "kind": "done", "orphans": %d, ' % (request_id.encode(), ending.orphans)
+    return head + documents[0][len(prefix) :]
 
 
 def _crash(ending: Ending, output: Output | None) -> str:

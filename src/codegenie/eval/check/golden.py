@@ -11,7 +11,6 @@ a subprocess, so threads are enough to drive them.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -78,6 +77,10 @@ def golden_diagnostics(runs: list[CaseRun], *, jobs: int, sandbox: Sandbox) -> l
     """Run every rubric run in ``sandbox``, ``jobs`` at a time; return what they found wrong."""
     if not runs:
         return []
+    # Deferred for the check's workers, which import this package but never run
+    # rubrics: concurrent.futures brings logging, whose fork handlers would run
+    # at the fork of every slug.
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
 
     def one(run: CaseRun) -> RubricResult:
         return run_rubric(run.rubric, run.case, run.directory / run.side, sandbox=sandbox)

@@ -64,6 +64,8 @@ _READY: Final = b'{"ready": true}'
 # How many requests a worker holds at once: the one it runs and the next, so that
 # it never waits for this process between two slugs.
 _WINDOW: Final = 2
+# What a slug left running, when only the processes it left behind tell.
+_ESCAPED: Final = "a process that left the check's process group"
 
 # The worker starts isolated (-I): neither the current directory nor PYTHONPATH
 # is on its sys.path, so nothing of the repository can shadow what it imports.
@@ -228,7 +230,7 @@ def _outcome(target: ImportTarget, answer: Done | Failed) -> Outcome:
             error=answer["error"],
             not_registered=answer["not_registered"],
             rubric=tuple(answer["rubric"]),
-            left_running=answer["left_running"],
+            left_running=answer["left_running"] or (_ESCAPED if answer["orphans"] else ""),
             parts=answer["parts"],
         )
     return Outcome(target.slug, answer["kind"], detail=answer["detail"])
