@@ -165,7 +165,7 @@ def test_every_status_in_json(world: World) -> None:
     assert result.returncode == 1
     document = json.loads(result.stdout)
     assert_shape(document, "grade")
-    assert set(document) == {"task_class", "sandbox", "results", "passed", "total"}
+    assert set(document) == {"task_class", "sandbox", "reused", "results", "passed", "total"}
     assert document["sandbox"] == "bwrap"
     assert document["task_class"] == SLUG
     assert (document["passed"], document["total"]) == (1, 5)
@@ -208,6 +208,7 @@ def test_no_cases_at_all_is_not_a_pass(world: World) -> None:
     assert document == {
         "task_class": SLUG,
         "sandbox": "bwrap",
+        "reused": 0,
         "results": [],
         "passed": 0,
         "total": 0,

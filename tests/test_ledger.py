@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -191,3 +195,92 @@ def test_a_store_others_can_write_to_is_not_used(tmp_path: Path) -> None:
         assert ResultStore.open() is None
     finally:
         results_dir().chmod(0o700)
+
+
+# -- reuse through the command line --------------------------------------------------
+
+COUNTING_RUBRIC = """\
+import json, os, sys
+from pathlib import Path
+
+with open(os.environ["RUBRIC_RUNS"], "a") as runs:  # outside the bench: --sandbox none
+    runs.write(Path(sys.argv[1]).name + "\\n")
+answer = (Path(sys.argv[2]) / "answer.txt").read_text().strip()
+passed = answer == "solved"
+print(json.dumps({"passed": passed, "reason": answer}))
+sys.exit(0 if passed else 1)
+"""
+
+
+def counting_bench(base: Path) -> tuple[Path, Path]:
+    """A bench whose rubric appends each run's case id to $RUBRIC_RUNS; two cases, candidates."""
+    from .factory import make_bench, write_case
+
+    bench = make_bench(base / "repo", "counted", parts=True)
+    package = bench.root / "counted"
+    (package / "rubric.py").write_text(COUNTING_RUBRIC, encoding="utf-8")
+    shutil.rmtree(package / "cases")
+    for case_id in ("one", "two"):
+        write_case(package / "cases", case_id, "", input_files={"answer.txt": "todo\n"},
+                   expected_files={"answer.txt": "solved\n"})  # fmt: skip
+        candidate = base / "repo" / "runs" / case_id
+        candidate.mkdir(parents=True)
+        (candidate / "answer.txt").write_text("solved\n")
+    return bench.base, base / "runs.log"
+
+
+def bench_cli(cwd: Path, log: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    script = shutil.which("codegenie-bench", path=str(Path(sys.executable).parent))
+    assert script is not None
+    env = {**os.environ, "RUBRIC_RUNS": str(log)}
+    return subprocess.run(
+        [script, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def runs_made(log: Path) -> list[str]:
+    return log.read_text().split() if log.exists() else []
+
+
+def test_grade_twice_runs_no_rubric_the_second_time(tmp_path: Path) -> None:
+    """Regrading unchanged candidates is answered from the store: same output, no rubric run."""
+    repo, log = counting_bench(tmp_path)
+    first = bench_cli(
+        repo, log, "--format", "json", "grade", "counted", "runs", "--sandbox", "none"
+    )
+    assert first.returncode == 0, first.stderr
+    assert sorted(runs_made(log)) == ["one", "two"]
+    second = bench_cli(
+        repo, log, "--format", "json", "grade", "counted", "runs", "--sandbox", "none"
+    )
+    assert second.returncode == 0
+    assert sorted(runs_made(log)) == ["one", "two"]  # nothing ran again
+    before, after = json.loads(first.stdout), json.loads(second.stdout)
+    assert (before["reused"], after["reused"]) == (0, 2)
+    assert [r["status"] for r in before["results"]] == [r["status"] for r in after["results"]]
+
+
+def test_an_edited_candidate_is_graded_again_and_no_cache_runs_everything(tmp_path: Path) -> None:
+    """Editing one candidate re-runs that case only; --no-cache runs every rubric."""
+    repo, log = counting_bench(tmp_path)
+    assert bench_cli(repo, log, "grade", "counted", "runs", "--sandbox", "none").returncode == 0
+    (repo / "runs" / "two" / "answer.txt").write_text("wrong\n")
+    edited = bench_cli(repo, log, "grade", "counted", "runs", "--sandbox", "none")
+    assert edited.returncode == 1
+    assert sorted(runs_made(log)) == ["one", "two", "two"]
+    assert "1 result reused" in edited.stderr
+    forced = bench_cli(repo, log, "--no-cache", "grade", "counted", "runs", "--sandbox", "none")
+    assert forced.returncode == 1
+    assert sorted(runs_made(log)) == ["one", "one", "two", "two", "two"]
+    assert "reused" not in forced.stderr
+
+
+def test_the_store_does_not_change_the_output(tmp_path: Path) -> None:
+    """Text output is the same from the store as from running the rubrics (times aside)."""
+    import re
+
+    repo, log = counting_bench(tmp_path)
+    ran = bench_cli(repo, log, "grade", "counted", "runs", "--sandbox", "none")
+    stored = bench_cli(repo, log, "grade", "counted", "runs", "--sandbox", "none")
+    times = re.compile(r"\d+\.\d\ds\b")
+    assert times.sub("T", ran.stdout) == times.sub("T", stored.stdout)

@@ -19,17 +19,22 @@ from __future__ import annotations
 
 import difflib
 import os
-import threading
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Literal, final
 
 from pydantic import BaseModel, ConfigDict
 
+from codegenie.eval._ledger.reuse import Ledger
 from codegenie.eval.cases import Case
 from codegenie.eval.errors import CaseNotFound
-from codegenie.eval.rubrics import RubricResult, Sandbox, choose_sandbox, run_rubric
+from codegenie.eval.rubrics import (
+    RubricResult,
+    RubricRun,
+    Sandbox,
+    choose_sandbox,
+    run_rubrics,
+)
 
 __all__ = (
     "GradeReport",
@@ -117,6 +122,7 @@ class GradeReport(BaseModel):
     task_class: str
     results: tuple[GradeResult, ...]
     sandbox: Literal["bwrap", "none"] = "bwrap"
+    reused: int = 0
 
     @property
     def passed(self) -> int:
@@ -161,31 +167,11 @@ class GradeReport(BaseModel):
         return {
             "task_class": self.task_class,
             "sandbox": self.sandbox,
+            "reused": self.reused,
             "results": [result.to_json() for result in self.results],
             "passed": self.passed,
             "total": self.total,
         }
-
-
-# File descriptors one rubric run holds at most (its pipes and those Popen makes, the
-# selector, the pidfd; the copies; the removal of its directory), and those left for
-# the rest of the process. More runs at once than the open-file limit allows would
-# turn good candidates into "Too many open files" errors.
-_FDS_PER_RUN = 12
-_FDS_RESERVED = 64
-
-
-def _most_at_once() -> int | None:
-    """Return how many rubric runs fit in the open-file limit (``None``: no limit known)."""
-    try:
-        import resource  # noqa: PLC0415 - POSIX only
-
-        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    except (ImportError, OSError, ValueError):  # pragma: no cover - not POSIX
-        return None
-    if soft == resource.RLIM_INFINITY:
-        return None
-    return max(1, (soft - _FDS_RESERVED) // _FDS_PER_RUN)
 
 
 def default_jobs() -> int:
@@ -224,6 +210,7 @@ def grade(
     on_result: Callable[[int, GradeResult], None] | None = None,
     shown_as: Path | None = None,
     sandbox: Sandbox | str = "auto",
+    reuse: bool = True,
 ) -> GradeReport:
     """Grade ``CANDIDATES/<case-id>/`` with ``rubric`` for each of ``cases``; return the report.
 
@@ -240,7 +227,12 @@ def grade(
     path a user typed for an absolute ``candidates``. Every run happens in
     ``sandbox`` (see :func:`codegenie.eval.rubrics.run_rubric`); a
     ``--sandbox`` word is chosen once, before any run, and
-    ``SandboxUnavailable`` raised when bubblewrap cannot start.
+    ``SandboxUnavailable`` raised when bubblewrap cannot start. With
+    ``reuse``, a case whose rubric, task class, case and candidate are byte
+    for byte as when it was last graded (same interpreter, package version,
+    limits and sandbox) is answered from the user's store of results
+    without running anything (``GradeReport.reused`` counts them); a pass
+    or a fail is stored, an error never.
 
     ``KeyboardInterrupt`` (or any exception, from ``on_result`` say) stops
     the grading: cases not started never start, the running rubrics are
@@ -269,40 +261,45 @@ def grade(
             runs.append((index, case, candidate))
         else:
             record(index, GradeResult.missing(case.id, (shown_as or candidates) / case.id))
+    reused = 0
     if rubric is None:
         for index, case, _ in runs:
             reason = f"task class {task_class!r} has no rubric file"
             record(index, GradeResult(case=case.id, status="error", reason=reason))
     elif runs:
-        _run_all(rubric, runs, jobs, record, box)
+        with Ledger.open(enabled=reuse, sandbox=box) as ledger:
+            _grade_runs(rubric, runs, jobs=jobs, sandbox=box, ledger=ledger, record=record)
+            reused = ledger.reused
     done = tuple(result for result in results if result is not None)
     assert len(done) == len(ordered)
-    return GradeReport(task_class=task_class, results=done, sandbox=box.mode)
+    return GradeReport(task_class=task_class, results=done, sandbox=box.mode, reused=reused)
 
 
-def _run_all(
+def _grade_runs(
     rubric: Path,
     runs: list[tuple[int, Case, Path]],
+    *,
     jobs: int,
-    record: Callable[[int, GradeResult], None],
     sandbox: Sandbox,
+    ledger: Ledger,
+    record: Callable[[int, GradeResult], None],
 ) -> None:
-    """Run every rubric run, ``jobs`` at a time; ``record`` each result in this thread."""
-    cancel = threading.Event()
-    workers = min(jobs, len(runs), _most_at_once() or jobs)
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grade")
-    try:
-        pending: dict[Future[RubricResult], int] = {
-            pool.submit(run_rubric, rubric, case, candidate, cancel=cancel, sandbox=sandbox): index
-            for index, case, candidate in runs
-        }
-        while pending:
-            # A timeout, so that the main thread wakes up for KeyboardInterrupt.
-            finished, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
-            for future in finished:
-                record(pending.pop(future), GradeResult.from_rubric(future.result()))
-    except BaseException:
-        cancel.set()
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
+    """Grade ``runs``: from ``ledger`` what it holds, the rest by running the rubric."""
+    requests: list[tuple[int, RubricRun, str | None]] = []
+    for index, case, candidate in runs:
+        request = RubricRun(rubric, case, candidate)
+        key = ledger.key(request)
+        stored = ledger.lookup(key)
+        if stored is not None:
+            record(index, GradeResult.from_rubric(stored[0]))
+        else:
+            requests.append((index, request, key))
+
+    def arrived(position: int, result: RubricResult) -> None:
+        index, _, key = requests[position]
+        ledger.record(key, [result])
+        record(index, GradeResult.from_rubric(result))
+
+    run_rubrics(
+        [request for _, request, _ in requests], jobs=jobs, sandbox=sandbox, on_result=arrived
+    )

@@ -41,7 +41,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, final
@@ -63,10 +63,12 @@ __all__ = (
     "STDERR_TAIL_LIMIT",
     "STDOUT_LIMIT",
     "RubricResult",
+    "RubricRun",
     "RubricStatus",
     "Sandbox",
     "choose_sandbox",
     "run_rubric",
+    "run_rubrics",
     "verdict_problem",
 )
 
@@ -326,6 +328,101 @@ def run_rubric(
             return error(f"cannot run the rubric: {exc.strerror or type(exc).__name__}")
     finally:
         _remove_tree(workspace)
+
+
+# -- many runs ------------------------------------------------------------------
+
+# File descriptors one rubric run holds at most (its pipes and those Popen makes, the
+# selector, the pidfd; the copies; the removal of its directory), and those left for
+# the rest of the process. More runs at once than the open-file limit allows would
+# turn good candidates into "Too many open files" errors.
+_FDS_PER_RUN = 12
+_FDS_RESERVED = 64
+
+
+def _most_at_once() -> int | None:
+    """Return how many rubric runs fit in the open-file limit (``None``: no limit known)."""
+    try:
+        import resource  # noqa: PLC0415 - POSIX only
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):  # pragma: no cover - not POSIX
+        return None
+    if soft == resource.RLIM_INFINITY:
+        return None
+    return max(1, (soft - _FDS_RESERVED) // _FDS_PER_RUN)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class RubricRun:
+    """One rubric run to make: ``rubric`` on a copy of ``candidate`` for ``case``."""
+
+    rubric: Path
+    case: Case
+    candidate: Path
+
+
+def run_rubrics(
+    runs: Sequence[RubricRun],
+    *,
+    jobs: int,
+    sandbox: Sandbox,
+    on_result: Callable[[int, RubricResult], None] | None = None,
+) -> list[RubricResult]:
+    """Make every run of ``runs`` in ``sandbox``, ``jobs`` at a time; return the results in order.
+
+    The runs happen in threads (each is a subprocess), never more at once
+    than the open-file limit (``ulimit -n``) leaves room for.
+    ``on_result(index, result)`` is called in the calling thread as each run
+    ends, in the order they end. ``KeyboardInterrupt`` (or any exception,
+    from ``on_result`` say) stops them all: runs not started never start,
+    the running rubrics are killed with everything they started and their
+    copies removed, the threads joined — a second interrupt during that
+    clean-up does not cut it short — and then the exception propagates.
+    """
+    # Deferred for the check's workers, which import this module but never run
+    # rubrics: concurrent.futures brings logging, whose fork handlers would run
+    # at the fork of every slug.
+    from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait  # noqa: PLC0415
+
+    results: list[RubricResult | None] = [None] * len(runs)
+    if not runs:
+        return []
+    cancel = threading.Event()
+    workers = max(1, min(jobs, len(runs), _most_at_once() or jobs))
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rubric")
+    try:
+        pending: dict[Future[RubricResult], int] = {
+            pool.submit(
+                run_rubric, run.rubric, run.case, run.candidate, cancel=cancel, sandbox=sandbox
+            ): index
+            for index, run in enumerate(runs)
+        }
+        while pending:
+            # A timeout, so that the main thread wakes up for KeyboardInterrupt.
+            finished, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+            for future in finished:
+                index = pending.pop(future)
+                results[index] = result = future.result()
+                if on_result is not None:
+                    on_result(index, result)
+    except BaseException:
+        cancel.set()
+        _join_through_interrupts(pool)
+        raise
+    pool.shutdown(wait=True)
+    return [result for result in results if result is not None]
+
+
+def _join_through_interrupts(pool: Any) -> None:
+    """Shut ``pool`` down and wait for its threads, whatever interrupts arrive meanwhile."""
+    while True:
+        try:
+            pool.shutdown(wait=True, cancel_futures=True)
+        except KeyboardInterrupt:  # a second Ctrl-C (or SIGTERM): finish the clean-up first
+            continue
+        return
 
 
 # -- the verdict ----------------------------------------------------------------

@@ -99,8 +99,8 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         action="store_true",
         default=default(False),
         help=(
-            "neither read nor write the cache of validated manifests: validate the manifest"
-            " (list, show, plan, new; check always validates)"
+            "neither read nor write the caches: validate the manifest (list, show, plan, new;"
+            " check always validates) and run every rubric again (grade, check --rubrics)"
         ),
     )
     group.add_argument(

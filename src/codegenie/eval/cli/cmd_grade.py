@@ -153,10 +153,16 @@ def run(args: argparse.Namespace, out: Output) -> int:
             on_result=arrived,
             shown_as=args.candidates,
             sandbox=sandbox,
+            reuse=not args.no_cache,
         )
     finally:
         progress.clear()
     out.result(report.to_json(), report.summary())
+    if report.reused:
+        out.note(
+            f"{report.reused} result{'s' if report.reused != 1 else ''} reused from earlier "
+            "runs of unchanged cases and candidates (--no-cache runs every rubric)"
+        )
     return 0 if report.ok else 1
 
 
