@@ -25,7 +25,17 @@ DONE: dict[str, Any] = {
         "rubric_file": "/bench/aa/rubric.py",
         "rubric_exists": True,
         "cases_found": True,
-        "cases": [{"id": "one", "directory": "/bench/aa/cases/one", "timeout": 60}],
+        "cases": [
+            {
+                "id": "one",
+                "directory": "/bench/aa/cases/one",
+                "timeout": 60,
+                "memory": 2048,
+                "processes": 512,
+                "file_size": 1024,
+                "cpu_time": None,
+            }
+        ],
         "case_problems": [
             {
                 "file": "/bench/aa/cases/two/case.toml",
@@ -90,7 +100,7 @@ def test_a_well_formed_answer_is_taken_as_it_is(answer: dict[str, Any]) -> None:
         ),
         (
             line(DONE | {"parts": DONE["parts"] | {"cases": [{"id": "one"}]}}),
-            "done.parts.cases.0.directory: Field required (and 1 more)",
+            "done.parts.cases.0.directory: Field required (and 5 more)",
         ),
     ],
     ids=[
