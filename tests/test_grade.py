@@ -173,7 +173,7 @@ def test_every_status_in_json(world: World) -> None:
     for entry in results:
         assert set(entry) == {
             "case", "status", "score", "reason", "duration_s",
-            "wall_s", "cpu_s", "peak_memory_mib", "limit",
+            "wall_s", "cpu_s", "peak_memory_mib", "limit", "stderr_tail", "traceback",
         }  # fmt: skip
     statuses = [(entry["case"], entry["status"]) for entry in results]
     assert statuses == [
@@ -228,7 +228,7 @@ def test_jobs_do_not_change_the_output(world: World) -> None:
     as_json = [json.loads(world.grade("--jobs", n, "--format", "json").stdout) for n in "13"]
     for document in as_json:
         for entry in document["results"]:
-            for measure in ("duration_s", "wall_s", "cpu_s", "peak_memory_mib"):
+            for measure in ("duration_s", "wall_s", "cpu_s", "peak_memory_mib", "stderr_tail"):
                 entry[measure] = None
     assert as_json[0] == as_json[1]
 

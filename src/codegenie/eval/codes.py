@@ -175,6 +175,25 @@ CODES: Final[dict[str, Code]] = {
             "the rubric did not decide within the case's timeout",
             "make the rubric faster, or raise the case's timeout in case.toml",
         ),
+        Code(
+            "case-flaky",
+            "error",
+            "the case's rubric gave different verdicts on the same input over repeated runs",
+            "make the rubric and the case deterministic (seeds, time, network, ordering), "
+            "then check again with --repeat",
+        ),
+        Code(
+            "timeout-tight",
+            "warning",
+            "the known-good solution used more than half of the case's timeout",
+            "raise the case's timeout to at least twice what expected/ needs",
+        ),
+        Code(
+            "memory-tight",
+            "warning",
+            "the known-good solution used more than half of the case's memory limit",
+            "raise the case's memory to at least twice what expected/ needs",
+        ),
     )
 }
 

@@ -33,6 +33,7 @@ from codegenie.eval.rubrics import (
     RubricRun,
     Sandbox,
     choose_sandbox,
+    rubric_traceback,
     run_rubrics,
 )
 
@@ -63,7 +64,9 @@ class GradeResult(BaseModel):
     gave one. ``wall_s``, ``cpu_s`` and ``peak_memory_mib`` are what the run
     used; ``limit`` names the limit an ``"error"`` run exceeded (``"memory"``,
     ``"processes"``, ``"file-size"``, ``"cpu-time"``): not the candidate's
-    fault, so the summary counts it apart.
+    fault, so the summary counts it apart. An ``"error"`` keeps the end of
+    the rubric's stderr (``stderr_tail``) and, when it raised, its
+    ``traceback``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -77,6 +80,8 @@ class GradeResult(BaseModel):
     cpu_s: float | None = None
     peak_memory_mib: float | None = None
     limit: str | None = None
+    stderr_tail: str | None = None
+    traceback: str | None = None
 
     @classmethod
     def from_rubric(cls, result: RubricResult) -> GradeResult:
@@ -92,6 +97,8 @@ class GradeResult(BaseModel):
             cpu_s=result.cpu_s,
             peak_memory_mib=result.peak_memory_mib,
             limit=result.limit,
+            stderr_tail=result.stderr_tail if status == "error" else None,
+            traceback=rubric_traceback(result.stderr_tail) if status == "error" else None,
         )
 
     @classmethod
@@ -103,7 +110,9 @@ class GradeResult(BaseModel):
         """Return one entry of ``grade``'s JSON ``results``.
 
         Its keys are the model's fields, in order: case, status, score,
-        reason, duration_s, wall_s, cpu_s, peak_memory_mib, limit.
+        reason, duration_s, wall_s, cpu_s, peak_memory_mib, limit, and for an
+        ``"error"`` the end of the rubric's stderr and its traceback, if it
+        raised (``null`` otherwise).
         """
         return self.model_dump()
 

@@ -67,6 +67,7 @@ __all__ = (
     "RubricStatus",
     "Sandbox",
     "choose_sandbox",
+    "rubric_traceback",
     "run_rubric",
     "run_rubrics",
     "verdict_problem",
@@ -578,6 +579,12 @@ def _judge(case_id: str, ending: Ending, run: _Run) -> RubricResult:
 def _mib(size: int | None) -> float | None:
     """Return ``size`` bytes in MiB, to a hundredth; ``None`` when unknown."""
     return None if not size else round(size / (1024 * 1024), 2)
+
+
+def rubric_traceback(stderr: str) -> str | None:
+    """Return the last Python traceback in a rubric's ``stderr``, if it printed one."""
+    start = stderr.rfind("Traceback (most recent call last):")
+    return None if start < 0 else stderr[start:].rstrip() + "\n"
 
 
 def _last_line(text: str) -> str:

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from codegenie.eval.cases import Case
 from codegenie.eval.check._protocol import Failure, Parts, Raised
-from codegenie.eval.check.golden import CaseRun, golden_diagnostics
+from codegenie.eval.check.golden import CaseRun, GoldenReport, golden
 from codegenie.eval.check.static import ImportTarget, check_static
 from codegenie.eval.check.workers import Outcome, import_all
 from codegenie.eval.codes import CODES, Code, diagnostic
@@ -81,6 +81,7 @@ class CheckReport:
     manifest: Path
     checked: int
     diagnostics: tuple[Diagnostic, ...]
+    rubrics: GoldenReport | None = None
 
     @property
     def errors(self) -> int:
@@ -105,6 +106,7 @@ class CheckReport:
             "errors": self.errors,
             "warnings": self.warnings,
             "diagnostics": [d.to_json() for d in self.diagnostics],
+            **({} if self.rubrics is None else {"rubrics": self.rubrics.to_json()}),
         }
 
     def summary(self) -> str:
@@ -251,6 +253,9 @@ def run_check(
     shard: Shard | None = None,
     rubrics: bool = False,
     sandbox: Sandbox | str = "auto",
+    repeat: int = 1,
+    reuse: bool = True,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> CheckReport:
     """Check the bench of ``manifest``; return every diagnostic, sorted.
 
@@ -262,7 +267,10 @@ def run_check(
     and its ``input/`` (which must fail), ``jobs`` at a time, in ``sandbox``
     (a :class:`~codegenie.eval.rubrics.Sandbox`, or a ``--sandbox`` word:
     ``SandboxUnavailable`` is raised before anything runs when bubblewrap
-    cannot start). Raises ``BenchManifestNotFound`` when there is no
+    cannot start); each side ``repeat`` times (a case whose runs disagree
+    is ``case-flaky``), measured, and answered from the store of results
+    when nothing it depends on changed (``reuse``); ``on_progress(done,
+    total)`` follows the rubric runs. Raises ``BenchManifestNotFound`` when there is no
     manifest; a manifest that cannot be read is a diagnostic like any other.
     """
     from codegenie.eval.errors import BenchManifestNotFound  # noqa: PLC0415 - only when the manifest is missing
@@ -272,8 +280,10 @@ def run_check(
     if not path.exists():
         raise BenchManifestNotFound(path, searched_parents=False)
     box = None
+    ledger: GoldenReport | None = None
     if rubrics:
         box = sandbox if isinstance(sandbox, Sandbox) else choose_sandbox(sandbox)
+        ledger = GoldenReport(repeat=repeat, sandbox=box.mode)
     static = check_static(path, shard.__contains__)
     diagnostics = list(static.diagnostics)
     jobs = jobs or os.cpu_count() or 1
@@ -292,6 +302,19 @@ def run_check(
             if rubrics:
                 runs += _case_runs(target, outcome)
         if box is not None:
-            diagnostics += golden_diagnostics(runs, jobs=jobs, sandbox=box)
+            ledger = golden(
+                runs,
+                jobs=jobs,
+                sandbox=box,
+                repeat=repeat,
+                reuse=reuse,
+                on_progress=on_progress,
+            )
+            diagnostics += ledger.diagnostics
     diagnostics.sort(key=Diagnostic.sort_key)
-    return CheckReport(manifest=path, checked=len(static.slugs), diagnostics=tuple(diagnostics))
+    return CheckReport(
+        manifest=path,
+        checked=len(static.slugs),
+        diagnostics=tuple(diagnostics),
+        rubrics=ledger,
+    )

@@ -13,6 +13,7 @@ from codegenie.eval.cli._base import (
     choose_sandbox,
     positive_int,
 )
+from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
 
 __all__ = ("COMMAND",)
 
@@ -27,14 +28,38 @@ def run(args: argparse.Namespace, out: Output) -> int:
 
     path = args.manifest if args.manifest is not None else find_manifest(Path.cwd())
     sandbox = choose_sandbox(args, out) if args.rubrics else None
-    report = run_check(
-        path,
-        jobs=args.jobs,
-        timeout=args.timeout,
-        shard=args.shard,
-        rubrics=args.rubrics,
-        sandbox=sandbox or "none",
+    progress = Progress(
+        out.stderr,
+        "rubrics",
+        0,
+        shown=args.rubrics and not out.quiet and stderr_is_a_terminal(out.stderr),
+        verb="checking",
     )
+
+    def advanced(done: int, total: int) -> None:
+        progress.done, progress.total = done, total
+        progress.draw()
+
+    try:
+        report = run_check(
+            path,
+            jobs=args.jobs,
+            timeout=args.timeout,
+            shard=args.shard,
+            rubrics=args.rubrics,
+            sandbox=sandbox or "none",
+            repeat=args.repeat,
+            reuse=not args.no_cache,
+            on_progress=advanced,
+        )
+    finally:
+        progress.clear()
+    if report.rubrics is not None and report.rubrics.reused:
+        reused = report.rubrics.reused
+        out.note(
+            f"{reused} rubric result{'s' if reused != 1 else ''} reused from earlier runs of "
+            "unchanged cases (--no-cache runs every rubric)"
+        )
     if args.format == "json":
         out.result(report.to_json(strict=args.strict), "")
     elif args.format == "github":
@@ -97,6 +122,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--rubrics",
         action="store_true",
         help="also run every case's rubric on copies of expected/ (must pass), input/ (must fail)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="with --rubrics: run each case's rubric N times on expected/ and on input/; "
+        "runs that disagree make the case case-flaky (default: 1)",
     )
     add_sandbox_option(parser)
 

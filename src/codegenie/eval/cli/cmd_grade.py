@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, final
+from typing import TYPE_CHECKING
 
 from codegenie.eval._output import escape_control
 from codegenie.eval.cli._base import (
@@ -26,6 +26,7 @@ from codegenie.eval.cli._base import (
     load_manifest,
     positive_int,
 )
+from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
 
 if TYPE_CHECKING:
     from codegenie.eval.grading import GradeResult
@@ -50,45 +51,6 @@ def result_line(result: GradeResult, case_width: int) -> str:
     case = escape_control(result.case)
     line = f"{result.status:<{_STATUS_WIDTH}}  {case:<{case_width}}  {score:>5}  {duration:>8}"
     return f"{line}  {reason}".rstrip()
-
-
-@final
-class _Progress:
-    """``[done/total] grading SLUG…`` on a terminal's stderr, redrawn in place, then cleared."""
-
-    def __init__(self, stream: TextIO, slug: str, total: int, *, shown: bool) -> None:
-        self.stream = stream
-        self.label = escape_control(slug)
-        self.total = total
-        self.done = 0
-        self.shown = shown
-        self.width = 0
-
-    def draw(self) -> None:
-        if not self.shown:
-            return
-        text = f"[{self.done}/{self.total}] grading {self.label}…"
-        self._write("\r" + text.ljust(self.width) + "\r" + text)
-        self.width = len(text)
-
-    def clear(self) -> None:
-        if self.shown and self.width:
-            self._write("\r" + " " * self.width + "\r")
-            self.width = 0
-
-    def _write(self, text: str) -> None:
-        try:
-            self.stream.write(text)
-            self.stream.flush()
-        except (OSError, ValueError):  # stderr went away: no more progress
-            self.shown = False
-
-
-def _stderr_is_a_terminal(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (OSError, ValueError, AttributeError):
-        return False
 
 
 def _candidates(path: Path) -> Path:
@@ -124,11 +86,11 @@ def run(args: argparse.Namespace, out: Output) -> int:
     case_width = max((len(case.id) for case in selected), default=0)
     ready: dict[int, GradeResult] = {}
     printed = 0
-    progress = _Progress(
+    progress = Progress(
         out.stderr,
         task_class.name,
         len(selected),
-        shown=not out.quiet and _stderr_is_a_terminal(out.stderr),
+        shown=not out.quiet and stderr_is_a_terminal(out.stderr),
     )
 
     def arrived(index: int, result: GradeResult) -> None:
@@ -138,7 +100,11 @@ def run(args: argparse.Namespace, out: Output) -> int:
         if not out.json and printed in ready:
             progress.clear()
             while printed in ready:
-                out.stdout.write(result_line(ready.pop(printed), case_width) + "\n")
+                shown = ready.pop(printed)
+                out.stdout.write(result_line(shown, case_width) + "\n")
+                if out.verbose and shown.traceback:  # -v: where the rubric broke
+                    for line in shown.traceback.rstrip().splitlines():
+                        out.stdout.write("    " + escape_control(line) + "\n")
                 printed += 1
         progress.draw()
 
