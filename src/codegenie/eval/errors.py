@@ -36,6 +36,7 @@ __all__ = (
     "InitConflict",
     "InvalidTaskClassName",
     "ManifestProblem",
+    "RubricMissing",
     "RunPlanError",
     "SandboxUnavailable",
     "ScaffoldArgumentInvalid",
@@ -766,3 +767,28 @@ class CandidatesDirInvalid(EvalError):
     @property
     def hint(self) -> str:
         return "pass the directory that holds one directory per case: CANDIDATES_DIR/<case-id>/"
+
+
+@final
+class RubricMissing(EvalError):
+    """``grade`` found no rubric to run: the task class's rubric file does not exist.
+
+    ``task_class`` is the slug, ``path`` where the rubric was expected
+    (``None`` when the task class names none). Found before any case runs:
+    exit 4, like every bench that cannot do what was asked; nothing was graded.
+    """
+
+    code = "rubric-missing"
+    exit_code = 4
+    fields = ("task_class", "path")
+
+    def __init__(self, task_class: str, path: Path | None) -> None:
+        self.task_class = task_class
+        self.path = path
+        where = f" at {path}" if path is not None else ""
+        super().__init__(f"task class {task_class!r} has no rubric{where}")
+
+    @property
+    def hint(self) -> str:
+        """Where the rubric belongs."""
+        return "create rubric.py beside registration.py, or fix the decorator's rubric="

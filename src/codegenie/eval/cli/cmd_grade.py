@@ -71,6 +71,7 @@ def _candidates(path: Path) -> Path:
 def run(args: argparse.Namespace, out: Output) -> int:
     """Resolve the slug, read its cases, grade the candidates; print the results and the summary."""
     from codegenie.eval._resolve import resolve  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.errors import RubricMissing  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.grading import grade, select_cases  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415 - start-up: only this command pays for it
 
@@ -81,6 +82,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
     found = resolve(args.slug, manifest, registry=TaskClassRegistry())
     task_class = found.task_class
     cases = found.cases.raise_for_problems()
+    if task_class.rubric is None or not task_class.rubric.is_file():
+        raise RubricMissing(task_class.name, task_class.rubric)
     selected = select_cases(task_class.name, cases, args.cases)
 
     case_width = max((len(case.id) for case in selected), default=0)

@@ -1,0 +1,269 @@
+"""check --rubrics as the validation ledger: repeat, envelope, reuse, where a rubric broke."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .factory import Bench, make_bench, write_case
+from .observe import tree_digest
+
+SLUG = "ledgered"
+
+
+def script() -> str:
+    found = shutil.which("codegenie-bench", path=str(Path(sys.executable).parent))
+    assert found is not None
+    return found
+
+
+def cli(bench: Bench, *args: str, log: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ}
+    if log is not None:
+        env["RUBRIC_RUNS"] = str(log)
+    return subprocess.run(
+        [script(), *args],
+        cwd=bench.base,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def ledger_bench(base: Path, rubric: str, cases: dict[str, str] | None = None) -> Bench:
+    """A bench of one task class whose rubric is ``rubric``; ``cases`` maps ids to case.toml."""
+    bench = make_bench(base, SLUG, parts=True)
+    package = bench.root / SLUG
+    (package / "rubric.py").write_text(rubric, encoding="utf-8")
+    shutil.rmtree(package / "cases")
+    for case_id, toml in (cases or {"one": ""}).items():
+        write_case(
+            package / "cases",
+            case_id,
+            toml,
+            input_files={"answer.txt": "todo\n"},
+            expected_files={"answer.txt": "solved\n"},
+        )
+    return bench
+
+
+COUNTING = """\
+import json, os, sys
+from pathlib import Path
+
+log = os.environ.get("RUBRIC_RUNS")
+if log:  # outside the bench: only under --sandbox none
+    with open(log, "a") as runs:
+        runs.write(Path(sys.argv[1]).name + "\\n")
+passed = (Path(sys.argv[2]) / "answer.txt").read_text().strip() == "solved"
+print(json.dumps({"passed": passed}))
+sys.exit(0 if passed else 1)
+"""
+
+ALTERNATING = """\
+import json, os, sys
+from pathlib import Path
+
+log = Path(os.environ["RUBRIC_RUNS"])
+with log.open("a") as runs:
+    runs.write("x\\n")
+count = len(log.read_text().split())
+side = Path(sys.argv[2]).name
+passed = (side == "expected") and count % 2 == 1  # expected/ passes on alternate runs
+print(json.dumps({"passed": passed, "reason": f"run {count}"}))
+sys.exit(0 if passed else 1)
+"""
+
+
+def runs_of(log: Path) -> list[str]:
+    return log.read_text().split() if log.exists() else []
+
+
+def test_an_unchanged_bench_runs_no_rubric_the_second_time(tmp_path: Path) -> None:
+    """check --rubrics twice: the second runs nothing, says how many it reused, same output."""
+    bench = ledger_bench(tmp_path / "b", COUNTING, {"one": "", "two": ""})
+    log = tmp_path / "runs.log"
+    first = cli(bench, "--format", "json", "check", "--rubrics", "--sandbox", "none", log=log)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert len(runs_of(log)) == 4  # two cases, expected/ and input/
+    second = cli(bench, "--format", "json", "check", "--rubrics", "--sandbox", "none", log=log)
+    assert second.returncode == 0
+    assert len(runs_of(log)) == 4  # nothing ran
+    one, two = json.loads(first.stdout), json.loads(second.stdout)
+    assert (one["rubrics"]["reused"], two["rubrics"]["reused"]) == (0, 4)
+    assert (one["rubrics"]["ran"], two["rubrics"]["ran"]) == (4, 0)
+    assert one["diagnostics"] == two["diagnostics"]
+    text = cli(bench, "check", "--rubrics", "--sandbox", "none", log=log)
+    assert "4 rubric results reused" in text.stderr
+
+
+def test_editing_one_case_reruns_that_case_only_and_no_cache_runs_all(tmp_path: Path) -> None:
+    """An edit to one case's files re-runs that case's two sides; --no-cache runs every side."""
+    bench = ledger_bench(tmp_path / "b", COUNTING, {"one": "", "two": ""})
+    log = tmp_path / "runs.log"
+    assert cli(bench, "check", "--rubrics", "--sandbox", "none", log=log).returncode == 0
+    case = bench.root / SLUG / "cases" / "two" / "case.toml"
+    case.write_text('description = "edited"\n', encoding="utf-8")
+    assert cli(bench, "check", "--rubrics", "--sandbox", "none", log=log).returncode == 0
+    assert sorted(runs_of(log)) == ["one", "one", "two", "two", "two", "two"]
+    assert (
+        cli(bench, "--no-cache", "check", "--rubrics", "--sandbox", "none", log=log).returncode == 0
+    )
+    assert len(runs_of(log)) == 10
+
+
+def test_a_rubric_that_passes_on_alternate_runs_is_flaky(tmp_path: Path) -> None:
+    """--repeat 5 on a rubric that passes expected/ every other run: case-flaky, with the counts."""
+    bench = ledger_bench(tmp_path / "b", ALTERNATING)
+    log = tmp_path / "runs.log"
+    done = cli(
+        bench, "--format", "json", "check", "--rubrics", "--repeat", "5", "--jobs", "1",
+        "--sandbox", "none", log=log,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    document = json.loads(done.stdout)
+    [flaky] = [d for d in document["diagnostics"] if d["code"] == "case-flaky"]
+    assert "expected/ passed" in flaky["message"]
+    assert re.search(r"expected/ passed [23] of 5 runs", flaky["message"])
+    assert "input/ failed 5 of 5 runs" in flaky["message"]
+    assert "run " in flaky["message"]  # each differing run's reason
+    again = cli(bench, "check", "--rubrics", "--repeat", "5", "--sandbox", "none", log=log)
+    assert again.returncode == 1
+    assert "reused" not in again.stderr  # a flaky case is never served from the store
+
+
+SLOW = """\
+import json, sys, time
+from pathlib import Path
+
+if Path(sys.argv[2]).name == "expected":
+    time.sleep(1.2)  # 0.6 of the case's timeout of 2 s
+passed = Path(sys.argv[2]).name == "expected"
+print(json.dumps({"passed": passed}))
+sys.exit(0 if passed else 1)
+"""
+
+
+def test_a_solution_that_needs_more_than_half_the_timeout_is_timeout_tight(tmp_path: Path) -> None:
+    """timeout-tight is a warning at the timeout key; --strict makes it fail; JSON has the spread."""
+    bench = ledger_bench(tmp_path / "b", SLOW, {"slow": 'description = "x"\ntimeout = 2\n'})
+    done = cli(bench, "--format", "json", "check", "--rubrics")
+    document = json.loads(done.stdout)
+    assert done.returncode == 0, done.stdout
+    [tight] = [d for d in document["diagnostics"] if d["code"] == "timeout-tight"]
+    assert tight["severity"] == "warning"
+    assert tight["file"].endswith("cases/slow/case.toml")
+    assert (tight["line"], tight["column"]) == (2, 1)
+    [expected] = [c for c in document["rubrics"]["cases"] if c["side"] == "expected"]
+    assert set(expected["wall_s"]) == {"min", "median", "max"}
+    assert expected["wall_s"]["max"] >= 1.2
+    assert set(expected["peak_memory_mib"]) == {"min", "median", "max"}
+    assert cli(bench, "check", "--strict", "--rubrics").returncode == 1
+
+
+BROKEN = """\
+import json, sys
+
+def grade(case):
+    return case["digestt"]
+
+print(json.dumps({"passed": bool(grade({"digest": 1}))}))
+"""
+
+
+def test_a_rubric_that_raises_is_reported_where_it_broke(tmp_path: Path) -> None:
+    """One diagnostic at the rubric's raising line, the case named; -v and JSON carry the traceback."""
+    bench = ledger_bench(tmp_path / "b", BROKEN)
+    done = cli(bench, "check", "--rubrics")
+    assert done.returncode == 1
+    lines = [line for line in done.stdout.splitlines() if "rubric-error" in line]
+    assert lines == [
+        f"bench/{SLUG}/rubric.py:4:1: error[rubric-error]: the rubric raised KeyError: 'digestt' "
+        f"on expected/ and input/ of case 'one' of '{SLUG}'"
+    ]
+    assert "protocol" not in done.stdout
+    verbose = cli(bench, "-v", "check", "--rubrics")
+    assert "Traceback (most recent call last)" in verbose.stdout
+    document = json.loads(cli(bench, "--format", "json", "check", "--rubrics").stdout)
+    [error] = [d for d in document["diagnostics"] if d["code"] == "rubric-error"]
+    assert "KeyError: 'digestt'" in error["traceback"]
+    side = document["rubrics"]["cases"][0]
+    assert "KeyError" in side["errors"][0]["stderr_tail"]
+    assert "KeyError" in side["errors"][0]["traceback"]
+
+
+def test_a_timeout_is_reported_at_the_timeout_key(tmp_path: Path) -> None:
+    """rubric-timeout points at `timeout =` in case.toml, or at the case directory by default."""
+    hang = "import time\ntime.sleep(60)\n"
+    bench = ledger_bench(tmp_path / "b", hang, {"keyed": 'description = "x"\ntimeout = 0.5\n'})
+    done = cli(bench, "--format", "json", "check", "--rubrics")
+    [first, *_] = [
+        d for d in json.loads(done.stdout)["diagnostics"] if d["code"] == "rubric-timeout"
+    ]
+    assert first["file"].endswith("cases/keyed/case.toml")
+    assert (first["line"], first["column"]) == (2, 1)
+
+
+def test_grade_finds_a_missing_rubric_before_any_case_runs(tmp_path: Path) -> None:
+    """A task class without rubric.py: grade exits 4 with rubric-missing, not one error per case."""
+    bench = ledger_bench(tmp_path / "b", COUNTING, {"one": "", "two": ""})
+    (bench.root / SLUG / "rubric.py").unlink()
+    runs = bench.base / "runs"
+    shutil.copytree(bench.root / SLUG / "cases" / "one" / "expected", runs / "one")
+    done = cli(bench, "grade", SLUG, "runs")
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "rubric-missing" in done.stderr
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_stops_check_rubrics_within_a_second(tmp_path: Path, signum: int) -> None:
+    """SIGINT, SIGTERM or SIGHUP: check ends within a second, nothing left running, bench unchanged."""
+    hang = "import time\ntime.sleep(600)\n"
+    bench = ledger_bench(tmp_path / "b", hang, {f"c{i}": "" for i in range(4)})
+    before = tree_digest(bench.base)
+    process = subprocess.Popen(
+        [script(), "check", "--rubrics", "--jobs", "2"],
+        cwd=bench.base,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    time.sleep(3.0)  # the rubrics are running (they sleep ten minutes)
+    process.send_signal(signum)
+    started = time.monotonic()
+    process.communicate(timeout=30)
+    assert time.monotonic() - started < 1.5
+    assert process.returncode == 128 + signum
+    assert alive_with(str(bench.base)) == []
+    assert tree_digest(bench.base) == before
+
+
+def alive_with(marker: str, within: float = 5.0) -> list[str]:
+    """Live (not zombie) processes whose command line names ``marker``, after ``within`` s at most."""
+    deadline = time.monotonic() + within
+    while True:
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if marker in cmdline and state != "Z":
+                found.append(f"{entry.name}: {cmdline}")
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
