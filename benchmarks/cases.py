@@ -577,6 +577,39 @@ def _measure_grade(
     ]
 
 
+def measure_ledger(work: Path, classes: int, runs: int, env: dict[str, str]) -> list[Row]:
+    """`check --strict --rubrics` on an unchanged bench (all reused) against `check --strict`."""
+    cases = 10
+    bench = build_case_bench(work / f"ledger-{classes}", classes, cases)
+    # The store filled once: every case's expected/ and input/ run in the sandbox.
+    subprocess.run(
+        [SCRIPT, "check", "-q", "--rubrics", "--jobs", "2"],
+        cwd=bench,
+        env=env,
+        check=False,
+        capture_output=True,
+    )
+    with_rubrics = [SCRIPT, "check", "-q", "--strict", "--rubrics", "--jobs", "2"]
+    without = [SCRIPT, "check", "-q", "--strict", "--jobs", "2"]
+    subject, floor = [], []
+    for _ in range(runs):
+        floor.append(timed(without, bench, env, check=False))
+        subject.append(timed(with_rubrics, bench, env, check=False))
+    shutil.rmtree(bench, ignore_errors=True)
+    return [
+        _row(
+            f"`check --strict --rubrics`, unchanged bench (every result reused), "
+            f"{classes:,} task classes x {cases} cases",
+            classes * cases,
+            statistics.median(subject) * 1e3,
+            statistics.median(floor) * 1e3,
+            "`check --strict` without `--rubrics`, same bench",
+            target="<= 1.5x",
+            limit=1.5 if classes >= 1000 else None,
+        )
+    ]
+
+
 def measure_cases(work: Path, size: int, runs: int, env: dict[str, str]) -> list[Row]:
     """Every row of issue 11's point 6.
 
@@ -587,6 +620,7 @@ def measure_cases(work: Path, size: int, runs: int, env: dict[str, str]) -> list
     rows = measure_load_cases(work, size, runs, env)
     rows += measure_check_cases(work, size, runs, env)
     rows += measure_rubrics(work, min(size, 200), runs, env)
+    rows += measure_ledger(work, size, runs, env)
     return rows
 
 

@@ -19,7 +19,7 @@ import stat
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from codegenie.eval._version import __version__
 
@@ -33,6 +33,10 @@ TREE_BYTES_LIMIT: Final = 1024 * 1024 * 1024
 _IGNORED: Final = frozenset({"__pycache__"})
 _CHUNK: Final = 1024 * 1024
 _FORMAT: Final = "codegenie-eval run key 1"
+# Never follow a link swapped in since the listing, never block on a FIFO or a device.
+_FILE_FLAGS: Final = (
+    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+) | getattr(os, "O_CLOEXEC", 0)
 
 
 class _Unhashable(Exception):
@@ -49,7 +53,7 @@ def tree_digest(root: Path | str, *, exclude: frozenset[str] = frozenset()) -> s
     beyond :data:`TREE_ENTRIES_LIMIT` entries or :data:`TREE_BYTES_LIMIT` bytes.
     """
     digest = hashlib.blake2b(digest_size=32)
-    budget = [TREE_ENTRIES_LIMIT, TREE_BYTES_LIMIT]
+    budget = [TREE_ENTRIES_LIMIT, TREE_BYTES_LIMIT]  # entries, bytes left
     try:
         _hash_tree(os.fspath(root), "", digest, budget, exclude)
     except (OSError, _Unhashable):
@@ -58,7 +62,7 @@ def tree_digest(root: Path | str, *, exclude: frozenset[str] = frozenset()) -> s
 
 
 def _hash_tree(
-    path: str, relative: str, digest: hashlib.blake2b, budget: list[int], exclude: frozenset[str]
+    path: str, relative: str, digest: Any, budget: list[int], exclude: frozenset[str]
 ) -> None:
     with os.scandir(path) as listing:
         entries = sorted(listing, key=lambda entry: entry.name)
@@ -69,29 +73,33 @@ def _hash_tree(
         if budget[0] < 0:
             raise _Unhashable("too many entries")
         name = f"{relative}/{entry.name}" if relative else entry.name
-        status = entry.stat(follow_symlinks=False)
-        mode = status.st_mode
-        if stat.S_ISDIR(mode):
+        # The listing's own file types: no system call for directories and links.
+        if entry.is_symlink():
+            digest.update(f"l {name!r} {os.readlink(entry.path)!r}\n".encode())
+        elif entry.is_dir(follow_symlinks=False):
             digest.update(f"d {name!r}\n".encode())
             _hash_tree(entry.path, name, digest, budget, exclude)
-        elif stat.S_ISLNK(mode):
-            digest.update(f"l {name!r} {os.readlink(entry.path)!r}\n".encode())
-        elif stat.S_ISREG(mode):
-            budget[1] -= status.st_size
-            if budget[1] < 0:
-                raise _Unhashable("too many bytes")
-            executable = "x" if mode & 0o111 else "-"
-            digest.update(f"f {name!r} {executable} {status.st_size}\n".encode())
-            _hash_file(entry.path, digest)
-        else:
-            digest.update(f"s {name!r} {stat.S_IFMT(mode)}\n".encode())
+        elif entry.is_file(follow_symlinks=False):
+            _hash_file(entry.path, name, digest, budget)
+        else:  # a FIFO, a socket, a device: its kind only, never opened
+            kind = stat.S_IFMT(entry.stat(follow_symlinks=False).st_mode)
+            digest.update(f"s {name!r} {kind}\n".encode())
 
 
-def _hash_file(path: str, digest: hashlib.blake2b) -> None:
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+def _hash_file(path: str, name: str, digest: Any, budget: list[int]) -> None:
+    """Hash the regular file at ``path`` (its mode, size, content), or a special file's kind."""
+    fd = os.open(path, _FILE_FLAGS)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since it was listed
-            raise _Unhashable("not a regular file any more")
+        status = os.fstat(fd)
+        mode = status.st_mode
+        if not stat.S_ISREG(mode):  # swapped for a FIFO or a device since the listing
+            digest.update(f"s {name!r} {stat.S_IFMT(mode)}\n".encode())
+            return
+        budget[1] -= status.st_size
+        if budget[1] < 0:
+            raise _Unhashable("too many bytes")
+        executable = "x" if mode & 0o111 else "-"
+        digest.update(f"f {name!r} {executable} {status.st_size}\n".encode())
         while chunk := os.read(fd, _CHUNK):
             digest.update(chunk)
     finally:

@@ -39,6 +39,8 @@ class Ledger:
         self._store = store
         self._sandbox = sandbox.mode
         self._task_classes: dict[tuple[str, str], str | None] = {}
+        # The last case hashed: the two sides of a case are keyed one after the other.
+        self._case: tuple[str, str | None] = ("", None)
         #: Runs answered from the store.
         self.reused = 0
 
@@ -74,7 +76,10 @@ class Ledger:
         if memo not in self._task_classes:
             self._task_classes[memo] = task_class_digest(task_class_dir, cases_dir)
         task_class = self._task_classes[memo]
-        case_digest = tree_digest(case.directory)
+        directory = os.fspath(case.directory)
+        if self._case[0] != directory:
+            self._case = (directory, tree_digest(directory))
+        case_digest = self._case[1]
         candidate = os.path.abspath(run.candidate)
         inside = os.path.dirname(candidate) == os.path.abspath(case.directory)
         candidate_digest = (
@@ -108,7 +113,7 @@ class Ledger:
             return None
         try:
             results = [RubricResult.model_validate(item) for item in stored.get("runs", ())]
-        except (ValidationError, TypeError):
+        except (ValidationError, TypeError, AttributeError):
             return None
         if len(results) < runs or not _agree(results):
             return None
