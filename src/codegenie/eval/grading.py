@@ -44,6 +44,8 @@ GradeStatus = Literal["passed", "failed", "missing", "error"]
 
 # The order the summary line counts what did not pass in.
 _NOT_PASSED: tuple[GradeStatus, ...] = ("failed", "error", "missing")
+# The order of the JSON document's counts.
+_STATUSES: tuple[GradeStatus, ...] = ("passed", "failed", "missing", "error")
 
 
 @final
@@ -125,22 +127,57 @@ class GradeReport(BaseModel):
         """How many results have ``status``."""
         return sum(result.status == status for result in self.results)
 
-    def summary(self) -> str:
-        """Return the summary line: ``3/5 passed (1 failed, 1 missing)``."""
-        line = f"{self.passed}/{self.total} passed"
+    @property
+    def mean_score(self) -> float | None:
+        """The mean of the scores the rubric gave, over the cases that have one; else ``None``."""
+        scores = [result.score for result in self.results if result.score is not None]
+        return sum(scores) / len(scores) if scores else None
+
+    def counts(self) -> dict[GradeStatus, int]:
+        """How many results have each status: passed, failed, missing, error (zeros included)."""
+        return {status: self.count(status) for status in _STATUSES}
+
+    def summary(self, paint: Callable[[GradeStatus, str], str] | None = None) -> str:
+        """Return the summary line: ``3/6 passed (1 failed, 2 errors, 1 missing)``.
+
+        ``paint(status, words)`` may decorate each count's words (the command
+        line colours them); by default they are left as they are.
+        """
+
+        def shown(status: GradeStatus, words: str) -> str:
+            return paint(status, words) if paint is not None else words
+
+        line = f"{self.passed}/{self.total} " + shown("passed", "passed")
         if not self.results:
             return line + " (no cases to grade)"
-        others = [f"{self.count(status)} {status}" for status in _NOT_PASSED if self.count(status)]
+        others = [
+            shown(status, _counted(self.count(status), status))
+            for status in _NOT_PASSED
+            if self.count(status)
+        ]
         return line + (f" ({', '.join(others)})" if others else "")
 
     def to_json(self) -> dict[str, Any]:
-        """Return ``grade``'s JSON document: task_class, results, passed, total."""
+        """Return ``grade``'s JSON document.
+
+        ``task_class``, ``results``, ``passed``, ``total``, then ``counts``
+        (every status, zeros included), ``ok`` and ``mean_score``.
+        """
         return {
             "task_class": self.task_class,
             "results": [result.to_json() for result in self.results],
             "passed": self.passed,
             "total": self.total,
+            "counts": self.counts(),
+            "ok": self.ok,
+            "mean_score": self.mean_score,
         }
+
+
+def _counted(count: int, status: GradeStatus) -> str:
+    """``2 errors``, ``1 error``, ``2 failed``: a count and its status, as English says it."""
+    noun = "errors" if status == "error" and count != 1 else status
+    return f"{count} {noun}"
 
 
 # File descriptors one rubric run holds at most (its pipes and those Popen makes, the

@@ -77,6 +77,7 @@ __all__ = (
     "root_missing",
     "root_outside",
     "suggest_slug",
+    "with_shown_paths",
 )
 
 #: Where a problem is: the file as shown, its line and column (``None`` when unknown).
@@ -104,6 +105,24 @@ def display_path(path: str | os.PathLike[str]) -> str:
         return "."
     prefix = os.path.join(cwd, "")
     return absolute[len(prefix) :] if absolute.startswith(prefix) else absolute
+
+
+def with_shown_paths(text: str, paths: Iterable[str | os.PathLike[str]]) -> str:
+    """Return ``text`` with each absolute path of ``paths`` in it shown as :func:`display_path` shows it.
+
+    For a message built by the library, which names files by their absolute
+    paths (JSON output keeps those), when it is printed as text. A path is
+    replaced only where it stands whole: not where it is the start of a
+    longer name (``/r/bench`` in ``/r/bench2``).
+    """
+    for path in sorted({os.fspath(p) for p in paths}, key=len, reverse=True):
+        if not os.path.isabs(path) or path not in text:
+            continue
+        shown = display_path(path)
+        if shown != path:
+            pattern = re.escape(path) + r"(?![\w-]|\.[\w-])"
+            text = re.sub(pattern, lambda _match, shown=shown: shown, text)
+    return text
 
 
 # -- each problem, worded once ----------------------------------------------------
@@ -271,6 +290,7 @@ def manifest_diagnostics(
     *,
     raw: Mapping[str, Any] | None = None,
     positions: TomlPositions | None = None,
+    tree: bool = True,
 ) -> list[Diagnostic]:
     """Return one diagnostic per problem of ``error``, a root that is not there said as such.
 
@@ -279,12 +299,14 @@ def manifest_diagnostics(
     ``root-missing`` at its ``root`` key, with the directory that is there as
     the suggestion, instead of ``manifest-schema`` at ``module``. ``raw`` (the
     parsed TOML) and ``positions`` are read from ``error.path`` when not given.
+    ``tree=False`` describes the manifest alone, never looking at a
+    directory (``list`` reads nothing else): every problem as the schema words it.
     """
     shown = display_path(error.path)
     found = []
     for problem in error.problems:
         refined = None
-        if problem.kind == "schema" and problem.slug is not None:
+        if tree and problem.kind == "schema" and problem.slug is not None:
             if raw is None:
                 raw, positions = _reread(error.path)
             refined = _missing_root(problem, raw, positions, error.path, shown)
@@ -336,7 +358,11 @@ def _missing_root(
 
 
 def error_diagnostics(
-    error: EvalError, manifest: BenchManifest | None = None, slug: str | None = None
+    error: EvalError,
+    manifest: BenchManifest | None = None,
+    slug: str | None = None,
+    *,
+    tree: bool = True,
 ) -> list[Diagnostic]:
     """Return the diagnostics that describe ``error``, as ``check`` would word them.
 
@@ -344,10 +370,11 @@ def error_diagnostics(
     ``slug`` the task class the error concerns when the error does not say.
     A registration that raised is located at the deepest frame of its
     failure under the bench root, and carries its traceback (the loader's
-    frames left out) for ``-v``.
+    frames left out) for ``-v``. ``tree=False``: an invalid manifest is
+    described from the manifest alone (:func:`manifest_diagnostics`).
     """
     if isinstance(error, BenchManifestInvalid):
-        return manifest_diagnostics(error)
+        return manifest_diagnostics(error, tree=tree)
     if isinstance(error, RunPlanError):
         return [
             found
@@ -447,9 +474,17 @@ def _one(error: EvalError, place: _Place) -> Diagnostic:
 
 
 def _as_is(error: EvalError, at: Location, slug: str | None) -> Diagnostic:
-    """Return the diagnostic of an error outside check's vocabulary: its own words."""
+    """Return the diagnostic of an error outside check's vocabulary: its own words.
+
+    The paths among its attributes are shown in its message and hint as
+    every path of a diagnostic is (relative to the working directory when
+    they lie under it).
+    """
     file, line, column = at
-    return Diagnostic(error.code, "error", str(error), file, line, column, slug, error.hint)
+    paths = [value for value in error.attributes().values() if isinstance(value, Path)]
+    message = with_shown_paths(str(error), paths)
+    hint = with_shown_paths(error.hint, paths)
+    return Diagnostic(error.code, "error", message, file, line, column, slug, hint)
 
 
 def _registration_failed(

@@ -73,11 +73,22 @@ class Shard:
 
 @dataclass(frozen=True, slots=True)
 class CheckReport:
-    """The outcome of one check run."""
+    """The outcome of one check run.
+
+    ``checked`` counts the task classes that were checked, ``declared`` those
+    the manifest declares (in the shard): an entry too broken to check (a bad
+    slug, a module that is not a module name, a duplicate module) is declared
+    but not checked. ``None`` means as many as were checked. ``readable`` is
+    false when the manifest could not be read at all (bytes or TOML syntax:
+    ``manifest-syntax``): then nothing was checked, in any shard, and the
+    report is not ok.
+    """
 
     manifest: Path
     checked: int
     diagnostics: tuple[Diagnostic, ...]
+    declared: int | None = None
+    readable: bool = True
 
     @property
     def errors(self) -> int:
@@ -90,8 +101,8 @@ class CheckReport:
         return sum(d.severity == "warning" for d in self.diagnostics)
 
     def ok(self, *, strict: bool = False) -> bool:
-        """Return whether the bench passes: no errors (and, when strict, no warnings)."""
-        return self.errors == 0 and (not strict or self.warnings == 0)
+        """Return whether the bench passes: a readable manifest, no errors (and, when strict, no warnings)."""
+        return self.readable and self.errors == 0 and (not strict or self.warnings == 0)
 
     def to_json(self, *, strict: bool = False) -> dict[str, Any]:
         """Return the documented JSON shape."""
@@ -99,16 +110,22 @@ class CheckReport:
             "ok": self.ok(strict=strict),
             "manifest": str(self.manifest),
             "checked": self.checked,
+            "declared": self.checked if self.declared is None else self.declared,
             "errors": self.errors,
             "warnings": self.warnings,
             "diagnostics": [d.to_json() for d in self.diagnostics],
         }
 
     def summary(self) -> str:
-        """Return one line: what was checked and found."""
-        noun = "task class" if self.checked == 1 else "task classes"
+        """Return one line: what was checked (of how many declared) and found."""
+        declared = self.checked if self.declared is None else self.declared
+        counted = f"{self.checked}" if declared == self.checked else f"{self.checked} of {declared}"
+        noun = "task class" if declared == 1 else "task classes"
+        where = display_path(self.manifest)
+        if not self.readable:
+            where += " (it cannot be read)"
         return (
-            f"checked {self.checked} {noun} in {display_path(self.manifest)}: "
+            f"checked {counted} {noun} in {where}: "
             f"{self.errors} error{'s' if self.errors != 1 else ''}, "
             f"{self.warnings} warning{'s' if self.warnings != 1 else ''}"
         )
@@ -279,4 +296,10 @@ def run_check(
                 runs += _case_runs(target, outcome)
         diagnostics += golden_diagnostics(runs, jobs=jobs)
     diagnostics.sort(key=Diagnostic.sort_key)
-    return CheckReport(manifest=path, checked=len(static.slugs), diagnostics=tuple(diagnostics))
+    return CheckReport(
+        manifest=path,
+        checked=len(static.slugs),
+        diagnostics=tuple(diagnostics),
+        declared=len(static.declared),
+        readable=static.readable,
+    )

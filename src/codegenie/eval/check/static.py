@@ -66,6 +66,10 @@ class StaticResult:
 
     manifest: Path
     slugs: list[str] = field(default_factory=list)
+    #: Every slug the manifest declares (this shard's), valid or not: ``slugs`` are those checked.
+    declared: list[str] = field(default_factory=list)
+    #: Whether the manifest could be read as TOML at all (else ``manifest-syntax``, in shard 1).
+    readable: bool = True
     diagnostics: list[Diagnostic] = field(default_factory=list)
     targets: list[ImportTarget] = field(default_factory=list)
     rubric_flagged: set[str] = field(default_factory=set)
@@ -79,6 +83,8 @@ class _Read:
     # Slugs and module strings written in the file, valid or not: a package
     # that an invalid entry names is that entry's problem, not an orphan.
     mentioned: set[str] = field(default_factory=set)
+    # Every slug the file declares, in its order, valid or not.
+    declared: list[str] = field(default_factory=list)
 
 
 def _read(path: Path) -> _Read:
@@ -99,10 +105,12 @@ def _read(path: Path) -> _Read:
         text, raw = parse_toml(data)
         positions = TomlPositions(text)
         diagnostics = manifest_diagnostics(exc, raw=raw, positions=positions)
-        return _Read(_salvage(raw), positions, diagnostics, _mentioned(raw))
+        table = raw.get("task-classes")
+        declared = [slug for slug in table if isinstance(slug, str)] if isinstance(table, dict) else []
+        return _Read(_salvage(raw), positions, diagnostics, _mentioned(raw), declared)
     entries = dict(manifest.task_classes)
     mentioned = set(entries) | {entry.module for entry in entries.values()}
-    return _Read(entries, TomlPositions(data.decode("utf-8")), [], mentioned)
+    return _Read(entries, TomlPositions(data.decode("utf-8")), [], mentioned, list(entries))
 
 
 def _mentioned(raw: dict[str, object]) -> set[str]:
@@ -380,6 +388,8 @@ def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticRe
     result = StaticResult(manifest=path)
     read = _read(path)
     result.diagnostics += [d for d in read.diagnostics if in_shard(d.slug)]
+    result.declared = [slug for slug in read.declared if in_shard(slug)]
+    result.readable = not any(d.code == "manifest-syntax" for d in read.diagnostics)
     positions = read.positions
 
     def where(*key: str | int) -> tuple[int, int]:

@@ -74,7 +74,9 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         return value if defaults else argparse.SUPPRESS
 
     group = parser.add_argument_group("global options")
-    group.add_argument("--version", action="version", version=VERSION, help="print the version")
+    group.add_argument(
+        "-V", "--version", action="version", version=VERSION, help="print the version and exit"
+    )
     group.add_argument(
         "--manifest",
         type=Path,
@@ -204,7 +206,7 @@ def fail(error: EvalError, out: Output) -> int:
     """
     from codegenie.eval.problems import error_diagnostics  # noqa: PLC0415 - start-up: only this command pays for it
 
-    found = error_diagnostics(error, out.manifest, out.slug)
+    found = error_diagnostics(error, out.manifest, out.slug, tree=out.tree)
     if out.json:
         document = _error_document(error)
         document["diagnostics"] = [d.to_json() for d in found]

@@ -88,7 +88,9 @@ class Output:
     rest of the results vanish quietly. Notes are printed with their control
     characters escaped. ``manifest`` and ``slug`` are what the command was
     working on when it failed, set by the command as it learns them: the
-    report of an error locates it with them.
+    report of an error locates it with them. ``tree`` says whether that
+    report may look at the bench tree to describe a problem (``list``, which
+    reads the manifest only, says no).
     """
 
     def __init__(self, args: argparse.Namespace, stdout: ResultStream, stderr: TextIO) -> None:
@@ -100,6 +102,7 @@ class Output:
         self.stderr = stderr
         self.manifest: BenchManifest | None = None
         self.slug: str | None = None
+        self.tree = True
 
     def result(self, document: dict[str, Any], text: str) -> None:
         """Print the JSON ``document`` or the (already escaped) ``text``."""
