@@ -108,7 +108,7 @@ def display_path(path: str | os.PathLike[str]) -> str:
 
 
 def with_shown_paths(text: str, paths: Iterable[str | os.PathLike[str]]) -> str:
-    """Return ``text`` with each absolute path of ``paths`` in it shown as :func:`display_path` shows it.
+    """Return ``text`` with each absolute path of ``paths`` in it as :func:`display_path` shows it.
 
     For a message built by the library, which names files by their absolute
     paths (JSON output keeps those), when it is printed as text. A path is
@@ -121,7 +121,7 @@ def with_shown_paths(text: str, paths: Iterable[str | os.PathLike[str]]) -> str:
         shown = display_path(path)
         if shown != path:
             pattern = re.escape(path) + r"(?![\w-]|\.[\w-])"
-            text = re.sub(pattern, lambda _match, shown=shown: shown, text)
+            text = re.sub(pattern, shown.replace("\\", "\\\\"), text)
     return text
 
 
@@ -348,7 +348,7 @@ def _missing_root(
     if directory.is_dir():
         return None
     key = ("task-classes", problem.slug or "", "root")
-    line, column = positions.find(key) if positions is not None else (problem.line, 1)
+    line, column = positions.find_value(key) if positions is not None else (problem.line, 1)
     parts = tuple(rest.split(".")[:-1])
     hint = root_hint(manifest.parent, root, parts)
     return root_missing(problem.slug, root, directory, (shown, line, column), hint=hint)
@@ -420,6 +420,13 @@ class _Place:
         line, column = self.manifest.position(*path)
         return (display_path(self.manifest.path), line, column)
 
+    def value_at(self, key: str) -> Location:
+        """Return where the value of the slug's ``key`` starts: a problem with that value."""
+        if self.manifest is None or not self.declared:
+            return self.at(key)
+        line, column = self.manifest.value_position("task-classes", self.slug or "", key)
+        return (display_path(self.manifest.path), line, column)
+
 
 def _one(error: EvalError, place: _Place) -> Diagnostic:
     manifest, slug = place.manifest, place.slug
@@ -432,14 +439,14 @@ def _one(error: EvalError, place: _Place) -> Diagnostic:
         if isinstance(error, BenchRootNotFound):
             hint = root_hint(manifest.directory, entry.root, entry.package_parts)
             directory = manifest.root_dir(slug)
-            return root_missing(slug, entry.root, directory, place.at("root"), hint=hint)
+            return root_missing(slug, entry.root, directory, place.value_at("root"), hint=hint)
         if isinstance(error, BenchRootOutsideManifest):
             return root_outside(
-                slug, entry.root, error.bench_root, error.manifest_dir, place.at("root")
+                slug, entry.root, error.bench_root, error.manifest_dir, place.value_at("root")
             )
         if isinstance(error, BenchCaseLoadError) and error.field == "registration.py":
             return module_missing(
-                slug, entry.module, error.case_dir / error.field, place.at("module")
+                slug, entry.module, error.case_dir / error.field, place.value_at("module")
             )
         if isinstance(error, TaskClassRegistrationFailed):
             return _registration_failed(error, manifest, slug, entry.module, place)
@@ -450,7 +457,7 @@ def _one(error: EvalError, place: _Place) -> Diagnostic:
         if isinstance(error, TaskClassNotFound) and error.looked_up_in == entry.module:
             return not_registered(slug, entry.module, error.available_names, place.at())
         if isinstance(error, TaskClassRootConflict):
-            return _as_is(error, place.at("root"), slug)
+            return _as_is(error, place.value_at("root"), slug)
     if isinstance(error, TaskClassNotFound):
         return _not_declared(error, place)
     if isinstance(error, InvalidTaskClassName):
@@ -462,11 +469,7 @@ def _one(error: EvalError, place: _Place) -> Diagnostic:
     if isinstance(error, CaseNotFound):  # a mistake of the command line, not of a file
         return _as_is(error, (None, None, None), error.task_class)
     if isinstance(error, ScaffoldArgumentInvalid):
-        found = _as_is(error, (None, None, None), None)
-        meant = suggest_slug(error.value) if error.argument == "SLUG" else None
-        return (
-            replace(found, message=f"{found.message}; did you mean {meant!r}?") if meant else found
-        )
+        return _invalid_argument(error)
     path = getattr(error, "path", None)
     if isinstance(path, Path):
         return _as_is(error, (display_path(path), None, None), slug)
@@ -538,6 +541,20 @@ def _invalid_name(error: InvalidTaskClassName, manifest: BenchManifest | None) -
     return Diagnostic(error.code, "error", message, None, None, None, None, error.hint)
 
 
+def _invalid_argument(error: ScaffoldArgumentInvalid) -> Diagnostic:
+    """``new``'s refused SLUG or ``--root``, with what was probably meant."""
+    from codegenie.eval._manifest.model import suggest_root  # noqa: PLC0415 - only when a failure is described
+
+    found = _as_is(error, (None, None, None), None)
+    if error.argument == "SLUG":
+        meant = suggest_slug(error.value)
+        shown = f"{meant!r}" if meant else None
+    else:
+        meant = suggest_root(error.value)
+        shown = f"--root {meant}" if meant else None
+    return replace(found, message=f"{found.message}; did you mean {shown}?") if shown else found
+
+
 def suggest_slug(name: str) -> str | None:
     """Return the slug a person most likely meant by ``name``, when it differs and is valid."""
     normal = normalize_slug(name)
@@ -547,6 +564,6 @@ def suggest_slug(name: str) -> str | None:
 def _scaffold_conflict(error: ScaffoldConflict, manifest: BenchManifest | None) -> Diagnostic:
     at: Location = (display_path(error.path), None, None)
     if manifest is not None and error.entry is not None and error.entry in manifest:
-        key = ("module",) if error.what == "module" else ()
-        at = _Place(manifest, error.entry).at(*key)
+        place = _Place(manifest, error.entry)
+        at = place.value_at("module") if error.what == "module" else place.at()
     return _as_is(error, at, error.name)

@@ -101,7 +101,7 @@ class CheckReport:
         return sum(d.severity == "warning" for d in self.diagnostics)
 
     def ok(self, *, strict: bool = False) -> bool:
-        """Return whether the bench passes: a readable manifest, no errors (and, when strict, no warnings)."""
+        """Whether the bench passes: a readable manifest, no errors (strict: no warnings either)."""
         return self.readable and self.errors == 0 and (not strict or self.warnings == 0)
 
     def to_json(self, *, strict: bool = False) -> dict[str, Any]:

@@ -106,7 +106,9 @@ def _read(path: Path) -> _Read:
         positions = TomlPositions(text)
         diagnostics = manifest_diagnostics(exc, raw=raw, positions=positions)
         table = raw.get("task-classes")
-        declared = [slug for slug in table if isinstance(slug, str)] if isinstance(table, dict) else []
+        declared = (
+            [slug for slug in table if isinstance(slug, str)] if isinstance(table, dict) else []
+        )
         return _Read(_salvage(raw), positions, diagnostics, _mentioned(raw), declared)
     entries = dict(manifest.task_classes)
     mentioned = set(entries) | {entry.module for entry in entries.values()}
@@ -296,6 +298,7 @@ def _check_entry(
     root: _Root,
     *,
     where: Callable[..., tuple[int, int]],
+    where_value: Callable[..., tuple[int, int]],
     shown: str,
     manifest: Path,
     manifest_dir: Path,
@@ -303,8 +306,9 @@ def _check_entry(
 ) -> None:
     """Check one entry against the tree; queue its import when it can be imported."""
 
-    def at(*key: str) -> tuple[str, int, int]:
-        return (shown, *where("task-classes", slug, *key))
+    def at(key: str) -> tuple[str, int, int]:
+        """Where the value of the entry's ``key`` is: its problems are problems of that value."""
+        return (shown, *where_value("task-classes", slug, key))
 
     if root.resolved is None:
         hint = root_hint(manifest.parent, entry.root, entry.package_parts)
@@ -395,6 +399,9 @@ def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticRe
     def where(*key: str | int) -> tuple[int, int]:
         return positions.find(key) if positions is not None else (1, 1)
 
+    def where_value(*key: str | int) -> tuple[int, int]:
+        return positions.find_value(key) if positions is not None else (1, 1)
+
     declared: set[Path] = set()
     roots: set[Path] = set()
     manifest_dir = path.parent.resolve()
@@ -414,6 +421,7 @@ def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticRe
                 entry,
                 root,
                 where=where,
+                where_value=where_value,
                 shown=shown,
                 manifest=path,
                 manifest_dir=manifest_dir,

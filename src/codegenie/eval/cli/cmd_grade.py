@@ -148,6 +148,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
 
     def shown(reason: str) -> str:
         return with_shown_paths(reason, paths)
+
     ready: dict[int, GradeResult] = {}
     printed = 0
     progress = _Progress(
