@@ -14,6 +14,7 @@ from codegenie.eval.errors import (
     BenchManifestInvalid,
     BenchManifestNotFound,
     BenchRootNotFound,
+    BenchRootOutsideManifest,
     CandidatesDirInvalid,
     CaseNotFound,
     CaseProblem,
@@ -178,9 +179,9 @@ EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
         {"path": Path("/r/bench.toml"), "reason": "a manifest is already there"},
     ),
     (
-        RunPlanError({"a-b": TaskClassNotFound("a-b", "/r/bench.toml")}),
-        3,
-        {"errors": {"a-b": TaskClassNotFound("a-b", "/r/bench.toml")}, "resolved": ()},
+        BenchRootOutsideManifest(Path("/opt/bench"), Path("/r")),
+        4,
+        {"bench_root": Path("/opt/bench"), "manifest_dir": Path("/r")},
     ),
 ]
 
@@ -289,7 +290,8 @@ def test_every_error_has_a_hint() -> None:
         for name in errors.__all__
         if isinstance(getattr(errors, name), type) and issubclass(getattr(errors, name), EvalError)
     }
-    assert classes - {EvalError} == {type(error) for error, _, _ in EXAMPLES}
+    # RunPlanError carries other errors: its hint is pinned on its own, below.
+    assert classes - {EvalError, RunPlanError} == {type(error) for error, _, _ in EXAMPLES}
     for error, _, _ in EXAMPLES:
         assert isinstance(error.hint, str)
         assert error.hint
