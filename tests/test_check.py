@@ -393,10 +393,10 @@ def test_cli_no_manifest_exits_4(tmp_path: Path) -> None:
 
 
 def test_cli_unreadable_manifest_is_a_diagnostic(tmp_path: Path) -> None:
-    """A manifest of binary junk gives a manifest-syntax diagnostic and exit 1."""
+    """A manifest of binary junk gives a manifest-syntax diagnostic and exit 4: nothing to check."""
     (tmp_path / "bench.toml").write_bytes(b"\x00\xff\x00junk")
     result = run("check", cwd=tmp_path)
-    assert result.returncode == 1
+    assert result.returncode == 4
     assert "error[manifest-syntax]" in result.stdout
     assert "Traceback" not in result.stderr
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,11 +22,13 @@ from codegenie.eval.check.static import ImportTarget, check_static
 from codegenie.eval.check.workers import Outcome, import_all
 from codegenie.eval.codes import CODES, Code, diagnostic
 from codegenie.eval.diagnostics import Diagnostic
+from codegenie.eval.naming import slug_to_identifier
 from codegenie.eval.problems import (
     Location,
     case_problem,
     display_path,
     import_failed,
+    misspelt_slug,
     module_mismatch,
     not_registered,
 )
@@ -169,8 +171,20 @@ def _failed(target: ImportTarget, error: dict[str, Any], manifest: str) -> Diagn
     )
 
 
+def _misspelt(target: ImportTarget, outcome: Outcome, declared: Container[str]) -> str | None:
+    """Return the slug a table its own module does not register probably meant, or ``None``."""
+    if outcome.kind != "done" or outcome.error is not None or not outcome.not_registered:
+        return None
+    return misspelt_slug(target.slug, target.module, outcome.registered, declared)
+
+
 def _import_diagnostics(
-    target: ImportTarget, outcome: Outcome, *, manifest: str, rubric_flagged: bool
+    target: ImportTarget,
+    outcome: Outcome,
+    *,
+    manifest: str,
+    rubric_flagged: bool,
+    meant: str | None = None,
 ) -> Iterable[Diagnostic]:
     module, slug = target.module, target.slug
     header = _at_entry(target, manifest)
@@ -189,10 +203,10 @@ def _import_diagnostics(
     if outcome.error is not None:
         yield _failed(target, outcome.error, manifest)
     elif outcome.not_registered:
-        yield not_registered(slug, module, outcome.registered, header)
+        yield not_registered(slug, module, outcome.registered, header, meant=meant)
     lines = dict(target.register_lines)
     for name in dict.fromkeys(outcome.registered):
-        if name != slug:
+        if name not in {slug, meant}:  # the misspelt table's own slug: one problem, said once
             where = (target.display_file, lines[name], 1) if name in lines else header
             message = f"importing {module} for {slug!r} also registered {name!r}"
             yield diagnostic("extra-registration", message, *where, slug=slug)
@@ -284,17 +298,25 @@ def run_check(
         outcomes = import_all(static.targets, jobs=jobs, timeout=timeout)
         shown = display_path(path)
         runs: list[CaseRun] = []
+        misspelt: set[str] = set()
         for target in static.targets:
             outcome = outcomes[target.slug]
+            meant = _misspelt(target, outcome, static.every_slug)
+            if meant is not None and target.module.split(".")[1:-1] == [slug_to_identifier(meant)]:
+                misspelt.add(target.slug)  # the package is the meant slug's: no convention issue
             diagnostics += _import_diagnostics(
                 target,
                 outcome,
                 manifest=shown,
                 rubric_flagged=target.slug in static.rubric_flagged,
+                meant=meant,
             )
             if rubrics:
                 runs += _case_runs(target, outcome)
         diagnostics += golden_diagnostics(runs, jobs=jobs)
+        diagnostics = [
+            d for d in diagnostics if not (d.code == "module-convention" and d.slug in misspelt)
+        ]
     diagnostics.sort(key=Diagnostic.sort_key)
     return CheckReport(
         manifest=path,

@@ -27,6 +27,7 @@ from codegenie.eval.naming import slug_problem, slug_to_identifier
 from codegenie.eval.problems import (
     display_path,
     manifest_diagnostics,
+    misplaced_package,
     module_convention,
     module_missing,
     root_hint,
@@ -68,6 +69,8 @@ class StaticResult:
     slugs: list[str] = field(default_factory=list)
     #: Every slug the manifest declares (this shard's), valid or not: ``slugs`` are those checked.
     declared: list[str] = field(default_factory=list)
+    #: Every slug the manifest declares, whatever the shard.
+    every_slug: frozenset[str] = frozenset()
     #: Whether the manifest could be read as TOML at all (else ``manifest-syntax``, in shard 1).
     readable: bool = True
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -325,7 +328,10 @@ def _check_entry(
         result.diagnostics.append(module_convention(slug, entry.module, expected, at("module")))
     registration = entry.registration_file(root.path)
     if not registration.is_file():
-        result.diagnostics.append(module_missing(slug, entry.module, registration, at("module")))
+        meant = misplaced_package(slug, entry.package_parts, root.path, result.every_slug)
+        result.diagnostics.append(
+            module_missing(slug, entry.module, registration, at("module"), meant=meant)
+        )
         return
     register_lines = _source_checks(slug, registration, result)
     if register_lines is None:
@@ -347,16 +353,43 @@ def _check_entry(
     )
 
 
+def _misplaced(
+    walked: dict[Path, list[Path]],
+    entries: dict[str, ManifestEntry],
+    located: dict[str, _Root],
+    every_slug: frozenset[str],
+) -> set[Path]:
+    """Return the unlisted registrations that an entry missing its own probably meant.
+
+    Such a registration is that entry's ``module-missing`` (which names it),
+    not also an orphan. Decided over every entry, whatever the shard, so the
+    shards' union is the full run.
+    """
+    present = {registration for found in walked.values() for registration in found}
+    meant: set[Path] = set()
+    for slug, entry in entries.items():
+        root = located[entry.root]
+        if not root.inside or root.resolved is None:
+            continue
+        registration = entry.registration_file(root.resolved)
+        if registration in present or registration.is_file():
+            continue
+        package = misplaced_package(slug, entry.package_parts, root.resolved, every_slug)
+        if package is not None:
+            meant.add(package / "registration.py")
+    return meant
+
+
 def _orphans(
-    roots: set[Path],
+    walked: dict[Path, list[Path]],
     declared: set[Path],
     mentioned: set[str],
     in_shard: Callable[[str | None], bool],
 ) -> list[Diagnostic]:
     """Report each registration.py under a declared root that no entry lists."""
     found = []
-    for root in sorted(roots):
-        for registration in _walk_registrations(root):
+    for root, registrations in walked.items():
+        for registration in registrations:
             if registration in declared:
                 continue
             guess = registration.parent.name.replace("_", "-")
@@ -393,6 +426,7 @@ def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticRe
     read = _read(path)
     result.diagnostics += [d for d in read.diagnostics if in_shard(d.slug)]
     result.declared = [slug for slug in read.declared if in_shard(slug)]
+    result.every_slug = frozenset(read.declared)
     result.readable = not any(d.code == "manifest-syntax" for d in read.diagnostics)
     positions = read.positions
 
@@ -427,5 +461,7 @@ def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticRe
                 manifest_dir=manifest_dir,
                 result=result,
             )
-    result.diagnostics += _orphans(roots, declared, read.mentioned, in_shard)
+    walked = {root: list(_walk_registrations(root)) for root in sorted(roots)}
+    declared |= _misplaced(walked, read.entries, located, result.every_slug)
+    result.diagnostics += _orphans(walked, declared, read.mentioned, in_shard)
     return result
