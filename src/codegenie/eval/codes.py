@@ -14,7 +14,10 @@ from typing import Final
 
 from codegenie.eval.diagnostics import Diagnostic, Severity
 
-__all__ = ("CODES", "Code", "diagnostic")
+__all__ = ("CODES", "VERBOSE_CLAUSE", "Code", "diagnostic")
+
+#: The end of a hint that sends the reader to ``-v``: left out when ``-v`` is already given.
+VERBOSE_CLAUSE: Final = "; -v shows the registration's traceback"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +85,7 @@ CODES: Final[dict[str, Code]] = {
             "import-failed",
             "error",
             "importing the registration raised (sys.exit included)",
-            "fix the error; -v shows the registration's traceback",
+            "fix the error" + VERBOSE_CLAUSE,
         ),
         Code(
             "import-crashed",

@@ -131,6 +131,13 @@ class Output:
             home = os.environ.get("GITHUB_WORKSPACE") or (str(base) if base else None)
             lines = [_rebased(d, home).render_github() for d in found]
         else:
+            from codegenie.eval.codes import VERBOSE_CLAUSE  # noqa: PLC0415 - start-up: only when there is something to report
+
+            if self.verbose:  # -v is given: a hint that asks for it says nothing more
+                found = [
+                    replace(d, hint=d.hint.removesuffix(VERBOSE_CLAUSE)) if d.hint else d
+                    for d in found
+                ]
             colour = wants_colour(stream)
             lines = []
             for i, diagnostic in enumerate(found):
