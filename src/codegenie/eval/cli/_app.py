@@ -17,6 +17,7 @@ from typing import Any, Final, NoReturn
 from codegenie.eval._output import ResultStream, escape_control, reserve_stdout, wants_colour
 from codegenie.eval.cli import (
     cmd_check,
+    cmd_explain,
     cmd_grade,
     cmd_init,
     cmd_list,
@@ -39,6 +40,7 @@ COMMANDS: Final[dict[str, Command]] = {
         cmd_show.COMMAND,
         cmd_plan.COMMAND,
         cmd_check.COMMAND,
+        cmd_explain.COMMAND,
         cmd_grade.COMMAND,
         cmd_new.COMMAND,
         cmd_schema.COMMAND,
@@ -52,6 +54,7 @@ examples:
   {PROG} show secret-rotation
   {PROG} plan --format json
   {PROG} check --strict --format github
+  {PROG} explain rubric-imported
   {PROG} grade secret-rotation runs/42
 """
 
