@@ -171,7 +171,8 @@ def test_plan_yields_to_the_event_loop_between_slugs(
     ``Runner.plan`` no longer imports ``asyncio``: it yields with a bare
     ``yield``, which asyncio's ``Task`` must still take as a "sleep 0".
     """
-    from codegenie.eval import runner as runner_module
+    # Runner.plan resolves each slug through _resolve.resolve, which calls the loader.
+    from codegenie.eval import _resolve as resolve_module
 
     bench = make_bench(tmp_path, "aa", "bb", "cc")
     manifest = BenchManifest.load(bench.manifest)
@@ -181,7 +182,7 @@ def test_plan_yields_to_the_event_loop_between_slugs(
         events.append(f"load {slug}")
         return load_task_class(slug, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(runner_module, "load_task_class", recording_load)
+    monkeypatch.setattr(resolve_module, "load_task_class", recording_load)
 
     async def ticker(stop: asyncio.Event) -> None:
         while not stop.is_set():
