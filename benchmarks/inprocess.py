@@ -142,13 +142,14 @@ def _mistyped(slugs: tuple[str, ...]) -> str:
 
 
 def typo_cached(bench: Path) -> dict[str, float]:
+    from codegenie.eval._cache.served import ServedManifest
     from codegenie.eval.errors import TaskClassNotFound
     from codegenie.eval.manifest import load_manifest_cached
 
     manifest = load_manifest_cached(str(bench / "bench.toml"))
-    if manifest._served is None:
+    if not isinstance(manifest, ServedManifest) or manifest.served is None:
         raise SystemExit("the manifest was not served from the cache: warm it first")
-    mistyped = _mistyped(manifest._served.entry.slugs())
+    mistyped = _mistyped(manifest.served.entry.slugs())
     manifest = load_manifest_cached(str(bench / "bench.toml"))
     started = time.perf_counter()
     suggestions: tuple[str, ...] = ()
