@@ -355,26 +355,23 @@ def _check_entry(
 
 def _misplaced(
     walked: dict[Path, list[Path]],
-    entries: dict[str, ManifestEntry],
-    located: dict[str, _Root],
+    expected: dict[str, tuple[Path, ManifestEntry, Path]],
     every_slug: frozenset[str],
 ) -> set[Path]:
     """Return the unlisted registrations that an entry missing its own probably meant.
 
-    Such a registration is that entry's ``module-missing`` (which names it),
-    not also an orphan. Decided over every entry, whatever the shard, so the
-    shards' union is the full run.
+    ``expected`` maps each slug to its root (resolved), entry and
+    registration file. Such a registration is that entry's ``module-missing``
+    (which names it), not also an orphan. Decided over every entry, whatever
+    the shard, so the shards' union is the full run; only an entry whose
+    file the walk did not find costs a look at the disk.
     """
     present = {registration for found in walked.values() for registration in found}
     meant: set[Path] = set()
-    for slug, entry in entries.items():
-        root = located[entry.root]
-        if not root.inside or root.resolved is None:
-            continue
-        registration = entry.registration_file(root.resolved)
+    for slug, (root, entry, registration) in expected.items():
         if registration in present or registration.is_file():
             continue
-        package = misplaced_package(slug, entry.package_parts, root.resolved, every_slug)
+        package = misplaced_package(slug, entry.package_parts, root, every_slug)
         if package is not None:
             meant.add(package / "registration.py")
     return meant
@@ -437,6 +434,7 @@ def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticRe
         return positions.find_value(key) if positions is not None else (1, 1)
 
     declared: set[Path] = set()
+    expected: dict[str, tuple[Path, ManifestEntry, Path]] = {}
     roots: set[Path] = set()
     manifest_dir = path.parent.resolve()
     shown = display_path(path)
@@ -447,7 +445,9 @@ def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticRe
             root = located[entry.root] = _Root.locate(path.parent / entry.root, manifest_dir)
         if root.inside and root.resolved is not None:
             roots.add(root.resolved)
-            declared.add(entry.registration_file(root.resolved))
+            registration = entry.registration_file(root.resolved)
+            declared.add(registration)
+            expected[slug] = (root.resolved, entry, registration)
         if in_shard(slug):
             result.slugs.append(slug)
             _check_entry(
@@ -462,6 +462,6 @@ def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticRe
                 result=result,
             )
     walked = {root: list(_walk_registrations(root)) for root in sorted(roots)}
-    declared |= _misplaced(walked, read.entries, located, result.every_slug)
+    declared |= _misplaced(walked, expected, result.every_slug)
     result.diagnostics += _orphans(walked, declared, read.mentioned, in_shard)
     return result
