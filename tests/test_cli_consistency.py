@@ -435,3 +435,21 @@ def test_ci_doc_names_what_ci_runs() -> None:
     [command] = [line for line in ci.splitlines() if "codegenie-bench check" in line]
     check = command.split("/bin/", 1)[1]
     assert f"`{check}`" in (REPO / "docs" / "ci.md").read_text(encoding="utf-8").replace("\n", " ")
+
+
+def test_list_describes_a_bad_manifest_from_the_manifest_alone(tmp_path: Path) -> None:
+    """`list` looks at no directory: a module not under its root is manifest-schema there, exit 4.
+
+    `show` and `check`, which look at the tree, call the same entry's missing
+    root `root-missing`.
+    """
+    bench = make_bench(tmp_path, "alpha-one")
+    bench.manifest.write_text(bench.manifest_text().replace('root = "bench"', 'root = "bnch"'))
+    listed = run("list", cwd=tmp_path)
+    assert listed.returncode == 4
+    assert listed.stderr.splitlines()[0] == (
+        "bench.toml:5:10: error[manifest-schema]: task-classes.alpha-one.module: module "
+        "'bench.alpha_one.registration' is not under root 'bnch': its first part must be 'bnch'"
+    )
+    shown = run("show", "alpha-one", cwd=tmp_path)
+    assert shown.stderr.startswith("bench.toml:6:8: error[root-missing]:")
