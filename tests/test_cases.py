@@ -172,22 +172,22 @@ def test_case_serialises_to_json_with_the_file_keys(tmp_path: Path) -> None:
 INVALID_FILES = [
     pytest.param(
         "timeout = 0\n" + GOOD,
-        ["c/case.toml:1:1: timeout: must be greater than 0"],
+        ["c/case.toml:1:11: timeout: must be greater than 0"],
         id="timeout-zero",
     ),
     pytest.param(
         "timeout = true\n" + GOOD,
-        ["c/case.toml:1:1: timeout: expected a number, got a boolean"],
+        ["c/case.toml:1:11: timeout: expected a number, got a boolean"],
         id="timeout-bool",
     ),
     pytest.param(
         "timeout = inf\n" + GOOD,
-        ["c/case.toml:1:1: timeout: must be a finite number"],
+        ["c/case.toml:1:11: timeout: must be a finite number"],
         id="timeout-inf",
     ),
     pytest.param(
         'timeout = "60"\n' + GOOD,
-        ["c/case.toml:1:1: timeout: expected a number, got a string"],
+        ["c/case.toml:1:11: timeout: expected a number, got a string"],
         id="timeout-string",
     ),
     pytest.param(
@@ -197,18 +197,18 @@ INVALID_FILES = [
     ),
     pytest.param(
         'tags = "one"\n' + GOOD,
-        ["c/case.toml:1:1: tags: expected an array, got a string"],
+        ["c/case.toml:1:8: tags: expected an array, got a string"],
         id="tags-not-array",
     ),
     pytest.param(
         "description = 3\n" + GOOD,
-        ["c/case.toml:1:1: description: expected a string, got an integer"],
+        ["c/case.toml:1:15: description: expected a string, got an integer"],
         id="description-int",
     ),
     pytest.param(
         'id = "other"\n' + GOOD,
         [
-            "c/case.toml:1:1: id: the case id is the directory name 'c', but this file "
+            "c/case.toml:1:6: id: the case id is the directory name 'c', but this file "
             "says 'other'; remove the key, or make it match"
         ],
         id="id-mismatch",
@@ -231,8 +231,8 @@ INVALID_FILES = [
     pytest.param(
         'package = "jinja2"\nfixed-version = 3.1\nseverity = 2.0\n',
         [
-            "c/case.toml:2:1: fixed-version: expected a string, got a float",
-            "c/case.toml:3:1: severity: expected an integer, got a float",
+            "c/case.toml:2:17: fixed-version: expected a string, got a float",
+            "c/case.toml:3:12: severity: expected an integer, got a float",
         ],
         id="model-types-every-problem",
     ),
@@ -370,11 +370,11 @@ def test_every_problem_of_every_case_is_reported_at_once(tmp_path: Path) -> None
     write_case(cases, "c", GOOD)
     problems = problems_of(bench)
     assert problems == [
-        "a/case.toml:1:1: timeout: must be greater than 0",
+        "a/case.toml:1:11: timeout: must be greater than 0",
         "a/case.toml:4:1: extra: unknown key 'extra'",
         "b: has no input/ directory (what the solver starts from)",
-        "b/case.toml:1:1: package: expected a string, got an integer",
-        "b/case.toml:2:1: fixed-version: expected a string, got an integer",
+        "b/case.toml:1:11: package: expected a string, got an integer",
+        "b/case.toml:2:17: fixed-version: expected a string, got an integer",
     ]
 
 

@@ -31,6 +31,12 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def assert_shape(document: object, shape: str) -> None:
+    """Validate a JSON document against its definition in docs/cli-output.schema.json."""
+    schema = {**OUTPUT_SCHEMA, "$ref": f"#/$defs/{shape}"}
+    jsonschema.Draft202012Validator(schema).validate(document)
+
+
 @pytest.fixture(autouse=True)
 def _run_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Diagnostics show paths relative to the working directory: work in the bench."""
@@ -384,6 +390,98 @@ def test_cli_github_format(tmp_path: Path) -> None:
     assert "%0Ahint: " in first
 
 
+def test_cli_github_summary_goes_to_stderr(tmp_path: Path) -> None:
+    """Under --format github, stdout holds only workflow commands; the summary is on stderr, as in text."""
+    make_bench(tmp_path, "aa", before="raise RuntimeError('boom')")
+    result = run("check", "--format", "github", cwd=tmp_path)
+    assert result.returncode == 1
+    assert all(line.startswith("::") for line in result.stdout.splitlines())
+    assert result.stderr == "checked 1 task class in bench.toml: 1 error, 0 warnings\n"
+    quiet = run("check", "--format", "github", "-q", cwd=tmp_path)
+    assert (quiet.stdout, quiet.stderr) == (result.stdout, "")
+
+
+def test_summary_counts_what_was_checked_of_what_is_declared(tmp_path: Path) -> None:
+    """An entry too broken to check is declared but not checked: 'checked 1 of 2', and JSON says both."""
+    bench = make_bench(tmp_path, "aa")
+    bench.add("bb", module="bench.aa.registration", write=False)  # a duplicate module
+    result = run("check", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == "checked 1 of 2 task classes in bench.toml: 1 error, 0 warnings\n"
+    document = json.loads(run("check", "--format", "json", cwd=tmp_path).stdout)
+    assert_shape(document, "check")
+    assert (document["checked"], document["declared"]) == (1, 2)
+
+
+def test_an_entry_with_a_misnamed_root_is_declared_not_checked(tmp_path: Path) -> None:
+    """A root that is not there, with a module under another root: 'checked 0 of 1', root-missing."""
+    bench = make_bench(tmp_path, "aa")
+    bench.manifest.write_text(bench.manifest_text().replace('root = "bench"', 'root = "bnch"'))
+    result = run("check", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout.startswith("bench.toml:6:8: error[root-missing]: root 'bnch' of 'aa'")
+    assert result.stderr == "checked 0 of 1 task class in bench.toml: 1 error, 0 warnings\n"
+
+
+def _misspelt_table(bench_dir: Path, *, module_too: bool = False) -> None:
+    """``[task-classes.dockerfile-pinn]`` for the package of ``dockerfile-pin`` (its module too)."""
+    make_bench(bench_dir, "dockerfile-pin")
+    manifest = bench_dir / "bench.toml"
+    text = manifest.read_text().replace(
+        "[task-classes.dockerfile-pin]", "[task-classes.dockerfile-pinn]"
+    )
+    if module_too:
+        text = text.replace("bench.dockerfile_pin.", "bench.dockerfile_pinn.")
+    manifest.write_text(text)
+
+
+def test_a_misspelt_table_is_one_problem_naming_the_slug_the_code_registers(
+    tmp_path: Path,
+) -> None:
+    """A table misspelling the slug its module registers: one not-registered that says to rename the table.
+
+    Not three diagnostics (not-registered, extra-registration, module-convention),
+    and never a hint to copy the typo into the decorator.
+    """
+    _misspelt_table(tmp_path)
+    result = run("check", "--strict", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        "bench.toml:4:1: error[not-registered]: bench.dockerfile_pin.registration registers "
+        "'dockerfile-pin', but bench.toml declares it as 'dockerfile-pinn': the table "
+        "[task-classes.dockerfile-pinn] probably misspells the slug",
+        "  hint: rename [task-classes.dockerfile-pinn] to [task-classes.dockerfile-pin] "
+        "in bench.toml",
+    ]
+    assert "register_task_class('dockerfile-pinn')" not in result.stdout
+
+
+def test_a_misspelt_table_and_module_beside_an_unlisted_package_is_one_problem(
+    tmp_path: Path,
+) -> None:
+    """Table and module both misspelt, the real package unlisted: one module-missing naming it, no orphan."""
+    _misspelt_table(tmp_path, module_too=True)
+    report = check(Bench(tmp_path))
+    assert codes(report) == [("module-missing", "dockerfile-pinn")]
+    [found] = report.diagnostics
+    assert "bench/dockerfile_pin/registration.py, which no entry lists" in found.message
+    assert found.hint == (
+        "rename [task-classes.dockerfile-pinn] to [task-classes.dockerfile-pin] and set "
+        'module = "bench.dockerfile_pin.registration" in bench.toml'
+    )
+
+
+def test_a_slug_registered_under_another_declared_name_is_not_called_a_typo(
+    tmp_path: Path,
+) -> None:
+    """When the name the module registers is declared too, the code is what is wrong: the plain hint."""
+    bench = make_bench(tmp_path, "alpha-one")
+    bench.add("alpha-two", register="alpha-one", module="bench.alpha_two.registration")
+    report = check(bench)
+    wrong = next(d for d in report.diagnostics if d.code == "not-registered")
+    assert wrong.hint == "decorate the task class with @register_task_class('alpha-two')"
+
+
 def test_cli_no_manifest_exits_4(tmp_path: Path) -> None:
     """check with no manifest exits 4 with a diagnostic, no traceback."""
     result = run("check", cwd=tmp_path)
@@ -393,10 +491,10 @@ def test_cli_no_manifest_exits_4(tmp_path: Path) -> None:
 
 
 def test_cli_unreadable_manifest_is_a_diagnostic(tmp_path: Path) -> None:
-    """A manifest of binary junk gives a manifest-syntax diagnostic and exit 1."""
+    """A manifest of binary junk gives a manifest-syntax diagnostic and exit 4: nothing to check."""
     (tmp_path / "bench.toml").write_bytes(b"\x00\xff\x00junk")
     result = run("check", cwd=tmp_path)
-    assert result.returncode == 1
+    assert result.returncode == 4
     assert "error[manifest-syntax]" in result.stdout
     assert "Traceback" not in result.stderr
 

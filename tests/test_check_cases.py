@@ -103,7 +103,7 @@ def test_a_registration_inside_a_case_is_data_not_an_orphan(tmp_path: Path) -> N
 
 
 def test_case_invalid_is_located_at_the_key(tmp_path: Path) -> None:
-    """A case.toml breaking the common keys is case-invalid at the key's line and column."""
+    """A case.toml breaking the common keys is case-invalid at its value's line and column."""
     bench = make_bench(tmp_path, "aa")
     write_case(
         bench.root / "aa" / "cases",
@@ -116,7 +116,7 @@ def test_case_invalid_is_located_at_the_key(tmp_path: Path) -> None:
     assert (diagnostic.file, diagnostic.line, diagnostic.column) == (
         "bench/aa/cases/broken/case.toml",
         2,
-        1,
+        11,
     )
     assert "timeout" in diagnostic.message
 

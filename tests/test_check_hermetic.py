@@ -468,7 +468,7 @@ def test_a_module_beside_the_root_package_never_runs(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", ["fifo", "device", "directory"])
 def test_check_on_a_manifest_that_is_not_a_regular_file(tmp_path: Path, kind: str) -> None:
-    """check --manifest on a FIFO, a device or a directory reports it at once, never hangs."""
+    """check --manifest on a FIFO, a device or a directory reports it at once and exits 4, never hangs."""
     if kind == "fifo":
         target = tmp_path / "bench.toml"
         os.mkfifo(target)
@@ -478,7 +478,7 @@ def test_check_on_a_manifest_that_is_not_a_regular_file(tmp_path: Path, kind: st
         target = tmp_path / "bench.toml"
         target.mkdir()
     result = cli("--manifest", str(target), "check", "--format", "json", cwd=tmp_path, timeout=60)
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 4, result.stderr  # no manifest it can read, as in every command
     [diagnostic] = json.loads(result.stdout)["diagnostics"]
     assert diagnostic["code"] == "manifest-syntax"
     assert diagnostic["line"] == 1

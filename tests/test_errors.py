@@ -14,14 +14,18 @@ from codegenie.eval.errors import (
     BenchManifestInvalid,
     BenchManifestNotFound,
     BenchRootNotFound,
+    BenchRootOutsideManifest,
     CandidatesDirInvalid,
     CaseNotFound,
     CaseProblem,
     EvalError,
+    InitConflict,
     InvalidTaskClassName,
     ManifestProblem,
     RunPlanError,
+    ScaffoldArgumentInvalid,
     ScaffoldConflict,
+    ScaffoldFailed,
     TaskClassAlreadyRegistered,
     TaskClassModuleMismatch,
     TaskClassNotFound,
@@ -30,7 +34,7 @@ from codegenie.eval.errors import (
 )
 
 EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
-    (InvalidTaskClassName("Foo", "wrong case"), 1, {"name": "Foo", "reason": "wrong case"}),
+    (InvalidTaskClassName("Foo", "wrong case"), 2, {"name": "Foo", "reason": "wrong case"}),
     (
         TaskClassRegistrationFailed(
             "foo", "RuntimeError", "boom", Path("/b/foo/registration.py"), 3
@@ -159,6 +163,26 @@ EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
         2,
         {"path": Path("runs/x"), "reason": "does not exist"},
     ),
+    (
+        ScaffoldArgumentInvalid("--root", "./bench", "must be a normalized path"),
+        2,
+        {"argument": "--root", "value": "./bench", "reason": "must be a normalized path"},
+    ),
+    (
+        ScaffoldFailed(Path("/r/bench/foo"), "Read-only file system"),
+        4,
+        {"path": Path("/r/bench/foo"), "reason": "Read-only file system"},
+    ),
+    (
+        InitConflict(Path("/r/bench.toml"), "a manifest is already there"),
+        1,
+        {"path": Path("/r/bench.toml"), "reason": "a manifest is already there"},
+    ),
+    (
+        BenchRootOutsideManifest(Path("/opt/bench"), Path("/r")),
+        4,
+        {"bench_root": Path("/opt/bench"), "manifest_dir": Path("/r")},
+    ),
 ]
 
 
@@ -260,9 +284,29 @@ def test_run_plan_error_exit_code_is_the_common_one_else_1() -> None:
 
 
 def test_every_error_has_a_hint() -> None:
-    """Every concrete error tells the curator what to do next."""
+    """Every concrete error tells the curator what to do next; every class has an example here."""
+    classes = {
+        getattr(errors, name)
+        for name in errors.__all__
+        if isinstance(getattr(errors, name), type) and issubclass(getattr(errors, name), EvalError)
+    }
+    # RunPlanError carries other errors: its hint is pinned on its own, below.
+    assert classes - {EvalError, RunPlanError} == {type(error) for error, _, _ in EXAMPLES}
     for error, _, _ in EXAMPLES:
+        assert isinstance(error.hint, str)
         assert error.hint
+
+
+def test_run_plan_error_hint_is_the_failures_own_when_they_share_one() -> None:
+    """RunPlanError's hint is its failures' common hint, else it points at check."""
+    same = RunPlanError(
+        {"a-b": BenchRootNotFound(Path("/x")), "c-d": BenchRootNotFound(Path("/y"))}
+    )
+    assert same.hint == BenchRootNotFound(Path("/x")).hint
+    mixed = RunPlanError(
+        {"a-b": TaskClassNotFound("a-b", "/r/bench.toml"), "c-d": BenchRootNotFound(Path("/x"))}
+    )
+    assert "`codegenie-bench check` reports every problem" in mixed.hint
 
 
 def test_errors_module_imports_nothing_from_the_package() -> None:

@@ -154,7 +154,7 @@ def test_every_status_in_text(world: World) -> None:
     assert "no candidate directory candidates/c-missing" in lines[2]
     assert "RuntimeError: the rubric crashed" in lines[3]
     assert "timeout" in lines[4]
-    assert lines[-1] == "1/5 passed (1 failed, 2 error, 1 missing)"
+    assert lines[-1] == "1/5 passed (1 failed, 2 errors, 1 missing)"
     assert result.stderr == ""
 
 
@@ -165,10 +165,24 @@ def test_every_status_in_json(world: World) -> None:
     assert result.returncode == 1
     document = json.loads(result.stdout)
     assert_shape(document, "grade")
-    assert set(document) == {"task_class", "sandbox", "reused", "results", "passed", "total"}
+    assert set(document) == {
+        "task_class",
+        "sandbox",
+        "reused",
+        "results",
+        "passed",
+        "total",
+        "counts",
+        "ok",
+        "mean_score",
+    }
     assert document["sandbox"] == "bwrap"
     assert document["task_class"] == SLUG
     assert (document["passed"], document["total"]) == (1, 5)
+    assert document["counts"] == {"passed": 1, "failed": 1, "missing": 1, "error": 2}
+    assert document["ok"] is False
+    # The scores the rubric gave: 1.0 (passed) and 0.25 (failed); the others have none.
+    assert document["mean_score"] == pytest.approx(0.625)
     results = document["results"]
     for entry in results:
         assert set(entry) == {
@@ -190,6 +204,68 @@ def test_every_status_in_json(world: World) -> None:
     assert all(isinstance(entry["duration_s"], float) for i, entry in enumerate(results) if i != 2)
 
 
+GREEN, RED, YELLOW, BOLD, RESET = "\x1b[32m", "\x1b[31m", "\x1b[33m", "\x1b[1m", "\x1b[0m"
+
+
+def test_status_words_are_coloured_as_the_other_commands_colour(world: World) -> None:
+    """FORCE_COLOR colours each status word and the summary's counts; the columns still line up."""
+    world.case("a-pass", "pass")
+    world.case("b-fail", "fail")
+    world.case("c-missing", None)
+    world.case("d-crash", "crash")
+    result = world.run("grade", SLUG, "candidates", FORCE_COLOR="1")
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"{GREEN}passed{RESET}   a-pass")
+    assert lines[1].startswith(f"{RED}failed{RESET}   b-fail")
+    assert lines[2].startswith(f"{YELLOW}missing{RESET}  c-missing")
+    assert lines[3].startswith(f"{BOLD}{RED}error{RESET}    d-crash")
+    assert lines[-1] == (
+        f"1/4 {GREEN}passed{RESET} ({RED}1 failed{RESET}, {BOLD}{RED}1 error{RESET}, "
+        f"{YELLOW}1 missing{RESET})"
+    )
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout)
+    assert without_durations(plain) == without_durations(world.grade().stdout)
+
+
+@pytest.mark.parametrize("env", [{}, {"NO_COLOR": "1", "FORCE_COLOR": "1"}, {"--format": "json"}])
+def test_no_colour_off_a_terminal_under_no_color_or_in_json(
+    world: World, env: dict[str, str]
+) -> None:
+    """Off a terminal, under NO_COLOR (which wins over FORCE_COLOR), or as JSON: no escape sequence."""
+    world.case("a-pass", "pass")
+    world.case("b-fail", "fail")
+    args = ["--format", "json"] if "--format" in env else []
+    colour = {k: v for k, v in env.items() if not k.startswith("-")}
+    result = world.run("grade", SLUG, "candidates", *args, **colour)
+    assert result.returncode == 1
+    assert "\x1b" not in result.stdout
+
+
+def test_status_words_are_coloured_on_a_terminal(world: World) -> None:
+    """On a terminal, without NO_COLOR or FORCE_COLOR, the status words are coloured."""
+    world.case("a-pass", "pass")
+    env = {k: v for k, v in world.env().items() if k not in {"NO_COLOR", "FORCE_COLOR"}}
+    env["TERM"] = "xterm"
+    _, shown, code = on_a_terminal(
+        [script(), "grade", SLUG, "candidates"], cwd=world.bench.base, env=env, stdout_too=True
+    )
+    assert code == 0
+    assert f"{GREEN}passed{RESET}" in shown
+
+
+def test_a_deleted_rubric_is_named_relative_to_the_working_directory(world: World) -> None:
+    """The reason of a case whose rubric is gone names it as text output names files: relative."""
+    world.case("a-pass", "pass")
+    (world.package / "rubric.py").unlink()
+    result = world.grade()
+    assert result.returncode == 1
+    assert f"the rubric bench/{SLUG}/rubric.py does not exist" in result.stdout
+    assert str(world.base) not in result.stdout
+    document = json.loads(world.grade("--format", "json").stdout)
+    assert str(world.package / "rubric.py") in document["results"][0]["reason"]
+
+
 def test_every_case_passing_exits_0(world: World) -> None:
     """Exit 0 when every graded case passed."""
     world.case("one", "pass")
@@ -205,6 +281,7 @@ def test_no_cases_at_all_is_not_a_pass(world: World) -> None:
     assert result.returncode == 1
     assert result.stdout == "0/0 passed (no cases to grade)\n"
     document = json.loads(world.grade("--format", "json").stdout)
+    assert_shape(document, "grade")
     assert document == {
         "task_class": SLUG,
         "sandbox": "bwrap",
@@ -212,6 +289,9 @@ def test_no_cases_at_all_is_not_a_pass(world: World) -> None:
         "results": [],
         "passed": 0,
         "total": 0,
+        "counts": {"passed": 0, "failed": 0, "missing": 0, "error": 0},
+        "ok": False,
+        "mean_score": None,
     }
 
 
@@ -334,7 +414,7 @@ def test_invalid_cases_exit_4_as_in_plan(world: World) -> None:
     plan = world.run("plan")
     assert result.returncode == plan.returncode == 4
     assert (
-        "case.toml:1:1: error[case-invalid]: case 'bad' of 'grader': timeout: must be greater than 0"
+        "case.toml:1:11: error[case-invalid]: case 'bad' of 'grader': timeout: must be greater than 0"
         in result.stderr
     )
     assert result.stderr == plan.stderr.split("1 of 1 task classes")[0]
@@ -524,7 +604,7 @@ def test_a_timeout_is_an_error_and_the_rest_keep_their_status() -> None:
 
 
 def test_summary_counts_what_did_not_pass() -> None:
-    """The summary line names failed, error and missing counts, in that order, when not zero."""
+    """The summary line names failed, error and missing counts, in that order, when not zero; errors are plural."""
     results = (
         GradeResult(case="a", status="passed", duration_s=0.1),
         GradeResult(case="b", status="missing"),
@@ -532,7 +612,10 @@ def test_summary_counts_what_did_not_pass() -> None:
         GradeResult(case="d", status="error", duration_s=0.1),
     )
     report = GradeReport(task_class="t", results=results)
-    assert report.summary() == "1/4 passed (2 error, 1 missing)"
+    assert report.summary() == "1/4 passed (2 errors, 1 missing)"
+    assert GradeReport(task_class="t", results=results[:3]).summary() == (
+        "1/3 passed (1 error, 1 missing)"
+    )
     assert not report.ok
     assert GradeReport(task_class="t", results=results[:1]).summary() == "1/1 passed"
     assert GradeReport(task_class="t", results=results[:1]).ok

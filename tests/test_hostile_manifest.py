@@ -625,11 +625,11 @@ def test_cli_reports_hostile_manifests_with_exit_4(
 
 @pytest.mark.parametrize("kind", ["deep", "bigint"])
 def test_check_reports_hostile_manifests_as_diagnostics(tmp_path: Path, kind: str) -> None:
-    """`check` turns a 3,000-deep or 5,000-digit manifest into a manifest-syntax diagnostic."""
+    """`check` turns a 3,000-deep or 5,000-digit manifest into a manifest-syntax diagnostic, exit 4."""
     bench = make_bench(tmp_path, "foo")
     bench.manifest.write_text(HOSTILE[kind])
     result = bench_cli("check", "--format", "json", cwd=tmp_path)
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 4, result.stderr
     [diagnostic] = json.loads(result.stdout)["diagnostics"]
     assert diagnostic["code"] == "manifest-syntax"
     assert diagnostic["line"] == 2
@@ -664,7 +664,7 @@ DOCUMENTS = st.one_of(
 
 @pytest.mark.parametrize(
     ("command", "exits"),
-    [(["list"], {0, 4}), (["show", "foo"], {3, 4}), (["check", "--format", "json"], {0, 1})],
+    [(["list"], {0, 4}), (["show", "foo"], {3, 4}), (["check", "--format", "json"], {0, 1, 4})],
     ids=["list", "show", "check"],
 )
 def test_commands_answer_any_manifest_with_a_typed_result(

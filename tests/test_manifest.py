@@ -92,19 +92,19 @@ HEADER = "schema-version = 1\n\n[task-classes.foo]\n"
 BAD_DOCUMENTS = [
     pytest.param(
         "schema-version = 2\n",
-        (1, 1, "schema-version"),
+        (1, 18, "schema-version"),
         "unsupported schema-version 2",
         id="version",
     ),
     pytest.param(
         "schema-version = true\n",
-        (1, 1, "schema-version"),
+        (1, 18, "schema-version"),
         "expected an integer, got a boolean",
         id="version-bool",
     ),
     pytest.param(
         'schema-version = "1"\n',
-        (1, 1, "schema-version"),
+        (1, 18, "schema-version"),
         "expected an integer, got a string",
         id="version-str",
     ),
@@ -131,97 +131,97 @@ BAD_DOCUMENTS = [
     ),
     pytest.param(
         HEADER + 'module = 42\nroot = "bench"\n',
-        (4, 1, "task-classes.foo.module"),
+        (4, 10, "task-classes.foo.module"),
         "expected a string, got an integer",
         id="module-type",
     ),
     pytest.param(
         "schema-version = 1\ntask-classes = 3\n",
-        (2, 1, "task-classes"),
+        (2, 16, "task-classes"),
         "expected a table, got an integer",
         id="task-classes-type",
     ),
     pytest.param(
         "schema-version = 1\n[task-classes]\nfoo = 3\n",
-        (3, 1, "task-classes.foo"),
+        (3, 7, "task-classes.foo"),
         "expected a table, got an integer",
         id="entry-type",
     ),
     pytest.param(
         HEADER + 'module = "os"\nroot = "bench"\n',
-        (4, 1, "task-classes.foo.module"),
+        (4, 10, "task-classes.foo.module"),
         "at least three parts",
         id="module-os",
     ),
     pytest.param(
         HEADER + 'module = "os.path.registration"\nroot = "bench"\n',
-        (4, 1, "task-classes.foo.module"),
+        (4, 10, "task-classes.foo.module"),
         "is not under root 'bench'",
         id="module-outside-root",
     ),
     pytest.param(
         HEADER + 'module = "bench.foo.setup"\nroot = "bench"\n',
-        (4, 1, "task-classes.foo.module"),
+        (4, 10, "task-classes.foo.module"),
         "must end in '.registration'",
         id="module-not-registration",
     ),
     pytest.param(
         HEADER + 'module = "bench.foo-bar.registration"\nroot = "bench"\n',
-        (4, 1, "task-classes.foo.module"),
+        (4, 10, "task-classes.foo.module"),
         "'foo-bar' is not an ASCII Python identifier",
         id="module-hyphen",
     ),
     pytest.param(
         HEADER + 'module = "bench.class.registration"\nroot = "bench"\n',
-        (4, 1, "task-classes.foo.module"),
+        (4, 10, "task-classes.foo.module"),
         "'class' is a Python keyword",
         id="module-keyword",
     ),
     pytest.param(
         HEADER + 'module = "bench.café.registration"\nroot = "bench"\n',
-        (4, 1, "task-classes.foo.module"),
+        (4, 10, "task-classes.foo.module"),
         "not an ASCII Python identifier",
         id="module-non-ascii",
     ),
     pytest.param(
         HEADER + 'module = "bench.foo.registration"\nroot = "/abs/bench"\n',
-        (5, 1, "task-classes.foo.root"),
+        (5, 8, "task-classes.foo.root"),
         "not absolute",
         id="root-absolute",
     ),
     pytest.param(
         HEADER + 'module = "bench.foo.registration"\nroot = "../bench"\n',
-        (5, 1, "task-classes.foo.root"),
+        (5, 8, "task-classes.foo.root"),
         "no '..'",
         id="root-climbs",
     ),
     pytest.param(
         HEADER + 'module = "bench.foo.registration"\nroot = "a/../bench"\n',
-        (5, 1, "task-classes.foo.root"),
+        (5, 8, "task-classes.foo.root"),
         "no '..'",
         id="root-climbs-inside",
     ),
     pytest.param(
         HEADER + 'module = "bench.foo.registration"\nroot = "./bench"\n',
-        (5, 1, "task-classes.foo.root"),
+        (5, 8, "task-classes.foo.root"),
         "normalized",
         id="root-dot",
     ),
     pytest.param(
         HEADER + 'module = "bench.foo.registration"\nroot = "bench\\\\x"\n',
-        (5, 1, "task-classes.foo.root"),
+        (5, 8, "task-classes.foo.root"),
         "'/' as separator",
         id="root-backslash",
     ),
     pytest.param(
         HEADER + 'module = "bench.foo.registration"\nroot = ""\n',
-        (5, 1, "task-classes.foo.root"),
+        (5, 8, "task-classes.foo.root"),
         "is empty",
         id="root-empty",
     ),
     pytest.param(
         HEADER + 'module = "my-bench.foo.registration"\nroot = "my-bench"\n',
-        (4, 1, "task-classes.foo.module"),
+        (4, 10, "task-classes.foo.module"),
         "not an ASCII Python identifier",
         id="root-not-identifier",
     ),
@@ -245,28 +245,28 @@ BAD_DOCUMENTS = [
     ),
     pytest.param(
         'schema-version = 1\n[task-classes]\nfoo = { module = "bench.foo.registration", root = 7 }\n',
-        (3, 44, "task-classes.foo.root"),
+        (3, 51, "task-classes.foo.root"),
         "expected a string, got an integer",
         id="inline-table",
     ),
     pytest.param(
         'schema-version = 1\ntask-classes.foo.module = "bench.foo.registration"\n'
         "task-classes.foo.root = 1.5\n",
-        (3, 1, "task-classes.foo.root"),
+        (3, 25, "task-classes.foo.root"),
         "expected a string, got a float",
         id="dotted-keys",
     ),
     pytest.param(
         'schema-version = 1\n[task-classes.foo]\nmodule = "bench.foo.registration"\n'
         "root = 1979-05-27\n",
-        (4, 1, "task-classes.foo.root"),
+        (4, 8, "task-classes.foo.root"),
         "expected a string, got a date or time",
         id="date",
     ),
     pytest.param(
         'schema-version = 1\n[task-classes.foo]\nmodule = ["bench.foo.registration"]\n'
         'root = "bench"\n',
-        (3, 1, "task-classes.foo.module"),
+        (3, 10, "task-classes.foo.module"),
         "expected a string, got an array",
         id="array",
     ),
@@ -368,13 +368,13 @@ def test_an_unrelated_unknown_key_leaves_the_missing_key_reported(tmp_path: Path
 
 
 def test_two_slugs_with_one_module_is_an_error(tmp_path: Path) -> None:
-    """Two slugs naming the same module are refused, at the second one's module key."""
+    """Two slugs naming the same module are refused, at the second one's module value."""
     document = HEADER + 'module = "bench.foo.registration"\nroot = "bench"\n'
     document += '[task-classes.bar]\nmodule = "bench.foo.registration"\nroot = "bench"\n'
     assert problems_of(tmp_path, document) == [
         (
             7,
-            1,
+            10,
             "task-classes.bar.module",
             "module 'bench.foo.registration' is already the module of 'foo'; "
             "each task class needs its own module",
@@ -387,7 +387,7 @@ def test_rendered_error_uses_the_compiler_convention(tmp_path: Path) -> None:
     with pytest.raises(BenchManifestInvalid) as exc:
         load_text(tmp_path, HEADER + 'module = 42\nroot = "bench"\n')
     path = tmp_path / "bench.toml"
-    assert f"{path}:4:1: task-classes.foo.module: expected a string, got an integer" in str(
+    assert f"{path}:4:10: task-classes.foo.module: expected a string, got an integer" in str(
         exc.value
     )
 

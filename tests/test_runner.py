@@ -171,6 +171,7 @@ def test_plan_yields_to_the_event_loop_between_slugs(
     ``Runner.plan`` no longer imports ``asyncio``: it yields with a bare
     ``yield``, which asyncio's ``Task`` must still take as a "sleep 0".
     """
+    # Runner.plan resolves each slug through _resolve.resolve, which calls the loader.
     from codegenie.eval import _resolve as resolve_module
 
     bench = make_bench(tmp_path, "aa", "bb", "cc")
@@ -219,3 +220,43 @@ def test_plan_can_be_driven_without_an_event_loop(tmp_path: Path) -> None:
             result = done.value
     assert yielded == [None, None]  # one turn of the loop after each slug, nothing else
     assert result.slugs() == ("aa", "bb")
+
+
+# -- docs/api.md, the reference of Runner and RunPlan -----------------------------------
+
+
+def _api_example() -> str:
+    text = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
+    return text.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_api_reference_names_every_public_name() -> None:
+    """docs/api.md documents each name of codegenie.eval.__all__, Runner.plan's among them."""
+    import codegenie.eval
+
+    text = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
+    for name in codegenie.eval.__all__:
+        assert f"`{name}`" in text, name
+    assert "### `await runner.plan(slugs=None) -> RunPlan`" in text
+
+
+def test_the_api_example_runs_as_written(tmp_path: Path) -> None:
+    """The example of docs/api.md plans a bench, and reports a failing one slug by slug."""
+    import subprocess
+    import sys
+
+    bench = make_bench(tmp_path, "alpha-one", "beta-two", parts=True)
+    example = tmp_path / "example.py"
+    example.write_text(_api_example(), encoding="utf-8")
+    ran = subprocess.run(
+        [sys.executable, str(example)], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert [line.split()[0] for line in ran.stdout.splitlines()] == ["alpha-one", "beta-two"]
+    assert ran.stdout.splitlines()[0].endswith("('example',)")
+    bench.add("gamma-three", write=False)
+    failed = subprocess.run(
+        [sys.executable, str(example)], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert failed.returncode == 0, failed.stderr
+    assert failed.stdout.startswith("gamma-three bench-case-load-error ")

@@ -150,24 +150,32 @@ def locate_errors(
     known_keys: Callable[[KeyPath], Sequence[str]],
     *,
     list_known: bool = True,
+    find_value: Callable[[KeyPath], Position] | None = None,
 ) -> list[LocatedProblem]:
     """Locate pydantic ``errors`` (``ValidationError.errors()``, ``loc`` as TOML keys).
 
-    ``find`` says where a key (or its nearest parent) is written;
+    ``find`` says where a key (or its nearest parent) is written, and
+    ``find_value`` where the value of a key starts (default: ``find``): a
+    problem with a key — unknown, missing, a table name that breaks a rule —
+    is at the key, a problem with a value — its type, its range, a
+    validator's verdict — at the value (``timeout = 0`` at the ``0``).
     ``known_keys(loc)`` lists the keys the table holding ``loc[-1]`` may
     have, for "did you mean" (and, with ``list_known``, listed after an
     unknown key that is close to none of them). Returns one problem per error in the order
     given, leaving out a missing key that an unknown key of the same table
     misspells (that unknown key says "did you mean" instead).
     """
+    at_value = find_value or find
     errors = list(errors)
     misspelt = _misspelt(errors, known_keys)
     problems = []
     for error in errors:
         kind: str = error["type"]
         loc: KeyPath = tuple(error["loc"])
+        locate = at_value
         if len(loc) > 1 and loc[-1] == "[key]" and kind not in {"extra_forbidden", "missing"}:
             loc = loc[:-1]  # pydantic's marker for a bad key: the key's own table
+            locate = find  # the key (a table's name) is what is wrong, not its value
         if kind == "missing" and loc:
             if loc in misspelt:
                 continue
@@ -177,5 +185,7 @@ def locate_errors(
             problems.append(LocatedProblem(*where, render_key(parent), message, loc))
             continue
         message = _message(error, loc, known_keys, list_known=list_known)
-        problems.append(LocatedProblem(*find(loc), render_key(loc), message, loc))
+        if kind == "extra_forbidden":
+            locate = find
+        problems.append(LocatedProblem(*locate(loc), render_key(loc), message, loc))
     return problems

@@ -478,7 +478,7 @@ class _CaseReader:
             positions = TomlPositions(text)
             self._problem(
                 file,
-                positions.find(("id",)),
+                positions.find_value(("id",)),
                 f"the case id is the directory name {case_id!r}, but this file says "
                 f"{written_id!r}; remove the key, or make it match",
                 key="id",
@@ -530,7 +530,9 @@ class _CaseReader:
         located = [{**error, "loc": _file_key(error["loc"])} for error in errors]
         shown = located[:MAX_PROBLEMS_PER_FILE]
         # A case model may declare many keys: "did you mean" names one, never the list.
-        for problem in locate_errors(shown, positions.find, known_keys, list_known=False):
+        for problem in locate_errors(
+            shown, positions.find, known_keys, list_known=False, find_value=positions.find_value
+        ):
             self._problem(
                 file, (problem.line, problem.column), problem.message, key=problem.key, case=case_id
             )

@@ -3,8 +3,9 @@
 ``check`` reports every one of them; ``show``, ``plan`` and the library's
 callers meet some of them one at a time, and say them with the same code
 (:mod:`codegenie.eval.problems` words each one once for every command).
-Codes are kebab-case and never change meaning; ``docs/check-codes.md`` lists
-each with an example and its fix (a test keeps the two in step).
+Codes are kebab-case and never change meaning; ``codegenie-bench explain CODE``
+prints each one's meaning, an example and its fix, from the installed package
+(:mod:`codegenie.eval._code_docs`, which ``docs/check-codes.md`` reproduces).
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from typing import Final
 
 from codegenie.eval.diagnostics import Diagnostic, Severity
 
-__all__ = ("CODES", "Code", "diagnostic")
+__all__ = ("CODES", "VERBOSE_CLAUSE", "Code", "diagnostic")
+
+#: The end of a hint that sends the reader to ``-v``: left out when ``-v`` is already given.
+VERBOSE_CLAUSE: Final = "; -v shows the registration's traceback"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +86,7 @@ CODES: Final[dict[str, Code]] = {
             "import-failed",
             "error",
             "importing the registration raised (sys.exit included)",
-            "fix the error; -v shows the registration's traceback",
+            "fix the error" + VERBOSE_CLAUSE,
         ),
         Code(
             "import-crashed",
@@ -123,9 +127,9 @@ CODES: Final[dict[str, Code]] = {
         Code(
             "rubric-imported",
             "error",
-            "the registration imports, reads or runs a rubric (ADR-0001)",
-            "remove the import; rubrics run only in a subprocess "
-            "(docs/adr/0001-rubric-isolation.md)",
+            "the registration imports, reads or runs a rubric",
+            "remove the import: a rubric runs only as a script, in a subprocess "
+            "(`codegenie-bench explain rubric-imported`)",
         ),
         Code(
             "rubric-missing",
@@ -149,7 +153,8 @@ CODES: Final[dict[str, Code]] = {
             "case-invalid",
             "error",
             "a case.toml breaks the common keys or the task class's case model",
-            "fix the key at this position (docs/rubrics.md lists the common keys)",
+            "fix the key at this position; `codegenie-bench explain case-invalid` "
+            "lists the common keys",
         ),
         Code(
             "golden-fails",
@@ -166,8 +171,9 @@ CODES: Final[dict[str, Code]] = {
         Code(
             "rubric-error",
             "error",
-            "the rubric broke its protocol (docs/rubrics.md) on a case",
-            "make the rubric print one verdict object and exit 0 (passed) or 1 (failed)",
+            "the rubric broke its protocol on a case",
+            "make the rubric print one verdict object and exit 0 (passed) or 1 (failed); "
+            "`codegenie-bench explain rubric-error` has the protocol",
         ),
         Code(
             "rubric-timeout",

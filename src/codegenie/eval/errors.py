@@ -10,7 +10,8 @@ Each class carries:
 - ``exit_code``: the command-line exit status for this failure (the CLI maps
   exceptions to exit codes through this attribute, never through message text);
 - its diagnostic fields as named attributes (``exc.name``, ``exc.suggestions``);
-- ``hint``: one sentence telling a curator what to do next, or ``None``.
+- ``hint``: one sentence telling a curator what to do next (every error has one;
+  it never names a file the installed package does not ship).
 
 All errors survive pickling, so they can cross process boundaries.
 """
@@ -74,9 +75,9 @@ class EvalError(Exception):
         return str(self)
 
     @property
-    def hint(self) -> str | None:
-        """What a curator should do next, when there is something to suggest."""
-        return None
+    def hint(self) -> str:
+        """What a curator should do next: one sentence, for every error."""
+        return "the message says what is wrong; fix it and run the command again"
 
     def attributes(self) -> dict[str, object]:
         """Return the error's diagnostic fields by name, in declaration order."""
@@ -102,10 +103,15 @@ def _quote_list(names: tuple[str, ...], limit: int = 5) -> str:
 
 @final
 class InvalidTaskClassName(EvalError):
-    """A requested slug breaks the slug rules; nothing was touched."""
+    """A requested slug breaks the slug rules; nothing was touched.
+
+    Exit 2: the slug is what the caller typed (on the command line, a usage
+    error, as ``new``'s ``ScaffoldArgumentInvalid`` and ``grade --case Bad`` are);
+    a manifest's own bad slug is a schema problem of the manifest instead.
+    """
 
     code = "invalid-task-class-name"
-    exit_code = 1
+    exit_code = 2
     fields = ("name", "reason")
 
     def __init__(self, name: str, reason: str) -> None:
@@ -517,6 +523,17 @@ class RunPlanError(EvalError):
         lines += [f"  {slug}: {err}" for slug, err in self.errors.items()]
         super().__init__("\n".join(lines))
 
+    @property
+    def hint(self) -> str:
+        """The failures' own hint when they share one, else where every problem is listed."""
+        hints = {error.hint for error in self.errors.values()}
+        if len(hints) == 1:
+            return hints.pop()
+        return (
+            "each failing task class's own error says what to fix; "
+            "`codegenie-bench check` reports every problem of the bench at once"
+        )
+
 
 @final
 class ScaffoldArgumentInvalid(EvalError):
@@ -702,8 +719,8 @@ class BenchCasesInvalid(EvalError):
     @property
     def hint(self) -> str:
         return (
-            "fix the listed case files and directories; docs/rubrics.md describes "
-            "a case's layout and case.toml"
+            "fix the listed case files and directories; `codegenie-bench explain case-layout` "
+            "and `codegenie-bench explain case-invalid` describe a case and its case.toml"
         )
 
 

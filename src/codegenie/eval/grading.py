@@ -50,6 +50,8 @@ GradeStatus = Literal["passed", "failed", "missing", "error"]
 
 # The order the summary line counts what did not pass in.
 _NOT_PASSED: tuple[GradeStatus, ...] = ("failed", "error", "missing")
+# The order of the JSON document's counts.
+_STATUSES: tuple[GradeStatus, ...] = ("passed", "failed", "missing", "error")
 
 
 @final
@@ -152,27 +154,46 @@ class GradeReport(BaseModel):
         """How many results have ``status``."""
         return sum(result.status == status for result in self.results)
 
-    def summary(self) -> str:
-        """Return the summary line: ``3/5 passed (1 failed, 1 missing)``.
+    @property
+    def mean_score(self) -> float | None:
+        """The mean of the scores the rubric gave, over the cases that have one; else ``None``."""
+        scores = [result.score for result in self.results if result.score is not None]
+        return sum(scores) / len(scores) if scores else None
 
-        Errors of runs that exceeded a limit are counted apart: not the
-        candidate's fault (``2/5 passed (1 error, 2 over a limit)``).
+    def counts(self) -> dict[GradeStatus, int]:
+        """How many results have each status: passed, failed, missing, error (zeros included)."""
+        return {status: self.count(status) for status in _STATUSES}
+
+    def summary(self, paint: Callable[[GradeStatus, str], str] | None = None) -> str:
+        """Return the summary line: ``3/6 passed (1 failed, 2 errors, 1 missing)``.
+
+        ``paint(status, words)`` may decorate each count's words (the command
+        line colours them); by default they are left as they are.
         """
-        line = f"{self.passed}/{self.total} passed"
+
+        def shown(status: GradeStatus, words: str) -> str:
+            return paint(status, words) if paint is not None else words
+
+        line = f"{self.passed}/{self.total} " + shown("passed", "passed")
         if not self.results:
             return line + " (no cases to grade)"
+        # Errors of runs that exceeded a limit are counted apart: not the candidate's fault.
         over = sum(result.limit is not None for result in self.results)
         others = [
-            f"{count} {status}"
+            shown(status, _counted(count, status))
             for status in _NOT_PASSED
             if (count := self.count(status) - (over if status == "error" else 0))
         ]
         if over:
-            others.append(f"{over} over a limit")
+            others.append(shown("error", f"{over} over a limit"))
         return line + (f" ({', '.join(others)})" if others else "")
 
     def to_json(self) -> dict[str, Any]:
-        """Return ``grade``'s JSON document: task_class, results, passed, total."""
+        """Return ``grade``'s JSON document.
+
+        ``task_class``, ``results``, ``passed``, ``total``, then ``counts``
+        (every status, zeros included), ``ok`` and ``mean_score``.
+        """
         return {
             "task_class": self.task_class,
             "sandbox": self.sandbox,
@@ -180,7 +201,16 @@ class GradeReport(BaseModel):
             "results": [result.to_json() for result in self.results],
             "passed": self.passed,
             "total": self.total,
+            "counts": self.counts(),
+            "ok": self.ok,
+            "mean_score": self.mean_score,
         }
+
+
+def _counted(count: int, status: GradeStatus) -> str:
+    """``2 errors``, ``1 error``, ``2 failed``: a count and its status, as English says it."""
+    noun = "errors" if status == "error" and count != 1 else status
+    return f"{count} {noun}"
 
 
 def default_jobs() -> int:

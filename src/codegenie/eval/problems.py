@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -55,7 +55,7 @@ from codegenie.eval.errors import (
     TaskClassRegistrationFailed,
     TaskClassRootConflict,
 )
-from codegenie.eval.naming import closest, normalize_slug, slug_problem
+from codegenie.eval.naming import closest, normalize_slug, slug_problem, slug_to_identifier
 
 if TYPE_CHECKING:
     from codegenie.eval._manifest.model import BenchManifest
@@ -69,6 +69,8 @@ __all__ = (
     "import_failed",
     "manifest_diagnostics",
     "manifest_problem",
+    "misplaced_package",
+    "misspelt_slug",
     "module_convention",
     "module_mismatch",
     "module_missing",
@@ -77,6 +79,7 @@ __all__ = (
     "root_missing",
     "root_outside",
     "suggest_slug",
+    "with_shown_paths",
 )
 
 #: Where a problem is: the file as shown, its line and column (``None`` when unknown).
@@ -106,6 +109,24 @@ def display_path(path: str | os.PathLike[str]) -> str:
     return absolute[len(prefix) :] if absolute.startswith(prefix) else absolute
 
 
+def with_shown_paths(text: str, paths: Iterable[str | os.PathLike[str]]) -> str:
+    """Return ``text`` with each absolute path of ``paths`` in it as :func:`display_path` shows it.
+
+    For a message built by the library, which names files by their absolute
+    paths (JSON output keeps those), when it is printed as text. A path is
+    replaced only where it stands whole: not where it is the start of a
+    longer name (``/r/bench`` in ``/r/bench2``).
+    """
+    for path in sorted({os.fspath(p) for p in paths}, key=len, reverse=True):
+        if not os.path.isabs(path) or path not in text:
+            continue
+        shown = display_path(path)
+        if shown != path:
+            pattern = re.escape(path) + r"(?![\w-]|\.[\w-])"
+            text = re.sub(pattern, shown.replace("\\", "\\\\"), text)
+    return text
+
+
 # -- each problem, worded once ----------------------------------------------------
 
 
@@ -129,10 +150,59 @@ def root_outside(
     return diagnostic("root-outside", message, *at, slug=slug)
 
 
-def module_missing(slug: str, module: str, registration: Path, at: Location) -> Diagnostic:
-    """``module-missing``: the registration file of the entry's module does not exist."""
+def misplaced_package(
+    slug: str, package_parts: Sequence[str], root_dir: Path, declared: Container[str]
+) -> Path | None:
+    """Return the unlisted package directory the entry ``slug`` probably meant, or ``None``.
+
+    For an entry whose registration file does not exist: one directory
+    ``<root>/<package>/`` beside where it should be, holding a
+    ``registration.py``, whose slug (``package`` with hyphens) is close to
+    ``slug`` and declared nowhere (``declared``). ``[task-classes.dockerfile-pinn]``
+    with ``module = "bench.dockerfile_pinn.registration"`` beside an unlisted
+    ``bench/dockerfile_pin/``: the table is the typo, not the code.
+    """
+    try:
+        with os.scandir(root_dir) as entries:
+            names = sorted(e.name for e in entries if e.is_dir() and not e.name.startswith("."))
+    except OSError:
+        return None
+    guesses = {
+        name.replace("_", "-"): name
+        for name in names
+        if (name,) != tuple(package_parts)
+        and slug_problem(name.replace("_", "-")) is None
+        and name.replace("_", "-") not in declared
+        and (root_dir / name / "registration.py").is_file()
+    }
+    near = [guess for guess in closest(slug, guesses, limit=2) if guess != slug]
+    return root_dir / guesses[near[0]] if len(near) == 1 else None
+
+
+def module_missing(
+    slug: str, module: str, registration: Path, at: Location, *, meant: Path | None = None
+) -> Diagnostic:
+    """``module-missing``: the registration file of the entry's module does not exist.
+
+    ``meant`` is what :func:`misplaced_package` found: then the entry, not
+    the tree, is what is wrong, and the diagnostic says so (one problem, where
+    the unlisted package would also be an ``orphan-task-class``).
+    """
     message = f"module {module!r} of {slug!r}: {display_path(registration)} does not exist"
-    return diagnostic("module-missing", message, *at, slug=slug)
+    if meant is None:
+        return diagnostic("module-missing", message, *at, slug=slug)
+    guess = meant.name.replace("_", "-")
+    meant_module = ".".join((module.split(".", 1)[0], meant.name, "registration"))
+    manifest = at[0] or "the manifest"
+    message += (
+        f"; {display_path(meant / 'registration.py')}, which no entry lists, is probably "
+        f"this task class: the table [task-classes.{slug}] probably misspells {guess!r}"
+    )
+    hint = (
+        f"rename [task-classes.{slug}] to [task-classes.{guess}] and set "
+        f'module = "{meant_module}" in {manifest}'
+    )
+    return diagnostic("module-missing", message, *at, slug=slug, hint=hint)
 
 
 def module_convention(slug: str, module: str, expected: str, at: Location) -> Diagnostic:
@@ -169,8 +239,55 @@ def module_mismatch(
     return diagnostic("import-failed", message, *at, slug=slug, hint=hint)
 
 
-def not_registered(slug: str, module: str, registered: Sequence[str], at: Location) -> Diagnostic:
-    """``not-registered``: the import succeeded but did not register the slug."""
+def misspelt_slug(
+    slug: str, module: str, registered: Sequence[str], declared: Container[str]
+) -> str | None:
+    """Return the slug the table ``[task-classes.<slug>]`` probably meant, or ``None``.
+
+    ``module`` (the entry's) imported but registered ``registered``, not
+    ``slug``. When exactly one of those names is declared nowhere in the
+    manifest (``declared``) and is close to ``slug`` or is the slug whose
+    package ``module`` is, the code is right and the table's name is the typo:
+    ``[task-classes.dockerfile-pinn]`` for a module that registers
+    ``dockerfile-pin``.
+    """
+    package = module.split(".")[1:-1]
+    candidates = [
+        name
+        for name in dict.fromkeys(registered)
+        if name != slug and name not in declared and slug_problem(name) is None
+    ]
+    meant = [
+        name
+        for name in candidates
+        if package == [slug_to_identifier(name)] or closest(slug, [name], limit=1)
+    ]
+    return meant[0] if len(meant) == 1 else None
+
+
+def not_registered(
+    slug: str,
+    module: str,
+    registered: Sequence[str],
+    at: Location,
+    *,
+    meant: str | None = None,
+) -> Diagnostic:
+    """``not-registered``: the import succeeded but did not register the slug.
+
+    ``meant`` is what :func:`misspelt_slug` found: then the manifest, not the
+    code, is what is wrong, and the diagnostic says so (one problem, where
+    the code's ``extra-registration`` and the package's ``module-convention``
+    would follow from the same typo).
+    """
+    if meant is not None:
+        manifest = at[0] or "the manifest"
+        message = (
+            f"{module} registers {meant!r}, but {manifest} declares it as {slug!r}: "
+            f"the table [task-classes.{slug}] probably misspells the slug"
+        )
+        hint = f"rename [task-classes.{slug}] to [task-classes.{meant}] in {manifest}"
+        return diagnostic("not-registered", message, *at, slug=slug, hint=hint)
     others = ", ".join(repr(name) for name in registered) or "nothing"
     message = f"importing {module} did not register {slug!r} (it registered {others})"
     hint = f"decorate the task class with @register_task_class({slug!r})"
@@ -271,6 +388,7 @@ def manifest_diagnostics(
     *,
     raw: Mapping[str, Any] | None = None,
     positions: TomlPositions | None = None,
+    tree: bool = True,
 ) -> list[Diagnostic]:
     """Return one diagnostic per problem of ``error``, a root that is not there said as such.
 
@@ -279,12 +397,14 @@ def manifest_diagnostics(
     ``root-missing`` at its ``root`` key, with the directory that is there as
     the suggestion, instead of ``manifest-schema`` at ``module``. ``raw`` (the
     parsed TOML) and ``positions`` are read from ``error.path`` when not given.
+    ``tree=False`` describes the manifest alone, never looking at a
+    directory (``list`` reads nothing else): every problem as the schema words it.
     """
     shown = display_path(error.path)
     found = []
     for problem in error.problems:
         refined = None
-        if problem.kind == "schema" and problem.slug is not None:
+        if tree and problem.kind == "schema" and problem.slug is not None:
             if raw is None:
                 raw, positions = _reread(error.path)
             refined = _missing_root(problem, raw, positions, error.path, shown)
@@ -326,7 +446,7 @@ def _missing_root(
     if directory.is_dir():
         return None
     key = ("task-classes", problem.slug or "", "root")
-    line, column = positions.find(key) if positions is not None else (problem.line, 1)
+    line, column = positions.find_value(key) if positions is not None else (problem.line, 1)
     parts = tuple(rest.split(".")[:-1])
     hint = root_hint(manifest.parent, root, parts)
     return root_missing(problem.slug, root, directory, (shown, line, column), hint=hint)
@@ -336,7 +456,11 @@ def _missing_root(
 
 
 def error_diagnostics(
-    error: EvalError, manifest: BenchManifest | None = None, slug: str | None = None
+    error: EvalError,
+    manifest: BenchManifest | None = None,
+    slug: str | None = None,
+    *,
+    tree: bool = True,
 ) -> list[Diagnostic]:
     """Return the diagnostics that describe ``error``, as ``check`` would word them.
 
@@ -344,10 +468,11 @@ def error_diagnostics(
     ``slug`` the task class the error concerns when the error does not say.
     A registration that raised is located at the deepest frame of its
     failure under the bench root, and carries its traceback (the loader's
-    frames left out) for ``-v``.
+    frames left out) for ``-v``. ``tree=False``: an invalid manifest is
+    described from the manifest alone (:func:`manifest_diagnostics`).
     """
     if isinstance(error, BenchManifestInvalid):
-        return manifest_diagnostics(error)
+        return manifest_diagnostics(error, tree=tree)
     if isinstance(error, RunPlanError):
         return [
             found
@@ -393,6 +518,13 @@ class _Place:
         line, column = self.manifest.position(*path)
         return (display_path(self.manifest.path), line, column)
 
+    def value_at(self, key: str) -> Location:
+        """Return where the value of the slug's ``key`` starts: a problem with that value."""
+        if self.manifest is None or not self.declared:
+            return self.at(key)
+        line, column = self.manifest.value_position("task-classes", self.slug or "", key)
+        return (display_path(self.manifest.path), line, column)
+
 
 def _one(error: EvalError, place: _Place) -> Diagnostic:
     manifest, slug = place.manifest, place.slug
@@ -405,14 +537,20 @@ def _one(error: EvalError, place: _Place) -> Diagnostic:
         if isinstance(error, BenchRootNotFound):
             hint = root_hint(manifest.directory, entry.root, entry.package_parts)
             directory = manifest.root_dir(slug)
-            return root_missing(slug, entry.root, directory, place.at("root"), hint=hint)
+            return root_missing(slug, entry.root, directory, place.value_at("root"), hint=hint)
         if isinstance(error, BenchRootOutsideManifest):
             return root_outside(
-                slug, entry.root, error.bench_root, error.manifest_dir, place.at("root")
+                slug, entry.root, error.bench_root, error.manifest_dir, place.value_at("root")
             )
         if isinstance(error, BenchCaseLoadError) and error.field == "registration.py":
+            root_dir = manifest.root_dir(slug)
+            package = misplaced_package(slug, entry.package_parts, root_dir, manifest)
             return module_missing(
-                slug, entry.module, error.case_dir / error.field, place.at("module")
+                slug,
+                entry.module,
+                error.case_dir / error.field,
+                place.value_at("module"),
+                meant=package,
             )
         if isinstance(error, TaskClassRegistrationFailed):
             return _registration_failed(error, manifest, slug, entry.module, place)
@@ -421,9 +559,12 @@ def _one(error: EvalError, place: _Place) -> Diagnostic:
                 slug, error.module, error.expected_file, error.actual_file, place.at()
             )
         if isinstance(error, TaskClassNotFound) and error.looked_up_in == entry.module:
-            return not_registered(slug, entry.module, error.available_names, place.at())
+            meant = misspelt_slug(slug, entry.module, error.available_names, manifest)
+            return not_registered(
+                slug, entry.module, error.available_names, place.at(), meant=meant
+            )
         if isinstance(error, TaskClassRootConflict):
-            return _as_is(error, place.at("root"), slug)
+            return _as_is(error, place.value_at("root"), slug)
     if isinstance(error, TaskClassNotFound):
         return _not_declared(error, place)
     if isinstance(error, InvalidTaskClassName):
@@ -435,11 +576,7 @@ def _one(error: EvalError, place: _Place) -> Diagnostic:
     if isinstance(error, CaseNotFound):  # a mistake of the command line, not of a file
         return _as_is(error, (None, None, None), error.task_class)
     if isinstance(error, ScaffoldArgumentInvalid):
-        found = _as_is(error, (None, None, None), None)
-        meant = suggest_slug(error.value) if error.argument == "SLUG" else None
-        return (
-            replace(found, message=f"{found.message}; did you mean {meant!r}?") if meant else found
-        )
+        return _invalid_argument(error)
     path = getattr(error, "path", None)
     if isinstance(path, Path):
         return _as_is(error, (display_path(path), None, None), slug)
@@ -447,9 +584,17 @@ def _one(error: EvalError, place: _Place) -> Diagnostic:
 
 
 def _as_is(error: EvalError, at: Location, slug: str | None) -> Diagnostic:
-    """Return the diagnostic of an error outside check's vocabulary: its own words."""
+    """Return the diagnostic of an error outside check's vocabulary: its own words.
+
+    The paths among its attributes are shown in its message and hint as
+    every path of a diagnostic is (relative to the working directory when
+    they lie under it).
+    """
     file, line, column = at
-    return Diagnostic(error.code, "error", str(error), file, line, column, slug, error.hint)
+    paths = [value for value in error.attributes().values() if isinstance(value, Path)]
+    message = with_shown_paths(str(error), paths)
+    hint = with_shown_paths(error.hint, paths)
+    return Diagnostic(error.code, "error", message, file, line, column, slug, hint)
 
 
 def _registration_failed(
@@ -478,10 +623,39 @@ def _registration_failed(
 
 def _not_declared(error: TaskClassNotFound, place: _Place) -> Diagnostic:
     where = place.manifest.path if place.manifest is not None else Path(error.looked_up_in)
-    message = f"task class {error.name!r} is not declared in {display_path(where)}"
+    shown = display_path(where)
+    misspelt = _table_of_package(error, place.manifest)
+    if misspelt is not None:
+        # The slug the code registers is right; the table that names its package is the typo.
+        module = place.manifest.entry(misspelt).module if place.manifest is not None else ""
+        message = (
+            f"task class {error.name!r} is not declared in {shown}, but [task-classes.{misspelt}] "
+            f"names its package ({module}): the table probably misspells the slug"
+        )
+        hint = f"rename [task-classes.{misspelt}] to [task-classes.{error.name}] in {shown}"
+        file, line, column = _Place(place.manifest, misspelt).at()
+        return Diagnostic(error.code, "error", message, file, line, column, error.name, hint)
+    message = f"task class {error.name!r} is not declared in {shown}"
     message += _suggesting(error.suggestions, error.available_names)
     file, line, column = place.at()
     return Diagnostic(error.code, "error", message, file, line, column, error.name, error.hint)
+
+
+def _table_of_package(error: TaskClassNotFound, manifest: BenchManifest | None) -> str | None:
+    """Return the close declared slug whose module is the package of the slug asked for, if any.
+
+    ``show dockerfile-pin`` when ``[task-classes.dockerfile-pinn]`` names
+    ``bench.dockerfile_pin.registration``: the table, not the request, is the typo.
+    """
+    if manifest is None or slug_problem(error.name) is not None:
+        return None
+    package = (slug_to_identifier(error.name),)
+    found = [
+        slug
+        for slug in error.suggestions
+        if slug in manifest and manifest.entry(slug).package_parts == package
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def _suggesting(suggestions: Iterable[str], available: Sequence[str] = ()) -> str:
@@ -503,6 +677,20 @@ def _invalid_name(error: InvalidTaskClassName, manifest: BenchManifest | None) -
     return Diagnostic(error.code, "error", message, None, None, None, None, error.hint)
 
 
+def _invalid_argument(error: ScaffoldArgumentInvalid) -> Diagnostic:
+    """``new``'s refused SLUG or ``--root``, with what was probably meant."""
+    from codegenie.eval._manifest.model import suggest_root  # noqa: PLC0415 - only when a failure is described
+
+    found = _as_is(error, (None, None, None), None)
+    if error.argument == "SLUG":
+        meant = suggest_slug(error.value)
+        shown = f"{meant!r}" if meant else None
+    else:
+        meant = suggest_root(error.value)
+        shown = f"--root {meant}" if meant else None
+    return replace(found, message=f"{found.message}; did you mean {shown}?") if shown else found
+
+
 def suggest_slug(name: str) -> str | None:
     """Return the slug a person most likely meant by ``name``, when it differs and is valid."""
     normal = normalize_slug(name)
@@ -512,6 +700,6 @@ def suggest_slug(name: str) -> str | None:
 def _scaffold_conflict(error: ScaffoldConflict, manifest: BenchManifest | None) -> Diagnostic:
     at: Location = (display_path(error.path), None, None)
     if manifest is not None and error.entry is not None and error.entry in manifest:
-        key = ("module",) if error.what == "module" else ()
-        at = _Place(manifest, error.entry).at(*key)
+        place = _Place(manifest, error.entry)
+        at = place.value_at("module") if error.what == "module" else place.at()
     return _as_is(error, at, error.name)

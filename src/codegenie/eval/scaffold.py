@@ -82,10 +82,10 @@ class Scaffold:
 
 
 _REGISTRATION = '''\
-"""Registers the ``{slug}`` task class.
+"""Registers this package's task class (its slug is in the decorator below).
 
 Imported in-process by the loader: keep it cheap, and never import rubric.py
-(ADR-0001: rubrics run only in a subprocess).
+(rubrics run only in a subprocess: `codegenie-bench explain rubric-imported`).
 """
 
 from __future__ import annotations
@@ -97,11 +97,12 @@ from codegenie.eval import register_task_class
 
 {decorator}
 class {class_name}:
-    """Task class ``{slug}``."""
+    """The task class this module registers."""
 '''
 
-#: The line length of the project's ruff configuration: what `new` writes fits in it.
-LINE_LENGTH: Final = 100
+#: ruff's default line length: what `new` writes passes `ruff format --check` in a
+#: repository that has no ruff configuration of its own (and fits this project's 100).
+LINE_LENGTH: Final = 88
 _INDENT: Final = "    "
 
 
@@ -172,15 +173,20 @@ def _decorator_source(slug: str) -> str:
     line = f"@register_task_class({arguments})"
     if len(line) <= LINE_LENGTH:
         return line
-    return f"@register_task_class(\n{_INDENT}{arguments}\n)"
+    if len(_INDENT + arguments) <= LINE_LENGTH:
+        return f"@register_task_class(\n{_INDENT}{arguments}\n)"
+    one_per_line = "".join(
+        f"{_INDENT}{argument},\n" for argument in (python_string(slug), "description=DESCRIPTION")
+    )
+    return f"@register_task_class(\n{one_per_line})"
 
 
 def registration_source(slug: str, description: str) -> str:
     """Return the ``registration.py`` that ``new`` writes for ``slug``.
 
-    It passes this project's ``ruff format --check``, ``ruff check`` and
-    ``mypy --strict`` as written, whatever the description holds (a test
-    runs them on scaffolds).
+    It passes ``ruff format --check`` and ``ruff check`` with ruff's default
+    settings, and ``mypy --strict``, as written, whatever the description
+    holds (a test runs them on scaffolds).
     """
     return _REGISTRATION.format(
         slug=slug,
@@ -191,9 +197,9 @@ def registration_source(slug: str, description: str) -> str:
 
 
 _RUBRIC = '''\
-"""Rubric for ``{slug}``.
+"""The rubric of this package's task class.
 
-A standalone script, run as a subprocess, never imported (ADR-0001).
+A standalone script, run as a subprocess, never imported.
 
 Usage: python rubric.py CASE_DIR CANDIDATE_DIR
 
@@ -217,7 +223,8 @@ def grade(case_dir: Path, candidate_dir: Path) -> dict[str, object]:
         relative = file.relative_to(expected)
         produced = candidate_dir / relative
         if not produced.is_file() or produced.read_bytes() != file.read_bytes():
-            return {{"case": case_dir.name, "passed": False, "reason": f"{{relative}} differs"}}
+            reason = f"{{relative}} differs"
+            return {{"case": case_dir.name, "passed": False, "reason": reason}}
     return {{"case": case_dir.name, "passed": True, "reason": "all expected files match"}}
 
 

@@ -24,7 +24,7 @@ from pydantic import BaseModel, PrivateAttr
 
 from codegenie.eval._cache.entry import Damaged, Entry, Positions
 from codegenie.eval._manifest.model import BenchManifest, ManifestEntry, parse_manifest
-from codegenie.eval._toml.positions import KeyPath, Position
+from codegenie.eval._toml.positions import KeyPath, Position, line_text
 from codegenie.eval.errors import TaskClassNotFound
 from codegenie.eval.naming import SHORTLIST_SIZE, closest, rank, suggestion_key
 
@@ -306,6 +306,13 @@ class ServedManifest(BenchManifest):
             except Damaged:
                 self._damaged()
         return super().position(*key)
+
+    def _line_text(self, number: int) -> str | None:
+        """Return the text of line ``number`` of the bytes the cache entry stands for."""
+        served = self.served
+        if served is not None:
+            return line_text(served.data, number)
+        return super()._line_text(number)
 
     def __eq__(self, other: object) -> bool:
         """Equal as :meth:`BenchManifest.__eq__`; served from one entry: without building."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import keyword
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Final, Protocol, Self
 
@@ -42,7 +42,13 @@ from pydantic_core import PydanticCustomError
 from codegenie.eval._located import locate_errors, render_key
 from codegenie.eval._manifest.read import file_problem, find_manifest, read_manifest_bytes
 from codegenie.eval._paths import MANIFEST_NAME, MANIFEST_SIZE_LIMIT
-from codegenie.eval._toml.positions import KeyPath, Position, TomlPositions
+from codegenie.eval._toml.positions import (
+    KeyPath,
+    Position,
+    TomlPositions,
+    line_text,
+    value_position,
+)
 from codegenie.eval._toml.read import TomlUnreadable, parse_toml
 from codegenie.eval.errors import BenchManifestInvalid, ManifestProblem, TaskClassNotFound
 from codegenie.eval.naming import (
@@ -59,6 +65,8 @@ __all__ = (
     "BenchManifest",
     "ManifestEntry",
     "PositionFinder",
+    "suggest_module",
+    "suggest_root",
 )
 
 SUPPORTED_SCHEMA_VERSIONS: Final = (1,)
@@ -133,6 +141,39 @@ def _root_problem(value: str) -> str | None:
     if problem is not None:
         return f"must end in a directory named like a Python package; {parts[-1]!r} {problem}"
     return None
+
+
+def suggest_root(value: str) -> str | None:
+    r"""Return the root a curator most likely meant by ``value``, when it differs and is valid.
+
+    Normalised as a POSIX path: ``./bench``, ``bench/`` and ``bench//x`` mean
+    ``bench`` and ``bench/x``; ``bench\x`` means ``bench/x``. An absolute
+    path or one with ``..`` names another directory: nothing is suggested.
+    """
+    slashed = value.replace("\\", "/")
+    if slashed.startswith("/") or ".." in slashed.split("/") or '"' in value:
+        return None
+    normal = "/".join(part for part in slashed.split("/") if part not in {"", "."})
+    return normal if normal and normal != value and _root_problem(normal) is None else None
+
+
+def suggest_module(value: str) -> str | None:
+    """Return the module a curator most likely meant by ``value``, when it differs and is valid.
+
+    Hyphens become underscores (``bench.alpha-one.registration`` means
+    ``bench.alpha_one.registration``, the identifier of the slug), a file
+    path becomes a dotted name, and a missing ``.registration`` is added.
+    """
+    normal = value.strip().removesuffix(".py").replace("/", ".").replace("-", "_")
+    if normal.count(".") == 1:
+        normal += ".registration"
+    if normal == value or '"' in normal:
+        return None
+    try:
+        _check_module(normal)
+    except PydanticCustomError:
+        return None
+    return normal
 
 
 def _check_root(value: str) -> str:
@@ -429,6 +470,22 @@ class BenchManifest(BaseModel):
             self._positions = TomlPositions(self._text)
         return self._positions.find(key)
 
+    def value_position(self, *key: str | int) -> tuple[int, int]:
+        """Return the (line, column) where the value of the key at ``key`` starts.
+
+        Where a problem with that value is reported (``root = "bnch"``: at the
+        ``"``); :meth:`position`'s answer when ``key`` has no value of its own
+        (a table) or the manifest has no text.
+        """
+        at = self.position(*key)
+        line = self._line_text(at[0])
+        found = value_position(line, at) if line is not None else None
+        return found if found is not None else at
+
+    def _line_text(self, number: int) -> str | None:
+        """Return the text of line ``number`` of the manifest, when it was read from text."""
+        return line_text(self._text, number) if self._text is not None else None
+
     def to_toml(self) -> str:
         """Return the manifest as TOML text (without comments)."""
         import tomli_w  # noqa: PLC0415 - only writers need it
@@ -461,12 +518,25 @@ def _manifest_errors(errors: list[Any]) -> Iterator[Any]:
     with its own position.
     """
     for error in errors:
-        if error["type"] == "duplicate_module":
+        kind, value = error["type"], error.get("input")
+        if kind == "duplicate_module":
             continue
-        if error["type"] == "module_outside_root":
+        if kind == "module_outside_root":
             yield {**error, "loc": (*error["loc"], "module")}
+        elif kind in _SUGGESTERS and isinstance(value, str):
+            key, suggest = _SUGGESTERS[kind]
+            meant = suggest(value)
+            suffix = f'; did you mean {key} = "{meant}"?' if meant is not None else ""
+            yield {**error, "msg": error["msg"] + suffix}
         else:
             yield error
+
+
+#: The error types whose value has a likely meaning, with the key and the function that finds it.
+_SUGGESTERS: Final[dict[str, tuple[str, Callable[[str], str | None]]]] = {
+    "root_syntax": ("root", suggest_root),
+    "module_syntax": ("module", suggest_module),
+}
 
 
 def _duplicate_modules(entries: Mapping[str, object]) -> list[tuple[str, str, str]]:
@@ -498,7 +568,7 @@ def _duplicate_problems(
         key: KeyPath = ("task-classes", slug, "module")
         problems.append(
             ManifestProblem(
-                *positions.find(key),
+                *positions.find_value(key),
                 render_key(key),
                 f"module {module!r} is already the module of {first!r}; "
                 "each task class needs its own module",
@@ -563,7 +633,12 @@ def _schema_problems(
         ManifestProblem(
             problem.line, problem.column, problem.key, problem.message, slug=_slug_of(problem.loc)
         )
-        for problem in locate_errors(_manifest_errors(errors), positions.find, _known_keys)
+        for problem in locate_errors(
+            _manifest_errors(errors),
+            positions.find,
+            _known_keys,
+            find_value=positions.find_value,
+        )
     ]
     duplicates, duplicate_count = _duplicate_problems(raw, positions, MAX_PROBLEMS + 1)
     problems += duplicates

@@ -15,7 +15,15 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-__all__ = ("EntryPositions", "KeyPath", "Position", "TomlPositions", "entry_positions")
+__all__ = (
+    "EntryPositions",
+    "KeyPath",
+    "Position",
+    "TomlPositions",
+    "entry_positions",
+    "line_text",
+    "value_position",
+)
 
 KeyPath = tuple[str | int, ...]
 Position = tuple[int, int]
@@ -55,14 +63,18 @@ def _unescape(body: str) -> str:
 
 
 class TomlPositions:
-    """Positions of the keys and table headers of one valid TOML document.
+    """Positions of the keys, values and table headers of one valid TOML document.
 
     ``find(path)`` returns the 1-based ``(line, column)`` of the key or table
-    at ``path``, or of its nearest written ancestor, or ``(1, 1)``. The
-    document is scanned lazily, only as far as the keys asked for (a problem
-    near the top of a huge file costs a few lines, not the file). Nothing
-    here raises: should the scanner misread a document, the keys after that
-    point resolve to their nearest recorded ancestor.
+    at ``path``, or of its nearest written ancestor, or ``(1, 1)``: where a
+    problem *with the key* is (unknown, missing from its table).
+    ``find_value(path)`` returns where the value of the key at ``path``
+    starts, or ``find(path)`` when ``path`` is not a key with a value (a
+    table header): where a problem *with the value* is (``root = "bnch"``
+    at the ``"``). The document is scanned lazily, only as far as the keys
+    asked for (a problem near the top of a huge file costs a few lines, not
+    the file). Nothing here raises: should the scanner misread a document,
+    the keys after that point resolve to their nearest recorded ancestor.
     """
 
     def __init__(self, text: str) -> None:
@@ -70,6 +82,7 @@ class TomlPositions:
         self._line = 1  # the line of offset _counted_to
         self._counted_to = 0
         self._positions: dict[KeyPath, Position] = {}
+        self._values: dict[KeyPath, Position] = {}
         self._aot_counts: dict[KeyPath, int] = {}
         self._offset = 0  # where the scan goes on
         self._table: KeyPath = ()  # the table that the scan is in
@@ -88,6 +101,12 @@ class TomlPositions:
         """Return where ``path`` itself is written, or ``None``."""
         self._scan_to(path)
         return self._positions.get(path)
+
+    def find_value(self, path: KeyPath) -> Position:
+        """Return where the value of the key at ``path`` starts, else :meth:`find`'s answer."""
+        self._scan_to(path)
+        value = self._values.get(path)
+        return value if value is not None else self.find(path)
 
     # -- scanning ---------------------------------------------------------
 
@@ -182,6 +201,8 @@ class TomlPositions:
 
     def _value(self, i: int, path: KeyPath) -> int:
         text = self._text
+        if path not in self._values:
+            self._values[path] = self._position(i)
         char = text[i]
         if char in "\"'":
             return self._string(i)
@@ -218,6 +239,48 @@ class TomlPositions:
         if match is None:
             raise ValueError("unterminated string: the document is not valid TOML")
         return match.end()
+
+
+def line_text(document: str | bytes, number: int) -> str | None:
+    """Return line ``number`` (1-based) of ``document`` as text, ``None`` past its end.
+
+    Bytes are decoded line by line: a 16 MiB manifest is not decoded whole
+    to locate one value.
+    """
+    if isinstance(document, str):
+        start = 0
+        for _ in range(number - 1):
+            start = document.find("\n", start) + 1
+            if start == 0:
+                return None
+        end = document.find("\n", start)
+        return document[start : end if end >= 0 else len(document)]
+    begin = 0
+    for _ in range(number - 1):
+        begin = document.find(b"\n", begin) + 1
+        if begin == 0:
+            return None
+    stop = document.find(b"\n", begin)
+    return document[begin : stop if stop >= 0 else len(document)].decode("utf-8", "replace")
+
+
+def value_position(line: str, key_at: Position) -> Position | None:
+    """Return where the value of the key written at ``key_at`` on ``line`` starts, or ``None``.
+
+    ``line`` is the text of line ``key_at[0]`` of a valid TOML document (a
+    key, its ``=`` and the start of its value share one line in TOML).
+    ``None`` when no key with a value starts at ``key_at`` (a table header).
+    """
+    scanner = TomlPositions(line)
+    try:
+        _, i = scanner._key(key_at[1] - 1)
+        i = scanner._skip_ws(i)
+        if line[i : i + 1] != "=":
+            return None
+        i = scanner._skip_ws(i + 1)
+    except (IndexError, ValueError, RecursionError):
+        return None
+    return (key_at[0], i + 1) if i < len(line) else None
 
 
 def entry_positions(

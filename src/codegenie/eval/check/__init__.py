@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,11 +24,13 @@ from codegenie.eval.check.static import ImportTarget, check_static
 from codegenie.eval.check.workers import Outcome, import_all
 from codegenie.eval.codes import CODES, Code, diagnostic
 from codegenie.eval.diagnostics import Diagnostic
+from codegenie.eval.naming import slug_to_identifier
 from codegenie.eval.problems import (
     Location,
     case_problem,
     display_path,
     import_failed,
+    misspelt_slug,
     module_mismatch,
     not_registered,
 )
@@ -76,11 +78,22 @@ class Shard:
 
 @dataclass(frozen=True, slots=True)
 class CheckReport:
-    """The outcome of one check run."""
+    """The outcome of one check run.
+
+    ``checked`` counts the task classes that were checked, ``declared`` those
+    the manifest declares (in the shard): an entry too broken to check (a bad
+    slug, a module that is not a module name, a duplicate module) is declared
+    but not checked. ``None`` means as many as were checked. ``readable`` is
+    false when the manifest could not be read at all (bytes or TOML syntax:
+    ``manifest-syntax``): then nothing was checked, in any shard, and the
+    report is not ok.
+    """
 
     manifest: Path
     checked: int
     diagnostics: tuple[Diagnostic, ...]
+    declared: int | None = None
+    readable: bool = True
     rubrics: GoldenReport | None = None
 
     @property
@@ -94,8 +107,8 @@ class CheckReport:
         return sum(d.severity == "warning" for d in self.diagnostics)
 
     def ok(self, *, strict: bool = False) -> bool:
-        """Return whether the bench passes: no errors (and, when strict, no warnings)."""
-        return self.errors == 0 and (not strict or self.warnings == 0)
+        """Whether the bench passes: a readable manifest, no errors (strict: no warnings either)."""
+        return self.readable and self.errors == 0 and (not strict or self.warnings == 0)
 
     def to_json(self, *, strict: bool = False) -> dict[str, Any]:
         """Return the documented JSON shape."""
@@ -103,6 +116,7 @@ class CheckReport:
             "ok": self.ok(strict=strict),
             "manifest": str(self.manifest),
             "checked": self.checked,
+            "declared": self.checked if self.declared is None else self.declared,
             "errors": self.errors,
             "warnings": self.warnings,
             "diagnostics": [d.to_json() for d in self.diagnostics],
@@ -110,10 +124,15 @@ class CheckReport:
         }
 
     def summary(self) -> str:
-        """Return one line: what was checked and found."""
-        noun = "task class" if self.checked == 1 else "task classes"
+        """Return one line: what was checked (of how many declared) and found."""
+        declared = self.checked if self.declared is None else self.declared
+        counted = f"{self.checked}" if declared == self.checked else f"{self.checked} of {declared}"
+        noun = "task class" if declared == 1 else "task classes"
+        where = display_path(self.manifest)
+        if not self.readable:
+            where += " (it cannot be read)"
         return (
-            f"checked {self.checked} {noun} in {display_path(self.manifest)}: "
+            f"checked {counted} {noun} in {where}: "
             f"{self.errors} error{'s' if self.errors != 1 else ''}, "
             f"{self.warnings} warning{'s' if self.warnings != 1 else ''}"
         )
@@ -156,8 +175,20 @@ def _failed(target: ImportTarget, error: Failure, manifest: str) -> Diagnostic:
     )
 
 
+def _misspelt(target: ImportTarget, outcome: Outcome, declared: Container[str]) -> str | None:
+    """Return the slug a table its own module does not register probably meant, or ``None``."""
+    if outcome.kind != "done" or outcome.error is not None or not outcome.not_registered:
+        return None
+    return misspelt_slug(target.slug, target.module, outcome.registered, declared)
+
+
 def _import_diagnostics(
-    target: ImportTarget, outcome: Outcome, *, manifest: str, rubric_flagged: bool
+    target: ImportTarget,
+    outcome: Outcome,
+    *,
+    manifest: str,
+    rubric_flagged: bool,
+    meant: str | None = None,
 ) -> Iterable[Diagnostic]:
     module, slug = target.module, target.slug
     header = _at_entry(target, manifest)
@@ -176,10 +207,10 @@ def _import_diagnostics(
     if outcome.error is not None:
         yield _failed(target, outcome.error, manifest)
     elif outcome.not_registered:
-        yield not_registered(slug, module, outcome.registered, header)
+        yield not_registered(slug, module, outcome.registered, header, meant=meant)
     lines = dict(target.register_lines)
     for name in dict.fromkeys(outcome.registered):
-        if name != slug:
+        if name not in {slug, meant}:  # the misspelt table's own slug: one problem, said once
             where = (target.display_file, lines[name], 1) if name in lines else header
             message = f"importing {module} for {slug!r} also registered {name!r}"
             yield diagnostic("extra-registration", message, *where, slug=slug)
@@ -291,13 +322,18 @@ def run_check(
         outcomes = import_all(static.targets, jobs=jobs, timeout=timeout)
         shown = display_path(path)
         runs: list[CaseRun] = []
+        misspelt: set[str] = set()
         for target in static.targets:
             outcome = outcomes[target.slug]
+            meant = _misspelt(target, outcome, static.every_slug)
+            if meant is not None and target.module.split(".")[1:-1] == [slug_to_identifier(meant)]:
+                misspelt.add(target.slug)  # the package is the meant slug's: no convention issue
             diagnostics += _import_diagnostics(
                 target,
                 outcome,
                 manifest=shown,
                 rubric_flagged=target.slug in static.rubric_flagged,
+                meant=meant,
             )
             if rubrics:
                 runs += _case_runs(target, outcome)
@@ -311,10 +347,15 @@ def run_check(
                 on_progress=on_progress,
             )
             diagnostics += ledger.diagnostics
+        diagnostics = [
+            d for d in diagnostics if not (d.code == "module-convention" and d.slug in misspelt)
+        ]
     diagnostics.sort(key=Diagnostic.sort_key)
     return CheckReport(
         manifest=path,
         checked=len(static.slugs),
         diagnostics=tuple(diagnostics),
+        declared=len(static.declared),
+        readable=static.readable,
         rubrics=ledger,
     )

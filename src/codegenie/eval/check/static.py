@@ -27,6 +27,7 @@ from codegenie.eval.naming import slug_problem, slug_to_identifier
 from codegenie.eval.problems import (
     display_path,
     manifest_diagnostics,
+    misplaced_package,
     module_convention,
     module_missing,
     root_hint,
@@ -66,6 +67,12 @@ class StaticResult:
 
     manifest: Path
     slugs: list[str] = field(default_factory=list)
+    #: Every slug the manifest declares (this shard's), valid or not: ``slugs`` are those checked.
+    declared: list[str] = field(default_factory=list)
+    #: Every slug the manifest declares, whatever the shard.
+    every_slug: frozenset[str] = frozenset()
+    #: Whether the manifest could be read as TOML at all (else ``manifest-syntax``, in shard 1).
+    readable: bool = True
     diagnostics: list[Diagnostic] = field(default_factory=list)
     targets: list[ImportTarget] = field(default_factory=list)
     rubric_flagged: set[str] = field(default_factory=set)
@@ -79,6 +86,8 @@ class _Read:
     # Slugs and module strings written in the file, valid or not: a package
     # that an invalid entry names is that entry's problem, not an orphan.
     mentioned: set[str] = field(default_factory=set)
+    # Every slug the file declares, in its order, valid or not.
+    declared: list[str] = field(default_factory=list)
 
 
 def _read(path: Path) -> _Read:
@@ -99,10 +108,14 @@ def _read(path: Path) -> _Read:
         text, raw = parse_toml(data)
         positions = TomlPositions(text)
         diagnostics = manifest_diagnostics(exc, raw=raw, positions=positions)
-        return _Read(_salvage(raw), positions, diagnostics, _mentioned(raw))
+        table = raw.get("task-classes")
+        declared = (
+            [slug for slug in table if isinstance(slug, str)] if isinstance(table, dict) else []
+        )
+        return _Read(_salvage(raw), positions, diagnostics, _mentioned(raw), declared)
     entries = dict(manifest.task_classes)
     mentioned = set(entries) | {entry.module for entry in entries.values()}
-    return _Read(entries, TomlPositions(data.decode("utf-8")), [], mentioned)
+    return _Read(entries, TomlPositions(data.decode("utf-8")), [], mentioned, list(entries))
 
 
 def _mentioned(raw: dict[str, object]) -> set[str]:
@@ -288,6 +301,7 @@ def _check_entry(
     root: _Root,
     *,
     where: Callable[..., tuple[int, int]],
+    where_value: Callable[..., tuple[int, int]],
     shown: str,
     manifest: Path,
     manifest_dir: Path,
@@ -295,8 +309,9 @@ def _check_entry(
 ) -> None:
     """Check one entry against the tree; queue its import when it can be imported."""
 
-    def at(*key: str) -> tuple[str, int, int]:
-        return (shown, *where("task-classes", slug, *key))
+    def at(key: str) -> tuple[str, int, int]:
+        """Where the value of the entry's ``key`` is: its problems are problems of that value."""
+        return (shown, *where_value("task-classes", slug, key))
 
     if root.resolved is None:
         hint = root_hint(manifest.parent, entry.root, entry.package_parts)
@@ -313,7 +328,10 @@ def _check_entry(
         result.diagnostics.append(module_convention(slug, entry.module, expected, at("module")))
     registration = entry.registration_file(root.path)
     if not registration.is_file():
-        result.diagnostics.append(module_missing(slug, entry.module, registration, at("module")))
+        meant = misplaced_package(slug, entry.package_parts, root.path, result.every_slug)
+        result.diagnostics.append(
+            module_missing(slug, entry.module, registration, at("module"), meant=meant)
+        )
         return
     register_lines = _source_checks(slug, registration, result)
     if register_lines is None:
@@ -335,16 +353,40 @@ def _check_entry(
     )
 
 
+def _misplaced(
+    walked: dict[Path, list[Path]],
+    expected: dict[str, tuple[Path, ManifestEntry, Path]],
+    every_slug: frozenset[str],
+) -> set[Path]:
+    """Return the unlisted registrations that an entry missing its own probably meant.
+
+    ``expected`` maps each slug to its root (resolved), entry and
+    registration file. Such a registration is that entry's ``module-missing``
+    (which names it), not also an orphan. Decided over every entry, whatever
+    the shard, so the shards' union is the full run; only an entry whose
+    file the walk did not find costs a look at the disk.
+    """
+    present = {registration for found in walked.values() for registration in found}
+    meant: set[Path] = set()
+    for slug, (root, entry, registration) in expected.items():
+        if registration in present or registration.is_file():
+            continue
+        package = misplaced_package(slug, entry.package_parts, root, every_slug)
+        if package is not None:
+            meant.add(package / "registration.py")
+    return meant
+
+
 def _orphans(
-    roots: set[Path],
+    walked: dict[Path, list[Path]],
     declared: set[Path],
     mentioned: set[str],
     in_shard: Callable[[str | None], bool],
 ) -> list[Diagnostic]:
     """Report each registration.py under a declared root that no entry lists."""
     found = []
-    for root in sorted(roots):
-        for registration in _walk_registrations(root):
+    for root, registrations in walked.items():
+        for registration in registrations:
             if registration in declared:
                 continue
             guess = registration.parent.name.replace("_", "-")
@@ -380,12 +422,19 @@ def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticRe
     result = StaticResult(manifest=path)
     read = _read(path)
     result.diagnostics += [d for d in read.diagnostics if in_shard(d.slug)]
+    result.declared = [slug for slug in read.declared if in_shard(slug)]
+    result.every_slug = frozenset(read.declared)
+    result.readable = not any(d.code == "manifest-syntax" for d in read.diagnostics)
     positions = read.positions
 
     def where(*key: str | int) -> tuple[int, int]:
         return positions.find(key) if positions is not None else (1, 1)
 
+    def where_value(*key: str | int) -> tuple[int, int]:
+        return positions.find_value(key) if positions is not None else (1, 1)
+
     declared: set[Path] = set()
+    expected: dict[str, tuple[Path, ManifestEntry, Path]] = {}
     roots: set[Path] = set()
     manifest_dir = path.parent.resolve()
     shown = display_path(path)
@@ -396,7 +445,9 @@ def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticRe
             root = located[entry.root] = _Root.locate(path.parent / entry.root, manifest_dir)
         if root.inside and root.resolved is not None:
             roots.add(root.resolved)
-            declared.add(entry.registration_file(root.resolved))
+            registration = entry.registration_file(root.resolved)
+            declared.add(registration)
+            expected[slug] = (root.resolved, entry, registration)
         if in_shard(slug):
             result.slugs.append(slug)
             _check_entry(
@@ -404,10 +455,13 @@ def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticRe
                 entry,
                 root,
                 where=where,
+                where_value=where_value,
                 shown=shown,
                 manifest=path,
                 manifest_dir=manifest_dir,
                 result=result,
             )
-    result.diagnostics += _orphans(roots, declared, read.mentioned, in_shard)
+    walked = {root: list(_walk_registrations(root)) for root in sorted(roots)}
+    declared |= _misplaced(walked, expected, result.every_slug)
+    result.diagnostics += _orphans(walked, declared, read.mentioned, in_shard)
     return result

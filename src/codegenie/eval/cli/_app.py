@@ -17,6 +17,7 @@ from typing import Any, Final, NoReturn
 from codegenie.eval._output import ResultStream, escape_control, reserve_stdout, wants_colour
 from codegenie.eval.cli import (
     cmd_check,
+    cmd_explain,
     cmd_grade,
     cmd_init,
     cmd_list,
@@ -39,6 +40,7 @@ COMMANDS: Final[dict[str, Command]] = {
         cmd_show.COMMAND,
         cmd_plan.COMMAND,
         cmd_check.COMMAND,
+        cmd_explain.COMMAND,
         cmd_grade.COMMAND,
         cmd_new.COMMAND,
         cmd_schema.COMMAND,
@@ -52,6 +54,7 @@ examples:
   {PROG} show secret-rotation
   {PROG} plan --format json
   {PROG} check --strict --format github
+  {PROG} explain rubric-imported
   {PROG} grade secret-rotation runs/42
 """
 
@@ -74,7 +77,9 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         return value if defaults else argparse.SUPPRESS
 
     group = parser.add_argument_group("global options")
-    group.add_argument("--version", action="version", version=VERSION, help="print the version")
+    group.add_argument(
+        "-V", "--version", action="version", version=VERSION, help="print the version and exit"
+    )
     group.add_argument(
         "--manifest",
         type=Path,
@@ -204,7 +209,7 @@ def fail(error: EvalError, out: Output) -> int:
     """
     from codegenie.eval.problems import error_diagnostics  # noqa: PLC0415 - start-up: only this command pays for it
 
-    found = error_diagnostics(error, out.manifest, out.slug)
+    found = error_diagnostics(error, out.manifest, out.slug, tree=out.tree)
     if out.json:
         document = _error_document(error)
         document["diagnostics"] = [d.to_json() for d in found]

@@ -89,7 +89,9 @@ class Output:
     rest of the results vanish quietly. Notes are printed with their control
     characters escaped. ``manifest`` and ``slug`` are what the command was
     working on when it failed, set by the command as it learns them: the
-    report of an error locates it with them.
+    report of an error locates it with them. ``tree`` says whether that
+    report may look at the bench tree to describe a problem (``list``, which
+    reads the manifest only, says no).
     """
 
     def __init__(self, args: argparse.Namespace, stdout: ResultStream, stderr: TextIO) -> None:
@@ -101,6 +103,7 @@ class Output:
         self.stderr = stderr
         self.manifest: BenchManifest | None = None
         self.slug: str | None = None
+        self.tree = True
 
     def result(self, document: dict[str, Any], text: str) -> None:
         """Print the JSON ``document`` or the (already escaped) ``text``."""
@@ -129,6 +132,13 @@ class Output:
             home = os.environ.get("GITHUB_WORKSPACE") or (str(base) if base else None)
             lines = [_rebased(d, home).render_github() for d in found]
         else:
+            from codegenie.eval.codes import VERBOSE_CLAUSE  # noqa: PLC0415 - start-up: only when there is something to report
+
+            if self.verbose:  # -v is given: a hint that asks for it says nothing more
+                found = [
+                    replace(d, hint=d.hint.removesuffix(VERBOSE_CLAUSE)) if d.hint else d
+                    for d in found
+                ]
             colour = wants_colour(stream)
             lines = []
             for i, diagnostic in enumerate(found):

@@ -21,10 +21,13 @@ __all__ = ("COMMAND",)
 def run(args: argparse.Namespace, out: Output) -> int:
     """Check the bench; print the diagnostics on stdout (they are the result), a summary on stderr.
 
-    Exit 0 when there is no error (and, under ``--strict``, no warning), else 1.
+    Exit 0 when there is no error (and, under ``--strict``, no warning), else
+    1; 4 when there is no manifest it can read (missing, or not TOML: the
+    exit code of that mistake in every command).
     """
     from codegenie.eval._manifest.read import find_manifest  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.check import run_check  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.errors import BenchManifestInvalid  # noqa: PLC0415 - start-up: only this command pays for it
 
     path = args.manifest if args.manifest is not None else find_manifest(Path.cwd())
     sandbox = choose_sandbox(args, out) if args.rubrics else None
@@ -64,11 +67,14 @@ def run(args: argparse.Namespace, out: Output) -> int:
         out.result(report.to_json(strict=args.strict), "")
     elif args.format == "github":
         out.diagnostics(report.diagnostics, stream=out.stdout, base=report.manifest.parent)
-        # A plain log line, escaped so that no path can start a workflow command.
-        out.stdout.write(escape_control(report.summary()) + "\n")
+        if not out.quiet:
+            # On stderr, as in text; escaped so that no path can start a workflow command.
+            out.stderr.write(escape_control(report.summary()) + "\n")
     else:
         out.diagnostics(report.diagnostics, stream=out.stdout, base=None)
         out.note(report.summary())
+    if not report.readable:
+        return BenchManifestInvalid.exit_code
     return 0 if report.ok(strict=args.strict) else 1
 
 

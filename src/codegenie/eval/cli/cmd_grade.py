@@ -17,7 +17,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codegenie.eval._output import escape_control
+from codegenie.eval._output import escape_control, wants_colour
 from codegenie.eval.cli._base import (
     Command,
     Output,
@@ -29,9 +29,11 @@ from codegenie.eval.cli._base import (
 from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
 
 if TYPE_CHECKING:
-    from codegenie.eval.grading import GradeResult
+    from collections.abc import Callable
 
-__all__ = ("COMMAND", "REASON_WIDTH", "result_line")
+    from codegenie.eval.grading import GradeResult, GradeStatus
+
+__all__ = ("COMMAND", "REASON_WIDTH", "paint", "result_line")
 
 # The widest status word ("missing"), so that the case ids line up.
 _STATUS_WIDTH = 7
@@ -40,16 +42,45 @@ _STATUS_WIDTH = 7
 REASON_WIDTH = 200
 
 
-def result_line(result: GradeResult, case_width: int) -> str:
-    """Return one text line: status, case id, score, duration, reason (escaped, shortened)."""
+# Each status's colour on a terminal, as pytest colours its outcomes.
+_COLOURS: dict[str, str] = {
+    "passed": "\x1b[32m",  # green
+    "failed": "\x1b[31m",  # red
+    "error": "\x1b[1m\x1b[31m",  # bold red
+    "missing": "\x1b[33m",  # yellow
+}
+_RESET = "\x1b[0m"
+
+
+def paint(status: GradeStatus, words: str) -> str:
+    """Return ``words`` in the colour of ``status`` (terminal escape sequences)."""
+    return f"{_COLOURS[status]}{words}{_RESET}"
+
+
+def result_line(
+    result: GradeResult,
+    case_width: int,
+    *,
+    colour: bool = False,
+    shown: Callable[[str], str] = lambda reason: reason,
+) -> str:
+    """Return one text line: status, case id, score, duration, reason (escaped, shortened).
+
+    ``colour`` paints the status word; ``shown`` rewrites the reason before it
+    is escaped (the paths in it, as text output shows paths).
+    """
     score = f"{result.score:.2f}" if result.score is not None else "-"
     duration = f"{result.duration_s:.2f}s" if result.duration_s is not None else "-"
-    reason = escape_control(result.reason or "")
+    reason = escape_control(shown(result.reason or ""))
     if len(reason) > REASON_WIDTH:
         cut = len(reason) - REASON_WIDTH
         reason = f"{reason[:REASON_WIDTH]}… ({cut} more characters; --format json shows all)"
     case = escape_control(result.case)
-    line = f"{result.status:<{_STATUS_WIDTH}}  {case:<{case_width}}  {score:>5}  {duration:>8}"
+    status = f"{result.status:<{_STATUS_WIDTH}}"
+    if colour:
+        padding = status[len(result.status) :]
+        status = paint(result.status, result.status) + padding
+    line = f"{status}  {case:<{case_width}}  {score:>5}  {duration:>8}"
     return f"{line}  {reason}".rstrip()
 
 
@@ -73,6 +104,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     from codegenie.eval._resolve import resolve  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.errors import RubricMissing  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.grading import grade, select_cases  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.problems import with_shown_paths  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415 - start-up: only this command pays for it
 
     candidates = _candidates(args.candidates)
@@ -87,6 +119,13 @@ def run(args: argparse.Namespace, out: Output) -> int:
     selected = select_cases(task_class.name, cases, args.cases)
 
     case_width = max((len(case.id) for case in selected), default=0)
+    colour = not out.json and wants_colour(out.stdout)
+    # A reason names the rubric or a candidate by its absolute path; text shows it as every path.
+    paths = [path for path in (task_class.rubric, candidates.absolute()) if path is not None]
+
+    def shown(reason: str) -> str:
+        return with_shown_paths(reason, paths)
+
     ready: dict[int, GradeResult] = {}
     printed = 0
     progress = Progress(
@@ -103,11 +142,12 @@ def run(args: argparse.Namespace, out: Output) -> int:
         if not out.json and printed in ready:
             progress.clear()
             while printed in ready:
-                shown = ready.pop(printed)
-                out.stdout.write(result_line(shown, case_width) + "\n")
-                if out.verbose and shown.traceback:  # -v: where the rubric broke
-                    for line in shown.traceback.rstrip().splitlines():
-                        out.stdout.write("    " + escape_control(line) + "\n")
+                shown_result = ready.pop(printed)
+                line = result_line(shown_result, case_width, colour=colour, shown=shown)
+                out.stdout.write(line + "\n")
+                if out.verbose and shown_result.traceback:  # -v: where the rubric broke
+                    for trace in shown_result.traceback.rstrip().splitlines():
+                        out.stdout.write("    " + escape_control(trace) + "\n")
                 printed += 1
         progress.draw()
 
@@ -126,7 +166,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
         )
     finally:
         progress.clear()
-    out.result(report.to_json(), report.summary())
+    out.result(report.to_json(), report.summary(paint if colour else None))
     if report.reused:
         out.note(
             f"{report.reused} result{'s' if report.reused != 1 else ''} reused from earlier "

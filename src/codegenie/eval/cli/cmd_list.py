@@ -15,6 +15,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     from codegenie.eval._cache.listing import render_json, render_text  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.problems import display_path  # noqa: PLC0415 - start-up: only this command pays for it
 
+    out.tree = False  # the manifest only: a problem is described as the manifest says it
     manifest = load_manifest(args, out)
     entries = [entry for _, entry in manifest]
     listing = (
