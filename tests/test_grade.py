@@ -255,15 +255,17 @@ def test_status_words_are_coloured_on_a_terminal(world: World) -> None:
 
 
 def test_a_deleted_rubric_is_named_relative_to_the_working_directory(world: World) -> None:
-    """The reason of a case whose rubric is gone names it as text output names files: relative."""
+    """A task class whose rubric is gone: RubricMissing before any case runs, the file named relative."""
     world.case("a-pass", "pass")
     (world.package / "rubric.py").unlink()
     result = world.grade()
-    assert result.returncode == 1
-    assert f"the rubric bench/{SLUG}/rubric.py does not exist" in result.stdout
-    assert str(world.base) not in result.stdout
+    assert result.returncode == 4
+    assert result.stdout == ""
+    assert f"has no rubric at bench/{SLUG}/rubric.py" in result.stderr
+    assert str(world.base) not in result.stderr
     document = json.loads(world.grade("--format", "json").stdout)
-    assert str(world.package / "rubric.py") in document["results"][0]["reason"]
+    assert document["error"]["type"] == "RubricMissing"
+    assert document["error"]["attributes"]["path"] == str(world.package / "rubric.py")
 
 
 def test_every_case_passing_exits_0(world: World) -> None:
