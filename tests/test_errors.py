@@ -22,7 +22,9 @@ from codegenie.eval.errors import (
     InitConflict,
     InvalidTaskClassName,
     ManifestProblem,
+    RubricMissing,
     RunPlanError,
+    SandboxUnavailable,
     ScaffoldArgumentInvalid,
     ScaffoldConflict,
     ScaffoldFailed,
@@ -162,6 +164,16 @@ EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
         CandidatesDirInvalid(Path("runs/x"), "does not exist"),
         2,
         {"path": Path("runs/x"), "reason": "does not exist"},
+    ),
+    (
+        RubricMissing("foo", Path("/b/foo/rubric.py")),
+        4,
+        {"task_class": "foo", "path": Path("/b/foo/rubric.py")},
+    ),
+    (
+        SandboxUnavailable("auto", "no user namespaces", ("install bubblewrap",)),
+        4,
+        {"mode": "auto", "cause": "no user namespaces", "fixes": ("install bubblewrap",)},
     ),
     (
         ScaffoldArgumentInvalid("--root", "./bench", "must be a normalized path"),

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+# Seconds the threads bench code left running get to finish before the process ends anyway.
+_THREAD_GRACE = 2.0
 
 
 class Terminated(KeyboardInterrupt):
@@ -76,14 +78,25 @@ def _exit_past_leftover_threads(code: int) -> None:
 
     A registration (bench code, run in this process) may start a thread and
     never stop it; the interpreter would wait for it at exit, forever. The
-    command has said all it had to say: stderr names the threads, the
-    streams are flushed, and the process ends without waiting for them.
+    command has said all it had to say: the threads get two seconds to
+    finish, then stderr names those still running, the streams are flushed,
+    and the process ends without waiting for them.
     """
     threading = sys.modules.get("threading")
     if threading is None:
         return
     main_thread = threading.main_thread()
     left = [t for t in threading.enumerate() if t is not main_thread and not t.daemon]
+    if not left:
+        return
+    import time  # noqa: PLC0415 - only when threads were left
+
+    # A short grace, as the interpreter's own wait at exit would give: a thread
+    # that is about to finish (a log flush, a late write) finishes.
+    deadline = time.monotonic() + _THREAD_GRACE
+    for thread in left:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    left = [t for t in left if t.is_alive()]
     if not left:
         return
     import os  # noqa: PLC0415 - only when threads were left
