@@ -615,6 +615,7 @@ def spawn(
     """
     started = time.monotonic()
     pipes = _Pipes()
+    process: subprocess.Popen[bytes] | None = None
     try:
         out_sink = err_sink = None
         out_fd: int = subprocess.DEVNULL
@@ -642,7 +643,9 @@ def spawn(
             reason = exc.strerror if isinstance(exc, OSError) else None
             raise NotStarted(reason or str(exc) or type(exc).__name__) from exc
         pipes.close_write_ends()
-    except BaseException:
+    except BaseException:  # KeyboardInterrupt, say: what was started does not outlive the call
+        if process is not None:
+            _abandon(process.pid, process)
         pipes.close()
         raise
     return _adopt(process.pid, pipes, out_sink, err_sink, (), reach, pidfd, process, started)
@@ -676,6 +679,7 @@ def fork(
     """
     started = time.monotonic()
     made = _Pipes()
+    pid = 0
     try:
         out_sink = err_sink = None
         out_fd: int | None = None
@@ -707,7 +711,9 @@ def fork(
                 extra=tuple(fd for _, fd in extra),
             )
         made.close_write_ends()
-    except BaseException:
+    except BaseException:  # KeyboardInterrupt, say: what was started does not outlive the call
+        if pid:
+            _abandon(pid, None)
         made.close()
         raise
     sinks = [sink for sink, _ in extra]
@@ -773,13 +779,18 @@ def _adopt(  # noqa: PLR0917 - one private call site per way of starting
             started=started,
         )
     except BaseException:
-        _kill(pid)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
-        if popen is not None:
-            popen.returncode = -signal.SIGKILL
+        _abandon(pid, popen)
         pipes.close()
         raise
+
+
+def _abandon(pid: int, popen: subprocess.Popen[bytes] | None) -> None:
+    """Kill and reap a child that could not be handed over; never raise for a child gone."""
+    _kill(pid)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+    if popen is not None:
+        popen.returncode = -signal.SIGKILL
 
 
 def run(
@@ -799,5 +810,5 @@ def run(
     it runs (``KeyboardInterrupt``) propagates after its tree is killed and
     it is reaped.
     """
-    child = spawn(argv, env=env, cwd=cwd, stdout=stdout, stderr=stderr, pidfd=pidfd)
-    return child.wait(timeout, cancel=cancel)
+    with spawn(argv, env=env, cwd=cwd, stdout=stdout, stderr=stderr, pidfd=pidfd) as child:
+        return child.wait(timeout, cancel=cancel)
