@@ -400,17 +400,17 @@ class Child:
         timeout: float | None = None,
         *,
         cancel: threading.Event | None = None,
-        watch: Mapping[int, Callable[[], bool]] | None = None,
+        hangup: Sequence[int] = (),
         drain_grace: float = DRAIN_GRACE,
     ) -> Ending:
         """Watch the child until it exits, ``timeout`` seconds pass, or it is cancelled; end it.
 
         ``timeout``: ``None`` (or infinity) for none. ``cancel``: an event
-        another thread may set, looked at every 50 ms. ``watch``: other
-        descriptors to serve meanwhile: when one is readable its callback
-        runs, and the child is cancelled if it returns true (a callback that
-        returns false must have read what made it readable, end of file
-        included). Then its tree is killed (see :data:`Reach`), its pipes
+        another thread may set, looked at every 50 ms. ``hangup``: pipes
+        (read ends) whose other end closing cancels the run at once; what is
+        written to them meanwhile is left there, and wakes nothing (a check
+        worker's request pipe: its parent may queue the next request while a
+        slug runs, and dies only once). Then its tree is killed (see :data:`Reach`), its pipes
         are read until end of file for at most ``drain_grace`` seconds, it
         is reaped, and its pipes are closed. Returns the :class:`Ending`
         (the same one if called again). An exception (``KeyboardInterrupt``)
@@ -428,9 +428,8 @@ class Child:
                 poller.register(fd, _READ_EVENTS)
             if self._pidfd is not None:
                 poller.register(self._pidfd, _READ_EVENTS)
-            watch = watch or {}
-            for fd in watch:
-                poller.register(fd, _READ_EVENTS)
+            for fd in hangup:
+                poller.register(fd, 0)  # POLLHUP and POLLERR are always reported
             longest = _LONGEST_WAIT if cancel is None else _CANCEL_POLL
             if self._pidfd is None:
                 longest = min(longest, _EXIT_POLL)
@@ -448,8 +447,8 @@ class Child:
                 for fd, _ in poller.poll(wait * 1000):
                     if fd == self._pidfd:
                         exited = True
-                    elif fd in watch:
-                        cancelled = watch[fd]() or cancelled
+                    elif fd in hangup:
+                        cancelled = True
                     elif self.read(fd):
                         poller.unregister(fd)
                 if cancelled or exited or (self._pidfd is None and self.has_exited()):
