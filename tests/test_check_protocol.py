@@ -83,8 +83,8 @@ def test_a_well_formed_answer_is_taken_as_it_is(answer: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("answer", "problem"),
     [
-        (b"not json", "the answer: Invalid JSON"),
-        (line([1, 2]), "the answer: Input should be an object"),
+        (b"not json", "the answer is not JSON (Expecting value"),
+        (line([1, 2]), "the answer: Input should be a valid dictionary"),
         (line({"id": "ab"}), "the answer: Unable to extract tag using discriminator 'kind'"),
         (line({"id": "ab", "kind": "lost", "detail": ""}), "the answer: Input tag 'lost'"),
         (line(DONE | {"left_running": 42}), "done.left_running: Input should be a valid string"),
@@ -121,6 +121,12 @@ def test_a_malformed_answer_is_refused_with_its_place(answer: bytes, problem: st
     with pytest.raises(Malformed) as raised:
         parse_answer(answer)
     assert raised.value.problem.startswith(problem)
+
+
+def test_a_path_that_is_not_utf8_comes_back_as_it_went() -> None:
+    """A lone surrogate (a non-UTF-8 path under the C locale) survives the round trip."""
+    answer = DONE | {"rubric": ["/b\udcc3nch/rubric.py"]}
+    assert parse_answer(line(answer)) == answer
 
 
 def test_a_registration_that_breaks_its_answer_cannot_be_judged(tmp_path: Path) -> None:

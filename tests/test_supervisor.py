@@ -284,27 +284,21 @@ def test_a_cancel_event_set_from_another_thread_stops_the_child(tmp_path: Path) 
     assert all(gone(pid) for pid in read_pids(pid_file, 2))
 
 
-def test_watched_descriptors_are_served_and_can_cancel() -> None:
-    """watch: each readable descriptor's callback runs; one returning true cancels the run."""
+def test_a_hang_up_cancels_and_data_is_left_for_later() -> None:
+    """hangup: the other end closing cancels the run; what was written stays in the pipe."""
     read_end, write_end = os.pipe()
-    heard: list[bytes] = []
-
-    def hear() -> bool:
-        data = os.read(read_end, 100)
-        heard.append(data)
-        return not data  # end of file: as when the other side has gone
-
     try:
+        os.write(write_end, b"next request")
+        quick = spawn(python("pass")).wait(120, hangup=(read_end,))  # data cancels nothing
         child = spawn(python("import time; time.sleep(600)"))
-        os.write(write_end, b"first")
-        os.close(write_end)
-        ending = child.wait(120, watch={read_end: hear})
+        os.close(write_end)  # as when the other side has gone
+        ending = child.wait(120, hangup=(read_end,))
+        assert os.read(read_end, 100) == b"next request"
     finally:
         os.close(read_end)
+    assert not quick.cancelled
     assert ending.cancelled
     assert ending.returncode == -signal.SIGKILL
-    assert b"".join(heard) == b"first"
-    assert heard[-1] == b""
 
 
 @pytest.fixture

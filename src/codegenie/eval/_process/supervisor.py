@@ -400,17 +400,17 @@ class Child:
         timeout: float | None = None,
         *,
         cancel: threading.Event | None = None,
-        watch: Mapping[int, Callable[[], bool]] | None = None,
+        hangup: Sequence[int] = (),
         drain_grace: float = DRAIN_GRACE,
     ) -> Ending:
         """Watch the child until it exits, ``timeout`` seconds pass, or it is cancelled; end it.
 
         ``timeout``: ``None`` (or infinity) for none. ``cancel``: an event
-        another thread may set, looked at every 50 ms. ``watch``: other
-        descriptors to serve meanwhile: when one is readable its callback
-        runs, and the child is cancelled if it returns true (a callback that
-        returns false must have read what made it readable, end of file
-        included). Then its tree is killed (see :data:`Reach`), its pipes
+        another thread may set, looked at every 50 ms. ``hangup``: pipes
+        (read ends) whose other end closing cancels the run at once; what is
+        written to them meanwhile is left there, and wakes nothing (a check
+        worker's request pipe: its parent may queue the next request while a
+        slug runs, and dies only once). Then its tree is killed (see :data:`Reach`), its pipes
         are read until end of file for at most ``drain_grace`` seconds, it
         is reaped, and its pipes are closed. Returns the :class:`Ending`
         (the same one if called again). An exception (``KeyboardInterrupt``)
@@ -428,9 +428,8 @@ class Child:
                 poller.register(fd, _READ_EVENTS)
             if self._pidfd is not None:
                 poller.register(self._pidfd, _READ_EVENTS)
-            watch = watch or {}
-            for fd in watch:
-                poller.register(fd, _READ_EVENTS)
+            for fd in hangup:
+                poller.register(fd, 0)  # POLLHUP and POLLERR are always reported
             longest = _LONGEST_WAIT if cancel is None else _CANCEL_POLL
             if self._pidfd is None:
                 longest = min(longest, _EXIT_POLL)
@@ -448,8 +447,8 @@ class Child:
                 for fd, _ in poller.poll(wait * 1000):
                     if fd == self._pidfd:
                         exited = True
-                    elif fd in watch:
-                        cancelled = watch[fd]() or cancelled
+                    elif fd in hangup:
+                        cancelled = True
                     elif self.read(fd):
                         poller.unregister(fd)
                 if cancelled or exited or (self._pidfd is None and self.has_exited()):
@@ -615,6 +614,7 @@ def spawn(
     """
     started = time.monotonic()
     pipes = _Pipes()
+    process: subprocess.Popen[bytes] | None = None
     try:
         out_sink = err_sink = None
         out_fd: int = subprocess.DEVNULL
@@ -642,7 +642,9 @@ def spawn(
             reason = exc.strerror if isinstance(exc, OSError) else None
             raise NotStarted(reason or str(exc) or type(exc).__name__) from exc
         pipes.close_write_ends()
-    except BaseException:
+    except BaseException:  # KeyboardInterrupt, say: what was started does not outlive the call
+        if process is not None:
+            _abandon(process.pid, process)
         pipes.close()
         raise
     return _adopt(process.pid, pipes, out_sink, err_sink, (), reach, pidfd, process, started)
@@ -676,6 +678,7 @@ def fork(
     """
     started = time.monotonic()
     made = _Pipes()
+    pid = 0
     try:
         out_sink = err_sink = None
         out_fd: int | None = None
@@ -707,7 +710,9 @@ def fork(
                 extra=tuple(fd for _, fd in extra),
             )
         made.close_write_ends()
-    except BaseException:
+    except BaseException:  # KeyboardInterrupt, say: what was started does not outlive the call
+        if pid:
+            _abandon(pid, None)
         made.close()
         raise
     sinks = [sink for sink, _ in extra]
@@ -773,13 +778,18 @@ def _adopt(  # noqa: PLR0917 - one private call site per way of starting
             started=started,
         )
     except BaseException:
-        _kill(pid)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
-        if popen is not None:
-            popen.returncode = -signal.SIGKILL
+        _abandon(pid, popen)
         pipes.close()
         raise
+
+
+def _abandon(pid: int, popen: subprocess.Popen[bytes] | None) -> None:
+    """Kill and reap a child that could not be handed over; never raise for a child gone."""
+    _kill(pid)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+    if popen is not None:
+        popen.returncode = -signal.SIGKILL
 
 
 def run(
@@ -799,5 +809,5 @@ def run(
     it runs (``KeyboardInterrupt``) propagates after its tree is killed and
     it is reaped.
     """
-    child = spawn(argv, env=env, cwd=cwd, stdout=stdout, stderr=stderr, pidfd=pidfd)
-    return child.wait(timeout, cancel=cancel)
+    with spawn(argv, env=env, cwd=cwd, stdout=stdout, stderr=stderr, pidfd=pidfd) as child:
+        return child.wait(timeout, cancel=cancel)

@@ -16,6 +16,7 @@ answer that breaks it is that slug's problem, never the check's.
 from __future__ import annotations
 
 import functools
+import json
 from typing import Annotated, Final, Literal
 
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
@@ -203,8 +204,14 @@ def parse_answer(line: bytes) -> Done | Failed:
     Every key of every level must be there, with its type (JSON's: a
     boolean is not a number), and no other key.
     """
+    # Python's json, not pydantic's: paths that are not valid UTF-8 (a bench under
+    # the C locale) reach the answer as lone surrogates, which only it takes back.
     try:
-        return _answers().validate_json(line)
+        value = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        raise Malformed(f"the answer is not JSON ({exc})") from None
+    try:
+        return _answers().validate_python(value, strict=True)
     except ValidationError as exc:
         first = exc.errors(include_url=False, include_input=False)[0]
         where = ".".join(str(part) for part in first["loc"])

@@ -208,9 +208,9 @@ class _Server:
             reach=self.reach,
         )
         timeout = float(request["timeout"])
-        # Requests that come meanwhile are kept; the request pipe's end is the parent's.
-        watch = {self.requests: self._read_requests}
-        ending = child.wait(timeout, watch=watch, drain_grace=0.0)
+        # The request pipe's hang-up is the parent's end; the next request may come
+        # meanwhile, and waits in the pipe.
+        ending = child.wait(timeout, hangup=(self.requests,), drain_grace=0.0)
         if ending.cancelled:
             self.stop(1)
         if ending.timed_out:
