@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Callable, Collection, Container, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -287,6 +287,8 @@ def run_check(
     repeat: int = 1,
     reuse: bool = True,
     on_progress: Callable[[int, int], None] | None = None,
+    select: Collection[str] | None = None,
+    ignore: Collection[str] = (),
 ) -> CheckReport:
     """Check the bench of ``manifest``; return every diagnostic, sorted.
 
@@ -301,8 +303,10 @@ def run_check(
     cannot start); each side ``repeat`` times (a case whose runs disagree
     is ``case-flaky``), measured, and answered from the store of results
     when nothing it depends on changed (``reuse``); ``on_progress(done,
-    total)`` follows the rubric runs. Raises ``BenchManifestNotFound`` when there is no
-    manifest; a manifest that cannot be read is a diagnostic like any other.
+    total)`` follows the rubric runs. Only the diagnostics whose code is in
+    ``select`` (default: every code) and not in ``ignore`` are reported.
+    Raises ``BenchManifestNotFound`` when there is no manifest; a manifest
+    that cannot be read is a diagnostic like any other.
     """
     from codegenie.eval.errors import BenchManifestNotFound  # noqa: PLC0415 - only when the manifest is missing
 
@@ -350,6 +354,9 @@ def run_check(
         diagnostics = [
             d for d in diagnostics if not (d.code == "module-convention" and d.slug in misspelt)
         ]
+    diagnostics = [
+        d for d in diagnostics if (select is None or d.code in select) and d.code not in ignore
+    ]
     diagnostics.sort(key=Diagnostic.sort_key)
     return CheckReport(
         manifest=path,
