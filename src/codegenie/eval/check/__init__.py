@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Collection, Container, Iterable
+from collections.abc import Callable, Collection, Container, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codegenie.eval._code_docs import DOCS
 from codegenie.eval.cases import Case
 from codegenie.eval.check._protocol import Failure, Parts, Raised
 from codegenie.eval.check.golden import CaseRun, GoldenReport, golden
@@ -276,6 +277,39 @@ def _case_runs(target: ImportTarget, outcome: Outcome) -> list[CaseRun]:
     ]
 
 
+def _accepted(
+    diagnostics: list[Diagnostic],
+    accepts: Mapping[str, tuple[tuple[str, ...], tuple[int, int]]],
+    *,
+    manifest: str,
+    rubrics: bool,
+) -> list[Diagnostic]:
+    """Leave out what each entry's ``accept`` lists; report each accepted code that did not occur.
+
+    An accepted code is judged unused only when it could have occurred: a
+    code only ``--rubrics`` reports needs ``--rubrics``, and a slug with an
+    error of its own was not checked in full.
+    """
+    if not accepts:
+        return diagnostics
+    kept = [
+        d
+        for d in diagnostics
+        if d.slug is None or d.slug not in accepts or d.code not in accepts[d.slug][0]
+    ]
+    occurred = {(d.slug, d.code) for d in diagnostics}
+    failed = {d.slug for d in kept if d.severity == "error"}
+    for slug, (codes, (line, column)) in accepts.items():
+        if slug in failed:
+            continue
+        for code in dict.fromkeys(codes):
+            if (slug, code) in occurred or (DOCS[code].rubrics_only and not rubrics):
+                continue
+            message = f"{slug!r} accepts {code!r}, which no longer occurs for it"
+            kept.append(diagnostic("unused-ignore", message, manifest, line, column, slug=slug))
+    return kept
+
+
 def run_check(
     manifest: Path,
     *,
@@ -354,6 +388,9 @@ def run_check(
         diagnostics = [
             d for d in diagnostics if not (d.code == "module-convention" and d.slug in misspelt)
         ]
+    diagnostics = _accepted(
+        diagnostics, static.accepts, manifest=display_path(path), rubrics=rubrics
+    )
     diagnostics = [
         d for d in diagnostics if (select is None or d.code in select) and d.code not in ignore
     ]

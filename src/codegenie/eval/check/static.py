@@ -76,6 +76,8 @@ class StaticResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     targets: list[ImportTarget] = field(default_factory=list)
     rubric_flagged: set[str] = field(default_factory=set)
+    #: Per checked slug, the codes its entry accepts and where its ``accept`` value is.
+    accepts: dict[str, tuple[tuple[str, ...], tuple[int, int]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -450,6 +452,8 @@ def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticRe
             expected[slug] = (root.resolved, entry, registration)
         if in_shard(slug):
             result.slugs.append(slug)
+            if entry.accept:
+                result.accepts[slug] = (entry.accept, where_value("task-classes", slug, "accept"))
             _check_entry(
                 slug,
                 entry,
