@@ -115,3 +115,38 @@ def test_accept_is_in_the_schema() -> None:
     schema = json.loads((Path(__file__).parent.parent / "docs" / "bench.schema.json").read_text())
     entry = next(v for v in schema["$defs"].values() if "accept" in v.get("properties", {}))
     assert "unused-ignore" in entry["properties"]["accept"]["items"]["enum"]
+
+
+# -- check SLUG… ---------------------------------------------------------------------------
+
+
+def test_check_slug_checks_only_that_task_class(bench: Bench) -> None:
+    """check bb leaves aa's problems out, and counts one task class."""
+    done = run("check", "bb", "--format", "json", "--strict", cwd=bench.base)
+    document = json.loads(done.stdout)
+    assert (document["diagnostics"], document["checked"], done.returncode) == ([], 1, 0)
+    done = run("check", "aa", "--format", "json", cwd=bench.base)
+    assert codes_of(done) == [("cases-missing", "aa")]
+
+
+def test_check_slug_still_runs_the_manifests_own_checks(bench: Bench) -> None:
+    """A manifest-level problem (an orphan registration) is reported whatever the slugs."""
+    bench.add("cc", declare=False)
+    done = run("check", "bb", "--format", "json", cwd=bench.base)
+    assert codes_of(done) == [("orphan-task-class", "cc")]
+
+
+def test_an_undeclared_slug_is_exit_3_with_suggestions(bench: Bench) -> None:
+    """check bbb exits 3 before importing anything and suggests the declared slugs."""
+    done = run("check", "bb", "bbb", cwd=bench.base)
+    assert done.returncode == 3
+    assert done.stdout == ""
+    assert "error[task-class-not-found]" in done.stderr
+    assert "did you mean" in done.stderr
+
+
+def test_a_slug_that_breaks_the_rules_is_a_usage_error(bench: Bench) -> None:
+    """check Foo exits 2, as show does."""
+    done = run("check", "Foo", cwd=bench.base)
+    assert done.returncode == 2
+    assert "invalid-task-class-name" in done.stderr

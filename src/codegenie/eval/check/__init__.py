@@ -25,7 +25,7 @@ from codegenie.eval.check.static import ImportTarget, check_static
 from codegenie.eval.check.workers import Outcome, import_all
 from codegenie.eval.codes import CODES, Code, diagnostic
 from codegenie.eval.diagnostics import Diagnostic
-from codegenie.eval.naming import slug_to_identifier
+from codegenie.eval.naming import closest, slug_to_identifier
 from codegenie.eval.problems import (
     Location,
     case_problem,
@@ -310,6 +310,16 @@ def _accepted(
     return kept
 
 
+def _declared(slugs: Iterable[str], declared: frozenset[str], manifest: Path) -> None:
+    """Raise ``TaskClassNotFound`` for the first of ``slugs`` the manifest does not declare."""
+    from codegenie.eval.errors import TaskClassNotFound  # noqa: PLC0415 - only for a slug not declared
+
+    for slug in slugs:
+        if slug not in declared:
+            names = tuple(sorted(declared))
+            raise TaskClassNotFound(slug, str(manifest), names, closest(slug, names))
+
+
 def run_check(
     manifest: Path,
     *,
@@ -323,6 +333,7 @@ def run_check(
     on_progress: Callable[[int, int], None] | None = None,
     select: Collection[str] | None = None,
     ignore: Collection[str] = (),
+    slugs: Collection[str] | None = None,
 ) -> CheckReport:
     """Check the bench of ``manifest``; return every diagnostic, sorted.
 
@@ -339,7 +350,10 @@ def run_check(
     when nothing it depends on changed (``reuse``); ``on_progress(done,
     total)`` follows the rubric runs. Only the diagnostics whose code is in
     ``select`` (default: every code) and not in ``ignore`` are reported.
-    Raises ``BenchManifestNotFound`` when there is no manifest; a manifest
+    ``slugs`` restricts the check to those task classes (the manifest's own
+    checks still run); ``TaskClassNotFound`` (with the closest declared
+    slugs) is raised for one the manifest does not declare, before anything
+    is imported. Raises ``BenchManifestNotFound`` when there is no manifest; a manifest
     that cannot be read is a diagnostic like any other.
     """
     from codegenie.eval.errors import BenchManifestNotFound  # noqa: PLC0415 - only when the manifest is missing
@@ -353,7 +367,14 @@ def run_check(
     if rubrics:
         box = sandbox if isinstance(sandbox, Sandbox) else choose_sandbox(sandbox)
         ledger = GoldenReport(repeat=repeat, sandbox=box.mode)
-    static = check_static(path, shard.__contains__)
+    chosen = None if slugs is None else frozenset(slugs)
+
+    def in_run(slug: str | None) -> bool:
+        return slug in shard and (chosen is None or slug is None or slug in chosen)
+
+    static = check_static(path, in_run, orphans_in=shard.__contains__)
+    if chosen is not None and static.readable:
+        _declared(slugs or (), static.every_slug, path)
     diagnostics = list(static.diagnostics)
     jobs = jobs or os.cpu_count() or 1
     if static.targets:

@@ -415,11 +415,18 @@ def _orphans(
     return found
 
 
-def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticResult:
+def check_static(
+    path: Path,
+    in_shard: Callable[[str | None], bool],
+    *,
+    orphans_in: Callable[[str | None], bool] | None = None,
+) -> StaticResult:
     """Run every check that needs no import on the manifest at ``path``.
 
     ``in_shard(slug)`` says whether a slug (``None`` for diagnostics that
-    belong to no slug) is this run's to report.
+    belong to no slug) is this run's to report; ``orphans_in`` (default:
+    ``in_shard``) says it of an orphan registration's slug, which no entry
+    declares: a check restricted to some slugs still reports every orphan.
     """
     result = StaticResult(manifest=path)
     read = _read(path)
@@ -467,5 +474,5 @@ def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticRe
             )
     walked = {root: list(_walk_registrations(root)) for root in sorted(roots)}
     declared |= _misplaced(walked, expected, result.every_slug)
-    result.diagnostics += _orphans(walked, declared, read.mentioned, in_shard)
+    result.diagnostics += _orphans(walked, declared, read.mentioned, orphans_in or in_shard)
     return result

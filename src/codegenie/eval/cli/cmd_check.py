@@ -31,8 +31,13 @@ def run(args: argparse.Namespace, out: Output) -> int:
     """
     from codegenie.eval._manifest.read import find_manifest  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.check import run_check  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval.errors import BenchManifestInvalid  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.errors import BenchManifestInvalid, InvalidTaskClassName  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.naming import slug_problem  # noqa: PLC0415 - start-up: only this command pays for it
 
+    for slug in args.slugs:
+        reason = slug_problem(slug)
+        if reason is not None:
+            raise InvalidTaskClassName(slug, reason)
     path = args.manifest if args.manifest is not None else find_manifest(Path.cwd())
     settings = _settings(args, path)
     for name in ("strict", "jobs", "timeout", "repeat", "sandbox", "select", "ignore"):
@@ -68,6 +73,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
             reuse=not args.no_cache,
             select=args.select,
             ignore=args.ignore,
+            slugs=args.slugs or None,
             on_progress=advanced,
         )
     finally:
@@ -137,6 +143,12 @@ def _shard(text: str) -> object:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add check's options; a setting's default is ``None``: not given, so the file's value."""
+    parser.add_argument(
+        "slugs",
+        nargs="*",
+        metavar="SLUG",
+        help="check only these task classes, and the manifest itself (default: every one)",
+    )
     parser.add_argument(
         "--jobs",
         type=positive_int,
@@ -208,6 +220,8 @@ examples:
   codegenie-bench check -v                      with the traceback of each registration that raised
   codegenie-bench check --strict --format github   in a GitHub Actions job
   codegenie-bench check --shard 2/4 --jobs 8     one slice of a CI matrix
+  codegenie-bench check secret-rotation          one task class (and the manifest)
+  codegenie-bench check --show-settings         what pyproject.toml sets, and from where
 """,
     run=run,
     configure=configure,
