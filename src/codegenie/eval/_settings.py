@@ -30,7 +30,9 @@ from codegenie.eval.codes import CODES
 from codegenie.eval.errors import ManifestProblem, SettingsInvalid
 
 __all__ = (
+    "DEFAULTS",
     "TABLE",
+    "FileSettings",
     "Setting",
     "Settings",
     "SettingsFile",
@@ -38,6 +40,7 @@ __all__ = (
     "load_settings",
     "parse_codes",
     "resolve",
+    "unknown_code",
 )
 
 #: The table's key path in ``pyproject.toml``.
@@ -167,7 +170,9 @@ def _shown(value: object, unset: str = "") -> str:
 
 @final
 @dataclass(frozen=True, slots=True)
-class _Read:
+class FileSettings:
+    """What the table sets, and on which lines (``file`` is ``None``: no table found)."""
+
     file: Path | None
     table: SettingsFile
     lines: Mapping[str, int]
@@ -214,14 +219,14 @@ def _problem(line: int, column: int, message: str, key: str = "") -> ManifestPro
     return ManifestProblem(line, column, key, message, "schema")
 
 
-def load_settings(start: Path) -> _Read:
+def load_settings(start: Path) -> FileSettings:
     """Read and validate the table of the nearest ``pyproject.toml`` at or above ``start``.
 
     Raises :class:`SettingsInvalid` with every problem of the table, located.
     """
     found = find_settings(start)
     if found is None:
-        return _Read(None, SettingsFile(), {})
+        return FileSettings(None, SettingsFile(), {})
     file, text, table = found
     positions = TomlPositions(text)
     try:
@@ -243,10 +248,10 @@ def load_settings(start: Path) -> _Read:
             ),
         ) from None
     lines = {key: positions.find((*TABLE, key))[0] for key in table}
-    return _Read(file, model, lines)
+    return FileSettings(file, model, lines)
 
 
-def resolve(read: _Read, given: Mapping[str, object]) -> Settings:
+def resolve(read: FileSettings, given: Mapping[str, object]) -> Settings:
     """Return the settings in force: ``given`` (command line), else the file's, else defaults."""
     values = {}
     for name, default in DEFAULTS.items():
