@@ -36,6 +36,16 @@ from codegenie.eval.errors import (
 )
 
 EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
+    (
+        errors.SettingsInvalid(
+            Path("/b/pyproject.toml"), (ManifestProblem(5, 1, "jbos", "unknown key"),)
+        ),
+        2,
+        {
+            "path": Path("/b/pyproject.toml"),
+            "problems": (ManifestProblem(5, 1, "jbos", "unknown key"),),
+        },
+    ),
     (InvalidTaskClassName("Foo", "wrong case"), 2, {"name": "Foo", "reason": "wrong case"}),
     (
         TaskClassRegistrationFailed(

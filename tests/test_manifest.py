@@ -483,8 +483,10 @@ def test_model_refuses_the_python_field_names_in_toml(tmp_path: Path) -> None:
 
 def test_model_validates_python_data_with_all_rules() -> None:
     """BenchManifest built in Python enforces the same rules (duplicates included)."""
-    entry = {"module": "bench.foo.registration", "root": "bench"}
-    manifest = BenchManifest(schema_version=1, task_classes={"foo": ManifestEntry(**entry)})
+    entry: dict[str, object] = {"module": "bench.foo.registration", "root": "bench"}
+    manifest = BenchManifest(
+        schema_version=1, task_classes={"foo": ManifestEntry.model_validate(entry)}
+    )
     assert manifest.slugs() == ("foo",)
     with pytest.raises(ValueError, match="both name module"):
         BenchManifest.model_validate(

@@ -712,6 +712,29 @@ bench/slow_one/cases/example/case.toml:2:1: warning[timeout-tight]: the known-go
             rubrics_only=True,
         ),
         CodeDoc(
+            "unused-ignore",
+            meaning="""
+            A task-class entry of `bench.toml` accepts a code (`accept = [...]`)
+            that `check` no longer reports for that task class: the problem the
+            entry accepted is gone, and the stale acceptance would hide it if it
+            came back. Codes only `--rubrics` reports are judged only under
+            `--rubrics`, and an entry with an error of its own is not judged (its
+            check stopped short). An error under `--strict`.
+            """,
+            example="""
+            `accept = ["cases-missing"]` in `[task-classes.vuln-remediation]`, and
+            the task class now has a case.
+            """,
+            output="""
+bench.toml:7:10: warning[unused-ignore]: 'vuln-remediation' accepts 'cases-missing', which no longer occurs for it
+  hint: remove the code from the entry's accept: the problem it accepted is gone
+            """,
+            fix="""
+            remove the code from the entry's `accept` (and `accept` itself when it
+            is empty).
+            """,
+        ),
+        CodeDoc(
             "memory-tight",
             meaning="""
             The largest run of the case's known-good solution used more than half

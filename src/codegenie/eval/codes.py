@@ -195,6 +195,12 @@ CODES: Final[dict[str, Code]] = {
             "raise the case's timeout to at least twice what expected/ needs",
         ),
         Code(
+            "unused-ignore",
+            "warning",
+            "a code an entry's accept lists no longer occurs for that task class",
+            "remove the code from the entry's accept: the problem it accepted is gone",
+        ),
+        Code(
             "memory-tight",
             "warning",
             "the known-good solution used more than half of the case's memory limit",

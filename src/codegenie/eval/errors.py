@@ -43,6 +43,7 @@ __all__ = (
     "ScaffoldArgumentInvalid",
     "ScaffoldConflict",
     "ScaffoldFailed",
+    "SettingsInvalid",
     "TaskClassAlreadyRegistered",
     "TaskClassModuleMismatch",
     "TaskClassNotFound",
@@ -460,6 +461,33 @@ class BenchManifestInvalid(EvalError):
     @property
     def hint(self) -> str:
         return "fix the listed lines; `codegenie-bench schema` prints the expected format"
+
+
+@final
+class SettingsInvalid(EvalError):
+    """The ``[tool.codegenie-bench]`` table of a ``pyproject.toml`` cannot be used (exit 2).
+
+    The table holds the command line's defaults written down, so a bad value
+    in it is the same mistake as a bad option: a usage error, exit 2, and
+    never 4 (which says that the bench itself cannot be read). ``problems``
+    holds every problem of the table, each with its line and column.
+    """
+
+    code = "settings-invalid"
+    exit_code = 2
+    fields = ("path", "problems")
+
+    def __init__(self, path: Path, problems: tuple[ManifestProblem, ...]) -> None:
+        self.path = path
+        self.problems = tuple(problems)
+        count = len(self.problems)
+        header = f"{path}: {count} problem{'s' if count != 1 else ''} in [tool.codegenie-bench]"
+        lines = [header, *(f"  {p.render(path)}" for p in self.problems)]
+        super().__init__("\n".join(lines))
+
+    @property
+    def hint(self) -> str:
+        return "fix the listed lines; `codegenie-bench check --help` lists the settings' options"
 
 
 @final

@@ -50,6 +50,7 @@ from codegenie.eval.errors import (
     RunPlanError,
     ScaffoldArgumentInvalid,
     ScaffoldConflict,
+    SettingsInvalid,
     TaskClassModuleMismatch,
     TaskClassNotFound,
     TaskClassRegistrationFailed,
@@ -473,6 +474,21 @@ def error_diagnostics(
     """
     if isinstance(error, BenchManifestInvalid):
         return manifest_diagnostics(error, tree=tree)
+    if isinstance(error, SettingsInvalid):
+        shown = display_path(error.path)
+        return [
+            Diagnostic(
+                error.code,
+                "error",
+                f"{problem.key}: {problem.message}" if problem.key else problem.message,
+                shown,
+                problem.line,
+                problem.column,
+                None,
+                error.hint,
+            )
+            for problem in error.problems
+        ]
     if isinstance(error, RunPlanError):
         return [
             found

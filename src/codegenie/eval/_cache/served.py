@@ -42,7 +42,8 @@ def _trusted_entry(module: str, root: str) -> ManifestEntry:
     validated one, at a fraction of the cost (a manifest may hold 100,000).
     """
     entry = ManifestEntry.__new__(ManifestEntry)
-    _object_setattr(entry, "__dict__", {"module": module, "root": root})
+    # The cache keeps no accept: only check reads it, and check validates the manifest itself.
+    _object_setattr(entry, "__dict__", {"module": module, "root": root, "accept": ()})
     _object_setattr(entry, "__pydantic_fields_set__", {"module", "root"})
     _object_setattr(entry, "__pydantic_extra__", None)
     _object_setattr(entry, "__pydantic_private__", None)

@@ -21,6 +21,7 @@ model rather than reaching into it.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import keyword
 import re
@@ -50,6 +51,7 @@ from codegenie.eval._toml.positions import (
     value_position,
 )
 from codegenie.eval._toml.read import TomlUnreadable, parse_toml
+from codegenie.eval.codes import CODES
 from codegenie.eval.errors import BenchManifestInvalid, ManifestProblem, TaskClassNotFound
 from codegenie.eval.naming import (
     MAX_SLUG_LENGTH,
@@ -183,6 +185,15 @@ def _check_root(value: str) -> str:
     return value
 
 
+def _check_accept(value: tuple[str, ...]) -> tuple[str, ...]:
+    for code in value:
+        if code not in CODES:
+            close = difflib.get_close_matches(code, CODES, n=1, cutoff=0.6)
+            meant = f"; did you mean {close[0]!r}?" if close else ""
+            raise _fail("accept_code", f"unknown check code {code!r}{meant}")
+    return value
+
+
 def _check_slug(value: str) -> str:
     reason = slug_problem(value)
     if reason is not None:
@@ -259,6 +270,16 @@ class ManifestEntry(BaseModel):
             json_schema_extra={"pattern": _ROOT_PATTERN},
         ),
     ]
+    accept: Annotated[
+        tuple[str, ...],
+        AfterValidator(_check_accept),
+        Field(
+            strict=False,  # a TOML array is a list; its items stay strictly strings
+            description="Check codes accepted for this task class: `check` does not report "
+            "them for it, and reports unused-ignore when one no longer occurs.",
+            json_schema_extra={"items": {"enum": list(CODES)}, "uniqueItems": True},
+        ),
+    ] = ()
 
     @model_validator(mode="after")
     def _module_under_root(self) -> Self:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Callable, Collection, Container, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codegenie.eval._code_docs import DOCS
 from codegenie.eval.cases import Case
 from codegenie.eval.check._protocol import Failure, Parts, Raised
 from codegenie.eval.check.golden import CaseRun, GoldenReport, golden
@@ -24,7 +25,7 @@ from codegenie.eval.check.static import ImportTarget, check_static
 from codegenie.eval.check.workers import Outcome, import_all
 from codegenie.eval.codes import CODES, Code, diagnostic
 from codegenie.eval.diagnostics import Diagnostic
-from codegenie.eval.naming import slug_to_identifier
+from codegenie.eval.naming import closest, slug_to_identifier
 from codegenie.eval.problems import (
     Location,
     case_problem,
@@ -276,6 +277,49 @@ def _case_runs(target: ImportTarget, outcome: Outcome) -> list[CaseRun]:
     ]
 
 
+def _accepted(
+    diagnostics: list[Diagnostic],
+    accepts: Mapping[str, tuple[tuple[str, ...], tuple[int, int]]],
+    *,
+    manifest: str,
+    rubrics: bool,
+) -> list[Diagnostic]:
+    """Leave out what each entry's ``accept`` lists; report each accepted code that did not occur.
+
+    An accepted code is judged unused only when it could have occurred: a
+    code only ``--rubrics`` reports needs ``--rubrics``, and a slug with an
+    error of its own was not checked in full.
+    """
+    if not accepts:
+        return diagnostics
+    kept = [
+        d
+        for d in diagnostics
+        if d.slug is None or d.slug not in accepts or d.code not in accepts[d.slug][0]
+    ]
+    occurred = {(d.slug, d.code) for d in diagnostics}
+    failed = {d.slug for d in kept if d.severity == "error"}
+    for slug, (codes, (line, column)) in accepts.items():
+        if slug in failed:
+            continue
+        for code in dict.fromkeys(codes):
+            if (slug, code) in occurred or (DOCS[code].rubrics_only and not rubrics):
+                continue
+            message = f"{slug!r} accepts {code!r}, which no longer occurs for it"
+            kept.append(diagnostic("unused-ignore", message, manifest, line, column, slug=slug))
+    return kept
+
+
+def _declared(slugs: Iterable[str], declared: frozenset[str], manifest: Path) -> None:
+    """Raise ``TaskClassNotFound`` for the first of ``slugs`` the manifest does not declare."""
+    from codegenie.eval.errors import TaskClassNotFound  # noqa: PLC0415 - only for a slug not declared
+
+    for slug in slugs:
+        if slug not in declared:
+            names = tuple(sorted(declared))
+            raise TaskClassNotFound(slug, str(manifest), names, closest(slug, names))
+
+
 def run_check(
     manifest: Path,
     *,
@@ -287,6 +331,9 @@ def run_check(
     repeat: int = 1,
     reuse: bool = True,
     on_progress: Callable[[int, int], None] | None = None,
+    select: Collection[str] | None = None,
+    ignore: Collection[str] = (),
+    slugs: Collection[str] | None = None,
 ) -> CheckReport:
     """Check the bench of ``manifest``; return every diagnostic, sorted.
 
@@ -301,8 +348,13 @@ def run_check(
     cannot start); each side ``repeat`` times (a case whose runs disagree
     is ``case-flaky``), measured, and answered from the store of results
     when nothing it depends on changed (``reuse``); ``on_progress(done,
-    total)`` follows the rubric runs. Raises ``BenchManifestNotFound`` when there is no
-    manifest; a manifest that cannot be read is a diagnostic like any other.
+    total)`` follows the rubric runs. Only the diagnostics whose code is in
+    ``select`` (default: every code) and not in ``ignore`` are reported.
+    ``slugs`` restricts the check to those task classes (the manifest's own
+    checks still run); ``TaskClassNotFound`` (with the closest declared
+    slugs) is raised for one the manifest does not declare, before anything
+    is imported. Raises ``BenchManifestNotFound`` when there is no manifest; a manifest
+    that cannot be read is a diagnostic like any other.
     """
     from codegenie.eval.errors import BenchManifestNotFound  # noqa: PLC0415 - only when the manifest is missing
 
@@ -315,7 +367,14 @@ def run_check(
     if rubrics:
         box = sandbox if isinstance(sandbox, Sandbox) else choose_sandbox(sandbox)
         ledger = GoldenReport(repeat=repeat, sandbox=box.mode)
-    static = check_static(path, shard.__contains__)
+    chosen = None if slugs is None else frozenset(slugs)
+
+    def in_run(slug: str | None) -> bool:
+        return slug in shard and (chosen is None or slug is None or slug in chosen)
+
+    static = check_static(path, in_run, orphans_in=shard.__contains__)
+    if chosen is not None and static.readable:
+        _declared(slugs or (), static.every_slug, path)
     diagnostics = list(static.diagnostics)
     jobs = jobs or os.cpu_count() or 1
     if static.targets:
@@ -350,6 +409,12 @@ def run_check(
         diagnostics = [
             d for d in diagnostics if not (d.code == "module-convention" and d.slug in misspelt)
         ]
+    diagnostics = _accepted(
+        diagnostics, static.accepts, manifest=display_path(path), rubrics=rubrics
+    )
+    diagnostics = [
+        d for d in diagnostics if (select is None or d.code in select) and d.code not in ignore
+    ]
     diagnostics.sort(key=Diagnostic.sort_key)
     return CheckReport(
         manifest=path,

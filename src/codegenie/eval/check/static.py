@@ -76,6 +76,8 @@ class StaticResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     targets: list[ImportTarget] = field(default_factory=list)
     rubric_flagged: set[str] = field(default_factory=set)
+    #: Per checked slug, the codes its entry accepts and where its ``accept`` value is.
+    accepts: dict[str, tuple[tuple[str, ...], tuple[int, int]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -413,11 +415,18 @@ def _orphans(
     return found
 
 
-def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticResult:
+def check_static(
+    path: Path,
+    in_shard: Callable[[str | None], bool],
+    *,
+    orphans_in: Callable[[str | None], bool] | None = None,
+) -> StaticResult:
     """Run every check that needs no import on the manifest at ``path``.
 
     ``in_shard(slug)`` says whether a slug (``None`` for diagnostics that
-    belong to no slug) is this run's to report.
+    belong to no slug) is this run's to report; ``orphans_in`` (default:
+    ``in_shard``) says it of an orphan registration's slug, which no entry
+    declares: a check restricted to some slugs still reports every orphan.
     """
     result = StaticResult(manifest=path)
     read = _read(path)
@@ -450,6 +459,8 @@ def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticRe
             expected[slug] = (root.resolved, entry, registration)
         if in_shard(slug):
             result.slugs.append(slug)
+            if entry.accept:
+                result.accepts[slug] = (entry.accept, where_value("task-classes", slug, "accept"))
             _check_entry(
                 slug,
                 entry,
@@ -463,5 +474,5 @@ def check_static(path: Path, in_shard: Callable[[str | None], bool]) -> StaticRe
             )
     walked = {root: list(_walk_registrations(root)) for root in sorted(roots)}
     declared |= _misplaced(walked, expected, result.every_slug)
-    result.diagnostics += _orphans(walked, declared, read.mentioned, in_shard)
+    result.diagnostics += _orphans(walked, declared, read.mentioned, orphans_in or in_shard)
     return result

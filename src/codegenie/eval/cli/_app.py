@@ -90,7 +90,8 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
     group.add_argument(
         "--format",
         choices=("text", "json", "github"),
-        default=default("text"),
+        # None: not given, so check may take it from [tool.codegenie-bench] (_parse says text).
+        default=default(None),
         help="output format (default: text; github: workflow annotations, check only)",
     )
     group.add_argument(
@@ -161,6 +162,9 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     """Parse ``argv``; raise ``UsageError`` for a command line that does not make sense."""
     parser = _parser()
     args = parser.parse_args(argv)
+    args.format_given = args.format is not None
+    if args.format is None:
+        args.format = "text"
     if args.format == "github" and args.command != "check":
         raise UsageError(parser.format_usage().strip(), "--format github is only for check")
     return args

@@ -216,12 +216,16 @@ def load_manifest(args: argparse.Namespace, out: Output) -> BenchManifest:
 SANDBOX_CHOICES: Final = ("auto", "bwrap", "none")
 
 
-def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
-    """Add ``--sandbox auto|bwrap|none`` to a command that runs rubrics."""
+def add_sandbox_option(parser: argparse.ArgumentParser, *, default: str | None = "auto") -> None:
+    """Add ``--sandbox auto|bwrap|none`` to a command that runs rubrics.
+
+    ``default=None`` lets the command tell a ``--sandbox`` given from one
+    that was not (``check`` then takes it from its settings).
+    """
     parser.add_argument(
         "--sandbox",
         choices=SANDBOX_CHOICES,
-        default="auto",
+        default=default,
         help="where rubrics run: auto (bubblewrap; the command stops if it cannot start), "
         "bwrap, or none (not contained: the rubric and the code it runs get your rights, "
         "files and network)",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codegenie.eval._output import escape_control
 from codegenie.eval.cli._base import (
@@ -14,6 +15,9 @@ from codegenie.eval.cli._base import (
     positive_int,
 )
 from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
+
+if TYPE_CHECKING:
+    from codegenie.eval._settings import Settings
 
 __all__ = ("COMMAND",)
 
@@ -27,9 +31,23 @@ def run(args: argparse.Namespace, out: Output) -> int:
     """
     from codegenie.eval._manifest.read import find_manifest  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.check import run_check  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval.errors import BenchManifestInvalid  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.errors import BenchManifestInvalid, InvalidTaskClassName  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.naming import slug_problem  # noqa: PLC0415 - start-up: only this command pays for it
 
+    for slug in args.slugs:
+        reason = slug_problem(slug)
+        if reason is not None:
+            raise InvalidTaskClassName(slug, reason)
     path = args.manifest if args.manifest is not None else find_manifest(Path.cwd())
+    settings = _settings(args, path)
+    for name in ("strict", "jobs", "timeout", "repeat", "sandbox", "select", "ignore"):
+        setattr(args, name, settings[name])
+    if not args.format_given:
+        out.format = args.format = str(settings["format"])
+        out.json = out.format == "json"
+    if args.show_settings:
+        out.result(settings.to_json(), settings.render())
+        return 0
     sandbox = choose_sandbox(args, out) if args.rubrics else None
     progress = Progress(
         out.stderr,
@@ -53,6 +71,9 @@ def run(args: argparse.Namespace, out: Output) -> int:
             sandbox=sandbox or "none",
             repeat=args.repeat,
             reuse=not args.no_cache,
+            select=args.select,
+            ignore=args.ignore,
+            slugs=args.slugs or None,
             on_progress=advanced,
         )
     finally:
@@ -78,6 +99,28 @@ def run(args: argparse.Namespace, out: Output) -> int:
     return 0 if report.ok(strict=args.strict) else 1
 
 
+def _settings(args: argparse.Namespace, manifest: Path) -> Settings:
+    """Return the settings in force: the command line's, else ``[tool.codegenie-bench]``'s.
+
+    The table is looked for at and above the manifest's directory. Raises
+    ``SettingsInvalid`` (exit 2) for a table that cannot be used.
+    """
+    from codegenie.eval._settings import DEFAULTS, load_settings, resolve  # noqa: PLC0415 - start-up: only this command pays for it
+
+    given = {name: getattr(args, name, None) for name in DEFAULTS}
+    given["format"] = args.format if args.format_given else None
+    return resolve(load_settings(manifest.absolute().parent), given)
+
+
+def _codes(text: str) -> list[str]:
+    from codegenie.eval._settings import parse_codes  # noqa: PLC0415 - start-up: only this command pays for it
+
+    try:
+        return parse_codes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -99,7 +142,13 @@ def _shard(text: str) -> object:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Add --jobs, --timeout, --shard and --strict."""
+    """Add check's options; a setting's default is ``None``: not given, so the file's value."""
+    parser.add_argument(
+        "slugs",
+        nargs="*",
+        metavar="SLUG",
+        help="check only these task classes, and the manifest itself (default: every one)",
+    )
     parser.add_argument(
         "--jobs",
         type=positive_int,
@@ -110,7 +159,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
         type=_positive_float,
-        default=60.0,
+        default=None,
         metavar="SECONDS",
         help="how long one registration may take to import (default: 60)",
     )
@@ -122,7 +171,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="check only slice K of N (1/4 … 4/4) of the slugs, for a CI matrix",
     )
     parser.add_argument(
-        "--strict", action="store_true", help="fail on warnings too, not only on errors"
+        "--strict",
+        action="store_true",
+        default=None,
+        help="fail on warnings too, not only on errors",
+    )
+    parser.add_argument(
+        "--select",
+        type=_codes,
+        default=None,
+        metavar="CODES",
+        help="report only these check codes, comma-separated (default: every code)",
+    )
+    parser.add_argument(
+        "--ignore",
+        type=_codes,
+        default=None,
+        metavar="CODES",
+        help="never report these check codes, comma-separated",
+    )
+    parser.add_argument(
+        "--show-settings",
+        action="store_true",
+        help="print the settings in force and where each came from, then exit",
     )
     parser.add_argument(
         "--rubrics",
@@ -132,12 +203,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--repeat",
         type=positive_int,
-        default=1,
+        default=None,
         metavar="N",
         help="with --rubrics: run each case's rubric N times on expected/ and on input/; "
         "runs that disagree make the case case-flaky (default: 1)",
     )
-    add_sandbox_option(parser)
+    add_sandbox_option(parser, default=None)
 
 
 COMMAND = Command(
@@ -149,6 +220,8 @@ examples:
   codegenie-bench check -v                      with the traceback of each registration that raised
   codegenie-bench check --strict --format github   in a GitHub Actions job
   codegenie-bench check --shard 2/4 --jobs 8     one slice of a CI matrix
+  codegenie-bench check secret-rotation          one task class (and the manifest)
+  codegenie-bench check --show-settings         what pyproject.toml sets, and from where
 """,
     run=run,
     configure=configure,

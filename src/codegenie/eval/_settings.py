@@ -1,0 +1,272 @@
+"""The check's settings: ``[tool.codegenie-bench]`` in ``pyproject.toml``, then the command line.
+
+A bench repository writes the options it always wants once, where ruff and
+pytest users look for them: the ``[tool.codegenie-bench]`` table of the
+nearest ``pyproject.toml`` that has one, at or above the manifest's
+directory (a ``pyproject.toml`` without the table is passed over, as ruff and
+pytest do). The file is read under the manifest's reading rules
+(:func:`codegenie.eval._toml.read.parse_toml`: bounded, every failure
+located) and validated by a frozen, closed model; every problem is reported
+with its line, column and (for a misspelt key) the key it probably meant.
+What the command line gives wins over the file; :func:`resolve` says where
+each value in force came from.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal, final
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from codegenie.eval._located import locate_errors
+from codegenie.eval._paths import MANIFEST_SIZE_LIMIT, FileRefused, read_regular_file
+from codegenie.eval._toml.positions import TomlPositions
+from codegenie.eval._toml.read import TomlUnreadable, parse_toml
+from codegenie.eval.codes import CODES
+from codegenie.eval.errors import ManifestProblem, SettingsInvalid
+
+__all__ = (
+    "DEFAULTS",
+    "TABLE",
+    "FileSettings",
+    "Setting",
+    "Settings",
+    "SettingsFile",
+    "find_settings",
+    "load_settings",
+    "parse_codes",
+    "resolve",
+    "unknown_code",
+)
+
+#: The table's key path in ``pyproject.toml``.
+TABLE: Final = ("tool", "codegenie-bench")
+_FILE_NAME: Final = "pyproject.toml"
+
+
+def unknown_code(code: str) -> str:
+    """Return the message for a code that is not in the code table, with the closest code."""
+    close = difflib.get_close_matches(code, CODES, n=1, cutoff=0.6)
+    message = f"unknown check code {code!r}"
+    return f"{message}; did you mean {close[0]!r}?" if close else message
+
+
+def _known_codes(codes: list[str]) -> list[str]:
+    for code in codes:
+        if code not in CODES:
+            raise ValueError(unknown_code(code))
+    return codes
+
+
+Codes = Annotated[list[str], AfterValidator(_known_codes)]
+
+
+@final
+class SettingsFile(BaseModel):
+    """The ``[tool.codegenie-bench]`` table: every key optional, none other allowed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    select: Codes | None = None
+    ignore: Codes | None = None
+    strict: bool | None = None
+    jobs: Annotated[int, Field(ge=1)] | None = None
+    timeout: Annotated[float, Field(gt=0)] | None = None
+    repeat: Annotated[int, Field(ge=1)] | None = None
+    sandbox: Literal["auto", "bwrap", "none"] | None = None
+    format: Literal["text", "json", "github"] | None = None
+
+
+#: Each setting's value when neither the file nor the command line gives one.
+DEFAULTS: Final[Mapping[str, object]] = {
+    "select": None,  # every code
+    "ignore": [],
+    "strict": False,
+    "jobs": None,  # the number of CPUs
+    "timeout": 60.0,
+    "repeat": 1,
+    "sandbox": "auto",
+    "format": "text",
+}
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One setting in force: its value, and where it came from.
+
+    ``source`` is ``"default"``, ``"pyproject.toml"`` (then ``line`` is where
+    the key is written) or ``"command line"``.
+    """
+
+    name: str
+    value: object
+    source: str
+    line: int | None = None
+
+    @property
+    def origin(self) -> str:
+        """Return where the value came from, as text: ``pyproject.toml:12``."""
+        return f"{self.source}:{self.line}" if self.line is not None else self.source
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The settings in force for one run: the file read (or ``None``) and each setting."""
+
+    file: Path | None
+    values: Mapping[str, Setting]
+
+    def __getitem__(self, name: str) -> object:
+        return self.values[name].value
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the documented JSON shape of ``check --show-settings``."""
+        return {
+            "file": None if self.file is None else str(self.file),
+            "settings": {
+                name: {"value": s.value, "source": s.source, "line": s.line}
+                for name, s in self.values.items()
+            },
+        }
+
+    def render(self) -> str:
+        """Return one line per setting: its name, value and origin, aligned."""
+        shown = {name: _shown(s.value, _UNSET.get(name, "")) for name, s in self.values.items()}
+        width = max(len(f"{n} = {v}") for n, v in shown.items())
+        head = (
+            f"# settings from {self.file}"
+            if self.file
+            else "# no [tool.codegenie-bench] found: defaults and the command line"
+        )
+        lines = [head]
+        for name, setting in self.values.items():
+            left = f"{name} = {shown[name]}"
+            lines.append(f"{left.ljust(width)}  # {setting.origin}")
+        return "\n".join(lines) + "\n"
+
+
+#: What an unset setting means, as ``--show-settings`` says it.
+_UNSET: Final = {"select": "(every code)", "jobs": "(the number of CPUs)"}
+
+
+def _shown(value: object, unset: str = "") -> str:
+    """Return ``value`` as TOML would write it (``None``: ``unset``, what the default means)."""
+    if value is None:
+        return unset
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return str(value)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class FileSettings:
+    """What the table sets, and on which lines (``file`` is ``None``: no table found)."""
+
+    file: Path | None
+    table: SettingsFile
+    lines: Mapping[str, int]
+
+
+def find_settings(start: Path) -> tuple[Path, str, dict[str, Any]] | None:
+    """Return the nearest ``pyproject.toml`` at or above ``start`` that has the table.
+
+    Returns ``(file, text, table)``, or ``None`` when there is none. A file
+    that does not mention ``codegenie-bench`` at all is passed over unread.
+    Raises :class:`SettingsInvalid` for a file that mentions it and cannot be
+    read (size, kind, bytes, TOML syntax) or whose table is not a table.
+    """
+    for directory in (start, *start.parents):
+        file = directory / _FILE_NAME
+        try:
+            data, _ = read_regular_file(str(file), MANIFEST_SIZE_LIMIT)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except FileRefused as exc:
+            raise SettingsInvalid(file, (_problem(1, 1, f"the file {exc.reason}"),)) from None
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise SettingsInvalid(file, (_problem(1, 1, f"cannot read: {reason}"),)) from None
+        if b"codegenie-bench" not in data:
+            continue
+        try:
+            text, document = parse_toml(data)
+        except TomlUnreadable as exc:
+            raise SettingsInvalid(file, (_problem(exc.line, exc.column, exc.message),)) from None
+        table: object = document.get("tool", {})
+        table = table.get("codegenie-bench") if isinstance(table, dict) else None
+        if table is None:
+            continue
+        if not isinstance(table, dict):
+            line, column = TomlPositions(text).find(TABLE)
+            message = "expected a table"
+            raise SettingsInvalid(file, (_problem(line, column, message, "tool.codegenie-bench"),))
+        return file, text, table
+    return None
+
+
+def _problem(line: int, column: int, message: str, key: str = "") -> ManifestProblem:
+    return ManifestProblem(line, column, key, message, "schema")
+
+
+def load_settings(start: Path) -> FileSettings:
+    """Read and validate the table of the nearest ``pyproject.toml`` at or above ``start``.
+
+    Raises :class:`SettingsInvalid` with every problem of the table, located.
+    """
+    found = find_settings(start)
+    if found is None:
+        return FileSettings(None, SettingsFile(), {})
+    file, text, table = found
+    positions = TomlPositions(text)
+    try:
+        model = SettingsFile.model_validate(table)
+    except ValidationError as exc:
+        known = tuple(SettingsFile.model_fields)
+        errors = [{**e, "loc": (*TABLE, *e["loc"])} for e in exc.errors()]
+        problems = locate_errors(
+            errors,
+            positions.find,
+            lambda loc: known if len(loc) == len(TABLE) + 1 else (),
+            find_value=positions.find_value,
+        )
+        raise SettingsInvalid(
+            file,
+            tuple(
+                ManifestProblem(p.line, p.column, p.key, p.message)
+                for p in sorted(problems, key=lambda p: (p.line, p.column))
+            ),
+        ) from None
+    lines = {key: positions.find((*TABLE, key))[0] for key in table}
+    return FileSettings(file, model, lines)
+
+
+def resolve(read: FileSettings, given: Mapping[str, object]) -> Settings:
+    """Return the settings in force: ``given`` (command line), else the file's, else defaults."""
+    values = {}
+    for name, default in DEFAULTS.items():
+        from_file = getattr(read.table, name)
+        if given.get(name) is not None:
+            values[name] = Setting(name, given[name], "command line")
+        elif from_file is not None:
+            values[name] = Setting(name, from_file, _FILE_NAME, read.lines.get(name))
+        else:
+            values[name] = Setting(name, default, "default")
+    return Settings(read.file, values)
+
+
+def parse_codes(text: str) -> list[str]:
+    """Return the comma-separated codes of ``text``; ``ValueError`` names an unknown one."""
+    codes = [code.strip() for code in text.split(",") if code.strip()]
+    _known_codes(codes)
+    return codes
