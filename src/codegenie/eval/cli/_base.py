@@ -33,6 +33,7 @@ __all__ = (
     "dumps",
     "load_manifest",
     "positive_int",
+    "step_summary",
 )
 
 PROG: Final = "codegenie-bench"
@@ -162,6 +163,16 @@ def _rebased(diagnostic: Diagnostic, home: str | None) -> Diagnostic:
     if absolute.startswith(prefix):
         return replace(diagnostic, file=absolute[len(prefix) :])
     return replace(diagnostic, file=absolute)
+
+
+def step_summary(markdown: str) -> None:
+    """Append ``markdown`` to ``$GITHUB_STEP_SUMMARY`` when it is set (a GitHub Actions job)."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    from codegenie.eval._reports.files import append_text  # noqa: PLC0415 - start-up: only in CI
+
+    append_text(Path(target), markdown)
 
 
 def positive_int(text: str) -> int:

@@ -12,6 +12,7 @@ from codegenie.eval.cli._base import (
     add_sandbox_option,
     choose_sandbox,
     positive_int,
+    step_summary,
 )
 from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
 
@@ -26,6 +27,9 @@ def run(args: argparse.Namespace, out: Output) -> int:
     exit code of that mistake in every command).
     """
     from codegenie.eval._manifest.read import find_manifest  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._reports.junit import check_junit  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._reports.sarif import check_sarif  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._reports.summary import check_summary  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.check import run_check  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.errors import BenchManifestInvalid  # noqa: PLC0415 - start-up: only this command pays for it
 
@@ -63,8 +67,14 @@ def run(args: argparse.Namespace, out: Output) -> int:
             f"{reused} rubric result{'s' if reused != 1 else ''} reused from earlier runs of "
             "unchanged cases (--no-cache runs every rubric)"
         )
+    document = report.to_json(strict=args.strict)
+    step_summary(check_summary(document))
     if args.format == "json":
-        out.result(report.to_json(strict=args.strict), "")
+        out.result(document, "")
+    elif args.format == "junit":
+        out.stdout.write(check_junit(document))
+    elif args.format == "sarif":
+        out.stdout.write(check_sarif(document))
     elif args.format == "github":
         out.diagnostics(report.diagnostics, stream=out.stdout, base=report.manifest.parent)
         if not out.quiet:

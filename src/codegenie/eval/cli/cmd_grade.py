@@ -25,15 +25,18 @@ from codegenie.eval.cli._base import (
     choose_sandbox,
     load_manifest,
     positive_int,
+    step_summary,
 )
 from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
-    from codegenie.eval.grading import GradeResult, GradeStatus
+    from codegenie.eval.diagnostics import Diagnostic
+    from codegenie.eval.grading import GradeReport, GradeResult, GradeStatus
 
-__all__ = ("COMMAND", "REASON_WIDTH", "paint", "result_line")
+__all__ = ("COMMAND", "REASON_WIDTH", "grade_diagnostics", "paint", "result_line")
 
 # The widest status word ("missing"), so that the case ids line up.
 _STATUS_WIDTH = 7
@@ -119,7 +122,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
     selected = select_cases(task_class.name, cases, args.cases)
 
     case_width = max((len(case.id) for case in selected), default=0)
-    colour = not out.json and wants_colour(out.stdout)
+    text = out.format == "text"
+    colour = text and wants_colour(out.stdout)
     # A reason names the rubric or a candidate by its absolute path; text shows it as every path.
     paths = [path for path in (task_class.rubric, candidates.absolute()) if path is not None]
 
@@ -139,7 +143,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
         nonlocal printed
         progress.done += 1
         ready[index] = result
-        if not out.json and printed in ready:
+        if text and printed in ready:
             progress.clear()
             while printed in ready:
                 shown_result = ready.pop(printed)
@@ -166,13 +170,66 @@ def run(args: argparse.Namespace, out: Output) -> int:
         )
     finally:
         progress.clear()
-    out.result(report.to_json(), report.summary(paint if colour else None))
+    files = {case.id: case.directory / "case.toml" for case in selected}
+    _report(report, out, files, base=manifest.path.parent, colour=colour)
     if report.reused:
         out.note(
             f"{report.reused} result{'s' if report.reused != 1 else ''} reused from earlier "
             "runs of unchanged cases and candidates (--no-cache runs every rubric)"
         )
     return 0 if report.ok else 1
+
+
+def _report(
+    report: GradeReport,
+    out: Output,
+    files: Mapping[str, Path | None],
+    *,
+    base: Path,
+    colour: bool,
+) -> None:
+    """Print ``report`` in ``out``'s format; append its summary to the CI job's, if any."""
+    from codegenie.eval._reports.junit import grade_junit  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._reports.summary import grade_summary  # noqa: PLC0415 - start-up: only this command pays for it
+
+    document = report.to_json()
+    step_summary(grade_summary(document))
+    if out.format == "junit":
+        out.stdout.write(grade_junit(document))
+    elif out.format == "github":
+        out.diagnostics(grade_diagnostics(document, files), stream=out.stdout, base=base)
+        if not out.quiet:
+            out.stderr.write(escape_control(report.summary()) + "\n")
+    else:
+        out.result(document, report.summary(paint if colour else None))
+
+
+def grade_diagnostics(
+    document: dict[str, Any], files: Mapping[str, Path | None]
+) -> list[Diagnostic]:
+    """One annotation per case of a ``grade`` document that did not pass.
+
+    At the case's ``case.toml`` (``files``: case id to path; ``None`` or
+    absent: no file), titled by its status and case id, worded by its reason.
+    """
+    from codegenie.eval.diagnostics import Diagnostic  # noqa: PLC0415 - start-up: only --format github pays for it
+
+    found = []
+    for result in document["results"]:
+        if result["status"] == "passed":
+            continue
+        file = files.get(result["case"])
+        found.append(
+            Diagnostic(
+                code=result["status"],
+                severity="error",
+                message=result.get("reason") or result["status"],
+                file=None if file is None else str(file),
+                line=None if file is None else 1,
+                slug=result["case"],
+            )
+        )
+    return found
 
 
 def _case_id(text: str) -> str:
