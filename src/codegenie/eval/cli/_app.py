@@ -22,6 +22,7 @@ from codegenie.eval.cli import (
     cmd_grade,
     cmd_init,
     cmd_list,
+    cmd_merge,
     cmd_new,
     cmd_plan,
     cmd_schema,
@@ -43,6 +44,7 @@ COMMANDS: Final[dict[str, Command]] = {
         cmd_check.COMMAND,
         cmd_explain.COMMAND,
         cmd_grade.COMMAND,
+        cmd_merge.COMMAND,
         cmd_new.COMMAND,
         cmd_schema.COMMAND,
     )

@@ -33,6 +33,7 @@ __all__ = (
     "dumps",
     "load_manifest",
     "positive_int",
+    "shard_type",
     "step_summary",
 )
 
@@ -173,6 +174,16 @@ def step_summary(markdown: str) -> None:
     from codegenie.eval._reports.files import append_text  # noqa: PLC0415 - start-up: only in CI
 
     append_text(Path(target), markdown)
+
+
+def shard_type(text: str) -> object:
+    """Return ``text`` as a ``Shard`` (an argparse ``type``: ``--shard K/N``)."""
+    from codegenie.eval.check import Shard  # noqa: PLC0415 - start-up: only the commands that shard pay for it
+
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def positive_int(text: str) -> int:

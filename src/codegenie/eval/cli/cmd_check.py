@@ -12,6 +12,7 @@ from codegenie.eval.cli._base import (
     add_sandbox_option,
     choose_sandbox,
     positive_int,
+    shard_type,
     step_summary,
 )
 from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
@@ -27,6 +28,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     exit code of that mistake in every command).
     """
     from codegenie.eval._manifest.read import find_manifest  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._reports.digest import bench_digest  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.junit import check_junit  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.sarif import check_sarif  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.summary import check_summary  # noqa: PLC0415 - start-up: only this command pays for it
@@ -68,6 +70,10 @@ def run(args: argparse.Namespace, out: Output) -> int:
             "unchanged cases (--no-cache runs every rubric)"
         )
     document = report.to_json(strict=args.strict)
+    if args.format == "json":  # the proof merge needs: which bench, which slice of it
+        document["bench_digest"] = bench_digest(report.manifest)
+        shard = args.shard
+        document["shard"] = {"index": shard.index, "count": shard.count} if shard else None
     step_summary(check_summary(document))
     if args.format == "json":
         out.result(document, "")
@@ -99,15 +105,6 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _shard(text: str) -> object:
-    from codegenie.eval.check import Shard  # noqa: PLC0415 - start-up: only this command pays for it
-
-    try:
-        return Shard.parse(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add --jobs, --timeout, --shard and --strict."""
     parser.add_argument(
@@ -126,7 +123,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--shard",
-        type=_shard,
+        type=shard_type,
         default=None,
         metavar="K/N",
         help="check only slice K of N (1/4 … 4/4) of the slugs, for a CI matrix",

@@ -25,14 +25,16 @@ from codegenie.eval.cli._base import (
     choose_sandbox,
     load_manifest,
     positive_int,
+    shard_type,
     step_summary,
 )
 from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
+    from codegenie.eval.check import Shard
     from codegenie.eval.diagnostics import Diagnostic
     from codegenie.eval.grading import GradeReport, GradeResult, GradeStatus
 
@@ -119,7 +121,11 @@ def run(args: argparse.Namespace, out: Output) -> int:
     cases = found.cases.raise_for_problems()
     if task_class.rubric is None or not task_class.rubric.is_file():
         raise RubricMissing(task_class.name, task_class.rubric)
-    selected = select_cases(task_class.name, cases, args.cases)
+    selected = tuple(
+        case
+        for case in select_cases(task_class.name, cases, args.cases)
+        if args.shard is None or case.id in args.shard
+    )
 
     case_width = max((len(case.id) for case in selected), default=0)
     text = out.format == "text"
@@ -171,13 +177,25 @@ def run(args: argparse.Namespace, out: Output) -> int:
     finally:
         progress.clear()
     files = {case.id: case.directory / "case.toml" for case in selected}
-    _report(report, out, files, base=manifest.path.parent, colour=colour)
+    extra = _proof(args.shard, [case.id for case in cases], manifest.path) if out.json else {}
+    _report(report, out, files, base=manifest.path.parent, colour=colour, extra=extra)
     if report.reused:
         out.note(
             f"{report.reused} result{'s' if report.reused != 1 else ''} reused from earlier "
             "runs of unchanged cases and candidates (--no-cache runs every rubric)"
         )
     return 0 if report.ok else 1
+
+
+def _proof(shard: Shard | None, cases: Sequence[str], manifest: Path) -> dict[str, Any]:
+    """Return what ``merge`` needs of a shard's report: which bench, cases and slice of them."""
+    from codegenie.eval._reports.digest import bench_digest  # noqa: PLC0415 - start-up: only --format json pays for it
+
+    return {
+        "cases": sorted(cases),
+        "bench_digest": bench_digest(manifest),
+        "shard": {"index": shard.index, "count": shard.count} if shard else None,
+    }
 
 
 def _report(
@@ -187,12 +205,13 @@ def _report(
     *,
     base: Path,
     colour: bool,
+    extra: Mapping[str, Any] | None = None,
 ) -> None:
     """Print ``report`` in ``out``'s format; append its summary to the CI job's, if any."""
     from codegenie.eval._reports.junit import grade_junit  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.summary import grade_summary  # noqa: PLC0415 - start-up: only this command pays for it
 
-    document = report.to_json()
+    document = {**report.to_json(), **(extra or {})}
     step_summary(grade_summary(document))
     if out.format == "junit":
         out.stdout.write(grade_junit(document))
@@ -267,6 +286,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="rubrics run at once (default: the number of CPUs)",
+    )
+    parser.add_argument(
+        "--shard",
+        type=shard_type,
+        default=None,
+        metavar="K/N",
+        help="grade only slice K of N (1/4 … 4/4) of the cases, for a CI matrix "
+        "(the split check --shard makes of slugs, on case ids)",
     )
     add_sandbox_option(parser)
 
