@@ -119,10 +119,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="merge",
-    summary="Merge the JSON reports of a sharded check or grade into one, proving they cover the bench once.",
+    summary="Merge the JSON reports of a sharded check or grade, proving they cover the bench once.",
     examples="""\
 examples:
-  codegenie-bench merge check-1.json check-2.json check-3.json --format junit --output-file check.xml
+  codegenie-bench merge check-*.json --format junit --output-file check.xml
   codegenie-bench merge grade-*.json --format json
 """,
     run=run,
