@@ -119,7 +119,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="merge",
-    summary="Merge the JSON reports of a sharded check or grade, proving they cover the bench once.",
+    summary="Merge the JSON reports of sharded checks or grades, proving they cover one bench.",
     examples="""\
 examples:
   codegenie-bench merge check-*.json --format junit --output-file check.xml
