@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
+    from codegenie.eval._selection import Selection
+    from codegenie.eval.cases import Case, CaseScan
     from codegenie.eval.check import Shard
     from codegenie.eval.diagnostics import Diagnostic
     from codegenie.eval.grading import GradeReport, GradeResult, GradeStatus
@@ -104,8 +106,9 @@ def _candidates(path: Path) -> Path:
     raise CandidatesDirInvalid(path, "does not exist")
 
 
-def run(args: argparse.Namespace, out: Output) -> int:
+def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the flow of one command, its parts in the helpers below
     """Resolve the slug, read its cases, grade the candidates; print the results and the summary."""
+    from codegenie.eval._cache.last_failed import write_last_failed  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._resolve import resolve  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.errors import RubricMissing  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.grading import grade, select_cases  # noqa: PLC0415 - start-up: only this command pays for it
@@ -118,13 +121,12 @@ def run(args: argparse.Namespace, out: Output) -> int:
     out.slug = args.slug
     found = resolve(args.slug, manifest, registry=TaskClassRegistry())
     task_class = found.task_class
-    cases = found.cases.raise_for_problems()
+    selection = _selection(args, out, manifest.path, task_class.name)
+    cases = _valid_cases(found.cases, selection, out)
     if task_class.rubric is None or not task_class.rubric.is_file():
         raise RubricMissing(task_class.name, task_class.rubric)
     selected = tuple(
-        case
-        for case in select_cases(task_class.name, cases, args.cases)
-        if args.shard is None or case.id in args.shard
+        case for case in select_cases(task_class.name, cases, args.cases) if selection.selects(case)
     )
 
     case_width = max((len(case.id) for case in selected), default=0)
@@ -137,6 +139,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
         return with_shown_paths(reason, paths)
 
     ready: dict[int, GradeResult] = {}
+    arrived_all: dict[int, GradeResult] = {}
     printed = 0
     progress = Progress(
         out.stderr,
@@ -148,10 +151,12 @@ def run(args: argparse.Namespace, out: Output) -> int:
     def arrived(index: int, result: GradeResult) -> None:
         nonlocal printed
         progress.done += 1
-        ready[index] = result
-        if text and printed in ready:
+        ready[index] = arrived_all[index] = result
+        stop = args.exitfirst and result.status != "passed"
+        if text and (printed in ready or stop):
             progress.clear()
-            while printed in ready:
+            while printed in ready or (stop and ready):
+                printed = printed if printed in ready else min(ready)
                 shown_result = ready.pop(printed)
                 line = result_line(shown_result, case_width, colour=colour, shown=shown)
                 out.stdout.write(line + "\n")
@@ -160,6 +165,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
                         out.stdout.write("    " + escape_control(trace) + "\n")
                 printed += 1
         progress.draw()
+        if stop:
+            raise _Stopped
 
     progress.draw()
     try:
@@ -174,8 +181,13 @@ def run(args: argparse.Namespace, out: Output) -> int:
             sandbox=sandbox,
             reuse=not args.no_cache,
         )
+    except _Stopped:
+        report = _stopped(task_class.name, arrived_all, sandbox.mode, len(selected), out)
     finally:
         progress.clear()
+    if not args.no_cache:
+        not_passed = [r.case for r in report.results if r.status != "passed"]
+        write_last_failed(manifest.path, task_class.name, [c.id for c in selected], not_passed)
     files = {case.id: case.directory / "case.toml" for case in selected}
     extra = _proof(args.shard, [case.id for case in cases], manifest.path) if out.json else {}
     _report(report, out, files, base=manifest.path.parent, colour=colour, extra=extra)
@@ -185,6 +197,74 @@ def run(args: argparse.Namespace, out: Output) -> int:
             "runs of unchanged cases and candidates (--no-cache runs every rubric)"
         )
     return 0 if report.ok else 1
+
+
+class _Stopped(Exception):
+    """-x: a case did not pass; the grading stops (the cases not started never start)."""
+
+
+def _stopped(
+    task_class: str, arrived: Mapping[int, GradeResult], mode: str, total: int, out: Output
+) -> GradeReport:
+    """Return the report of a grading stopped by ``-x``: the results that arrived, in order."""
+    from codegenie.eval.grading import GradeReport  # noqa: PLC0415 - start-up: only -x pays for it
+
+    results = tuple(arrived[index] for index in sorted(arrived))
+    out.note(
+        f"stopped at the first case that did not pass (-x): {total - len(results)} of "
+        f"{total} cases not graded"
+    )
+    return GradeReport(
+        task_class=task_class, results=results, sandbox="none" if mode == "none" else "bwrap"
+    )
+
+
+def _selection(args: argparse.Namespace, out: Output, manifest: Path, slug: str) -> Selection:
+    """Return the cases the command line selects (``--lf`` read from the user's cache)."""
+    from codegenie.eval._cache.last_failed import read_last_failed  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._selection import Selection  # noqa: PLC0415 - start-up: only this command pays for it
+
+    last = None
+    if args.last_failed:
+        last = None if args.no_cache else read_last_failed(manifest, slug)
+        if not last:
+            out.note(f"--lf: no case of {slug!r} is known to have failed; grading every case")
+            last = None
+    return Selection(
+        ids=args.cases,
+        keyword=args.keyword,
+        tags=tuple(args.tags or ()),
+        last_failed=last,
+        shard=args.shard,
+    )
+
+
+def _valid_cases(scan: CaseScan, selection: Selection, out: Output) -> tuple[Case, ...]:
+    """Return the valid cases; raise ``BenchCasesInvalid`` only for selected invalid ones.
+
+    Problems of cases the selection leaves out are reported apart on stderr
+    (not under ``-q``); a problem of ``cases/`` itself always refuses.
+    """
+    from codegenie.eval.errors import BenchCasesInvalid  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.problems import error_diagnostics  # noqa: PLC0415 - start-up: only this command pays for it
+
+    if not selection.narrowed:
+        return scan.raise_for_problems()
+    chosen = tuple(
+        p for p in scan.problems if p.case is None or selection.may_select_invalid(p.case)
+    )
+    if chosen:
+        raise BenchCasesInvalid(scan.task_class, chosen)
+    if scan.problems and not out.quiet:
+        apart = BenchCasesInvalid(scan.task_class, scan.problems)
+        ids = sorted({p.case for p in scan.problems if p.case})
+        out.stderr.write(
+            f"codegenie-bench: note: not selected and not graded, {len(ids)} invalid "
+            f"case{'s' if len(ids) != 1 else ''}: {escape_control(', '.join(ids))}\n"
+        )
+        found = error_diagnostics(apart, out.manifest, scan.task_class, tree=out.tree)
+        out.diagnostics(found, stream=out.stderr, base=None)
+    return scan.cases
 
 
 def _proof(shard: Shard | None, cases: Sequence[str], manifest: Path) -> dict[str, Any]:
@@ -286,6 +366,36 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="rubrics run at once (default: the number of CPUs)",
+    )
+    parser.add_argument(
+        "-k",
+        dest="keyword",
+        default=None,
+        metavar="EXPR",
+        help="grade only the cases whose id holds EXPR, or matches it as a glob "
+        "when it holds * ? or [ (e.g. -k 'cve-2024-*')",
+    )
+    parser.add_argument(
+        "--tag",
+        dest="tags",
+        action="append",
+        default=None,
+        metavar="TAG",
+        help="grade only the cases whose case.toml tags include TAG (repeat: any of them)",
+    )
+    parser.add_argument(
+        "-x",
+        "--exitfirst",
+        action="store_true",
+        help="stop at the first case that did not pass: cases not started are not graded",
+    )
+    parser.add_argument(
+        "--lf",
+        "--last-failed",
+        dest="last_failed",
+        action="store_true",
+        help="grade only the cases that did not pass when this task class was last graded "
+        "(every case when none is known)",
     )
     parser.add_argument(
         "--shard",
