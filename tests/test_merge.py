@@ -155,3 +155,27 @@ def test_grade_shards_split_the_cases_and_merge_back(graded: Bench) -> None:
     assert alone.returncode == 1
     assert "shard 2/2 is missing" in alone.stderr
     assert "is missing: no shard graded it" in alone.stderr
+
+
+def test_merged_reports_have_the_documented_shape(bench: Bench, graded: Bench) -> None:
+    """A merged check and a merged grade report validate against docs/cli-output.schema.json."""
+    from tests.test_grade import assert_shape
+
+    merged = run(bench.base, "merge", *map(str, shard_reports(bench, 2)), "--format", "json")
+    assert_shape(json.loads(merged.stdout), "check")
+    path = graded.base / "grade.json"
+    run(
+        graded.base,
+        "grade",
+        "alpha",
+        "candidates",
+        "--sandbox",
+        "none",
+        "--format",
+        "json",
+        "--output-file",
+        str(path),
+    )
+    grade = run(graded.base, "merge", str(path), "--format", "json")
+    assert grade.returncode == 0, grade.stderr
+    assert_shape(json.loads(grade.stdout), "grade")
