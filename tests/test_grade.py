@@ -178,6 +178,8 @@ def test_every_status_in_json(world: World) -> None:
         "cases",
         "bench_digest",
         "shard",
+        "manifest",
+        "case_files",
     }
     assert document["sandbox"] == "bwrap"
     assert document["task_class"] == SLUG
@@ -288,6 +290,7 @@ def test_no_cases_at_all_is_not_a_pass(world: World) -> None:
     document = json.loads(world.grade("--format", "json").stdout)
     assert_shape(document, "grade")
     assert document.pop("bench_digest").startswith("sha256:")
+    assert document.pop("manifest").endswith("bench.toml")
     assert document == {
         "task_class": SLUG,
         "sandbox": "bwrap",
@@ -299,6 +302,7 @@ def test_no_cases_at_all_is_not_a_pass(world: World) -> None:
         "ok": False,
         "mean_score": None,
         "cases": [],
+        "case_files": {},
         "shard": None,
     }
 

@@ -151,6 +151,26 @@ def test_grade_shards_split_the_cases_and_merge_back(graded: Bench) -> None:
     document = json.loads(merged.stdout)
     assert document["total"] == 6
     assert document["ok"] is True
+    (graded.base / "candidates" / "case-3").rename(graded.base / "away")
+    third = graded.base / "grade-3.json"
+    run(
+        graded.base,
+        "grade",
+        "alpha",
+        "candidates",
+        "--sandbox",
+        "none",
+        "--format",
+        "json",
+        "--output-file",
+        str(third),
+    )
+    github = run(graded.base, "merge", str(third), "--format", "github")
+    assert github.returncode == 1
+    assert github.stdout == (
+        "::error file=bench/alpha/cases/case-3/case.toml,line=1,title=missing (case-3)"
+        "::no candidate directory candidates/case-3\n"
+    )
     alone = run(graded.base, "merge", str(paths[0]))
     assert alone.returncode == 1
     assert "shard 2/2 is missing" in alone.stderr

@@ -141,6 +141,12 @@ def _merge_grade(
         reused=sum(document.get("reused", 0) for document in documents),
     )
     merged = report.to_json()
+    merged["manifest"] = documents[0].get("manifest")
+    merged["case_files"] = {
+        case: file
+        for document in documents
+        for case, file in document.get("case_files", {}).items()
+    }
     merged["cases"] = sorted(every)
     merged["bench_digest"] = documents[0].get("bench_digest")
     merged["shard"] = {"index": 1, "count": 1}

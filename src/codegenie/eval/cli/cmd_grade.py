@@ -189,7 +189,7 @@ def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the fl
         not_passed = [r.case for r in report.results if r.status != "passed"]
         write_last_failed(manifest.path, task_class.name, [c.id for c in selected], not_passed)
     files = {case.id: case.directory / "case.toml" for case in selected}
-    extra = _proof(args.shard, [case.id for case in cases], manifest.path) if out.json else {}
+    extra = _proof(args.shard, cases, manifest.path) if out.json else {}
     _report(report, out, files, base=manifest.path.parent, colour=colour, extra=extra)
     if report.reused:
         out.note(
@@ -267,12 +267,18 @@ def _valid_cases(scan: CaseScan, selection: Selection, out: Output) -> tuple[Cas
     return scan.cases
 
 
-def _proof(shard: Shard | None, cases: Sequence[str], manifest: Path) -> dict[str, Any]:
-    """Return what ``merge`` needs of a shard's report: which bench, cases and slice of them."""
+def _proof(shard: Shard | None, cases: Sequence[Case], manifest: Path) -> dict[str, Any]:
+    """Return what ``merge`` needs of a shard's report: which bench, cases and slice of them.
+
+    ``case_files`` (each valid case's ``case.toml``) and ``manifest`` let a
+    merged report annotate each case that did not pass where it is defined.
+    """
     from codegenie.eval._reports.digest import bench_digest  # noqa: PLC0415 - start-up: only --format json pays for it
 
     return {
-        "cases": sorted(cases),
+        "manifest": str(manifest),
+        "case_files": {case.id: str(case.directory / "case.toml") for case in cases},
+        "cases": sorted(case.id for case in cases),
         "bench_digest": bench_digest(manifest),
         "shard": {"index": shard.index, "count": shard.count} if shard else None,
     }

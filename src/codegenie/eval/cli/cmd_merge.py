@@ -96,7 +96,9 @@ def _print_grade(document: dict[str, Any], out: Output) -> None:
     elif out.format == "junit":
         out.stdout.write(grade_junit(document))
     elif out.format == "github":
-        out.diagnostics(grade_diagnostics(document, {}), stream=out.stdout, base=None)
+        files = {case: Path(file) for case, file in document.get("case_files", {}).items()}
+        base = Path(document["manifest"]).parent if document.get("manifest") else None
+        out.diagnostics(grade_diagnostics(document, files), stream=out.stdout, base=base)
     else:
         results = [GradeResult.model_validate(r, strict=False) for r in document["results"]]
         width = max((len(result.case) for result in results), default=0)
