@@ -124,3 +124,12 @@ def test_selected_valid_cases_are_graded_beside_invalid_unselected_ones(graded: 
     assert pairs == []
     code, pairs, _ = grade(graded)
     assert code == 4
+
+
+def test_exitfirst_leaves_the_record_of_cases_it_did_not_start(graded: Bench) -> None:
+    """A run stopped by -x forgets nothing about the cases it never started."""
+    grade(graded)
+    _, stopped, _ = grade(graded, "-x")
+    assert [case for case, _ in stopped] == ["alpha-one", "alpha-two"]
+    _, again, _ = grade(graded, "--lf")
+    assert again == [("alpha-two", "failed"), ("beta-four", "failed")]

@@ -186,8 +186,10 @@ def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the fl
     finally:
         progress.clear()
     if not args.no_cache:
+        # Under -x, the cases never started keep what was known of them.
+        graded = [r.case for r in report.results]
         not_passed = [r.case for r in report.results if r.status != "passed"]
-        write_last_failed(manifest.path, task_class.name, [c.id for c in selected], not_passed)
+        write_last_failed(manifest.path, task_class.name, graded, not_passed)
     files = {case.id: case.directory / "case.toml" for case in selected}
     extra = _proof(args.shard, cases, manifest.path) if out.json else {}
     _report(report, out, files, base=manifest.path.parent, colour=colour, extra=extra)
