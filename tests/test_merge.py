@@ -80,6 +80,7 @@ def test_merge_of_every_shard_is_the_unsharded_check(bench: Bench) -> None:
         ("twice", "shard 2/3 appears 2 times"),
         ("other-bench", "the shards saw different benches"),
         ("same-slug", "task class 'alpha' appears twice"),
+        ("wrong-shard", "does not belong to its shard"),
     ],
 )
 def test_merge_refuses_reports_that_do_not_add_up(bench: Bench, case: str, problem: str) -> None:
@@ -101,6 +102,14 @@ def test_merge_refuses_reports_that_do_not_add_up(bench: Bench, case: str, probl
         forged = load(other)
         forged["task_classes"].append("alpha")
         other.write_text(json.dumps(forged), encoding="utf-8")
+    elif case == "wrong-shard":
+        owner = next(p for p in paths if "alpha" in load(p)["task_classes"])
+        other = next(p for p in paths if p != owner)
+        moved, kept = load(owner), load(other)
+        moved["task_classes"].remove("alpha")
+        kept["task_classes"].append("alpha")
+        owner.write_text(json.dumps(moved), encoding="utf-8")
+        other.write_text(json.dumps(kept), encoding="utf-8")
     result = run(bench.base, "merge", *map(str, paths))
     assert result.returncode == 1
     assert result.stdout == ""

@@ -4,7 +4,9 @@ A merge is proof that the shards together covered the bench once: every
 report is of the same command (and, for ``grade``, task class), carries the
 same ``bench_digest`` and shard count, each shard ``1..N`` comes exactly
 once, no task class (``check``) or case (``grade``) is reported by two
-shards, and, for ``grade``, every case of the task class has a result.
+shards, a check report holds only task classes of its own shard (the stable
+split of ``check --shard``), and, for ``grade``, every case of the task
+class has a result.
 :func:`merge_reports` returns the merged document, or raises
 :class:`MergeRefused` with every reason it found.
 """
@@ -73,11 +75,25 @@ def _twice(label: str, owners: dict[str, list[str]]) -> list[str]:
 def _merge_check(
     names: Sequence[str], documents: Sequence[Mapping[str, Any]]
 ) -> tuple[dict[str, Any], list[str]]:
+    from codegenie.eval.check import Shard  # noqa: PLC0415 - only check reports need the split
+
     owners: dict[str, list[str]] = {}
+    problems = []
     for name, document in zip(names, documents, strict=True):
+        given = document.get("shard") or {"index": 1, "count": 1}
+        try:
+            shard = Shard(given["index"], given["count"])
+        except (KeyError, TypeError, ValueError):
+            problems.append(f"{name} names no valid shard: {given!r}")
+            continue
         for slug in document.get("task_classes", []):
             owners.setdefault(slug, []).append(name)
-    problems = _twice("task class", owners)
+            if slug not in shard:
+                problems.append(
+                    f"task class {slug!r} in {name} does not belong to its shard "
+                    f"{shard.index}/{shard.count}"
+                )
+    problems += _twice("task class", owners)
     diagnostics = [d for document in documents for d in document["diagnostics"]]
     diagnostics.sort(
         key=lambda d: (
