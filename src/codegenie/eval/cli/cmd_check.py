@@ -12,7 +12,6 @@ from codegenie.eval.cli._base import (
     add_sandbox_option,
     choose_sandbox,
     positive_int,
-    shard_type,
     step_summary,
 )
 from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
@@ -105,6 +104,15 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _shard(text: str) -> object:
+    from codegenie.eval.check import Shard  # noqa: PLC0415 - start-up: only this command pays for it
+
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add --jobs, --timeout, --shard and --strict."""
     parser.add_argument(
@@ -123,7 +131,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--shard",
-        type=shard_type,
+        type=_shard,
         default=None,
         metavar="K/N",
         help="check only slice K of N (1/4 … 4/4) of the slugs, for a CI matrix",
