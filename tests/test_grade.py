@@ -175,6 +175,11 @@ def test_every_status_in_json(world: World) -> None:
         "counts",
         "ok",
         "mean_score",
+        "cases",
+        "bench_digest",
+        "shard",
+        "manifest",
+        "case_files",
     }
     assert document["sandbox"] == "bwrap"
     assert document["task_class"] == SLUG
@@ -284,6 +289,8 @@ def test_no_cases_at_all_is_not_a_pass(world: World) -> None:
     assert result.stdout == "0/0 passed (no cases to grade)\n"
     document = json.loads(world.grade("--format", "json").stdout)
     assert_shape(document, "grade")
+    assert document.pop("bench_digest").startswith("sha256:")
+    assert document.pop("manifest").endswith("bench.toml")
     assert document == {
         "task_class": SLUG,
         "sandbox": "bwrap",
@@ -294,6 +301,9 @@ def test_no_cases_at_all_is_not_a_pass(world: World) -> None:
         "counts": {"passed": 0, "failed": 0, "missing": 0, "error": 0},
         "ok": False,
         "mean_score": None,
+        "cases": [],
+        "case_files": {},
+        "shard": None,
     }
 
 

@@ -78,7 +78,7 @@ class SettingsFile(BaseModel):
     timeout: Annotated[float, Field(gt=0)] | None = None
     repeat: Annotated[int, Field(ge=1)] | None = None
     sandbox: Literal["auto", "bwrap", "none"] | None = None
-    format: Literal["text", "json", "github"] | None = None
+    format: Literal["text", "json", "github", "junit", "sarif"] | None = None
 
 
 #: Each setting's value when neither the file nor the command line gives one.

@@ -87,7 +87,7 @@ class CheckReport:
     but not checked. ``None`` means as many as were checked. ``readable`` is
     false when the manifest could not be read at all (bytes or TOML syntax:
     ``manifest-syntax``): then nothing was checked, in any shard, and the
-    report is not ok.
+    report is not ok. ``task_classes`` are the slugs checked.
     """
 
     manifest: Path
@@ -96,6 +96,7 @@ class CheckReport:
     declared: int | None = None
     readable: bool = True
     rubrics: GoldenReport | None = None
+    task_classes: tuple[str, ...] = ()
 
     @property
     def errors(self) -> int:
@@ -121,6 +122,8 @@ class CheckReport:
             "errors": self.errors,
             "warnings": self.warnings,
             "diagnostics": [d.to_json() for d in self.diagnostics],
+            "strict": strict,
+            "task_classes": sorted(self.task_classes),
             **({} if self.rubrics is None else {"rubrics": self.rubrics.to_json()}),
         }
 
@@ -423,4 +426,5 @@ def run_check(
         declared=len(static.declared),
         readable=static.readable,
         rubrics=ledger,
+        task_classes=tuple(static.slugs),
     )

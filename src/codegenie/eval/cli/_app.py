@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import sys
 import traceback
 from collections.abc import Iterator, Sequence
@@ -21,6 +22,7 @@ from codegenie.eval.cli import (
     cmd_grade,
     cmd_init,
     cmd_list,
+    cmd_merge,
     cmd_new,
     cmd_plan,
     cmd_schema,
@@ -42,6 +44,7 @@ COMMANDS: Final[dict[str, Command]] = {
         cmd_check.COMMAND,
         cmd_explain.COMMAND,
         cmd_grade.COMMAND,
+        cmd_merge.COMMAND,
         cmd_new.COMMAND,
         cmd_schema.COMMAND,
     )
@@ -89,10 +92,18 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
     )
     group.add_argument(
         "--format",
-        choices=("text", "json", "github"),
+        choices=FORMATS,
         # None: not given, so check may take it from [tool.codegenie-bench] (_parse says text).
         default=default(None),
-        help="output format (default: text; github: workflow annotations, check only)",
+        help="output format (default: text; github: workflow annotations, check, grade and "
+        "merge; junit: JUnit XML, check, grade and merge; sarif: SARIF 2.1.0, check and merge)",
+    )
+    group.add_argument(
+        "--output-file",
+        type=Path,
+        metavar="PATH",
+        default=default(None),
+        help="write the report (what would go to stdout) to PATH instead, atomically",
     )
     group.add_argument(
         "--log-format",
@@ -158,6 +169,15 @@ def _requested_format(argv: Sequence[str]) -> str:
     return known.format if known.format in {"json", "github"} else "text"
 
 
+#: The --format values, and the commands that accept each (every command: text and json).
+FORMATS: Final = ("text", "json", "github", "junit", "sarif")
+_FORMAT_COMMANDS: Final[dict[str, tuple[str, ...]]] = {
+    "github": ("check", "grade", "merge"),
+    "junit": ("check", "grade", "merge"),
+    "sarif": ("check", "merge"),
+}
+
+
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
     """Parse ``argv``; raise ``UsageError`` for a command line that does not make sense."""
     parser = _parser()
@@ -165,8 +185,10 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     args.format_given = args.format is not None
     if args.format is None:
         args.format = "text"
-    if args.format == "github" and args.command != "check":
-        raise UsageError(parser.format_usage().strip(), "--format github is only for check")
+    allowed = _FORMAT_COMMANDS.get(args.format)
+    if allowed is not None and args.command not in allowed:
+        detail = f"--format {args.format} is only for {', '.join(allowed)}"
+        raise UsageError(parser.format_usage().strip(), detail)
     return args
 
 
@@ -348,11 +370,40 @@ def main(argv: Sequence[str] | None = None, *, console: bool = False) -> int:
     except SystemExit as exit_:  # --help or --version, printed on stdout
         return exit_.code if isinstance(exit_.code, int) else 0
     command = COMMANDS[args.command]
+    if args.output_file is not None:
+        return _to_file(command, args, args.output_file, console=console)
     if not command.imports_registrations:
         return _run(command, args, Output(args, ResultStream(sys.stdout), sys.stderr))
     _configure_logging(args)
     with _registrations_off_stdout(console=console) as stdout:
         return _run(command, args, Output(args, stdout, sys.stderr))
+
+
+def _to_file(command: Command, args: argparse.Namespace, path: Path, *, console: bool) -> int:
+    """Run the command with its results collected, then write them to ``path`` in one piece.
+
+    The file is replaced atomically, so a reader never sees half a report;
+    one that cannot be written is reported on stderr (exit 1).
+    """
+    from codegenie.eval._reports.files import write_atomically  # noqa: PLC0415 - start-up: only --output-file pays for it
+
+    buffer = io.StringIO()
+    results = ResultStream(buffer)
+    if command.imports_registrations:
+        _configure_logging(args)
+        with _registrations_off_stdout(console=console):
+            code = _run(command, args, Output(args, results, sys.stderr))
+    else:
+        code = _run(command, args, Output(args, results, sys.stderr))
+    try:
+        write_atomically(path, buffer.getvalue())
+    except OSError as error:
+        sys.stderr.write(
+            f"{PROG}: error: cannot write {escape_control(str(path))}: "
+            f"{escape_control(error.strerror or str(error))}\n"
+        )
+        return 1
+    return code
 
 
 def _run(command: Command, args: argparse.Namespace, out: Output) -> int:

@@ -33,6 +33,8 @@ __all__ = (
     "dumps",
     "load_manifest",
     "positive_int",
+    "shard_type",
+    "step_summary",
 )
 
 PROG: Final = "codegenie-bench"
@@ -162,6 +164,26 @@ def _rebased(diagnostic: Diagnostic, home: str | None) -> Diagnostic:
     if absolute.startswith(prefix):
         return replace(diagnostic, file=absolute[len(prefix) :])
     return replace(diagnostic, file=absolute)
+
+
+def step_summary(markdown: str) -> None:
+    """Append ``markdown`` to ``$GITHUB_STEP_SUMMARY`` when it is set (a GitHub Actions job)."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    from codegenie.eval._reports.files import append_text  # noqa: PLC0415 - start-up: only in CI
+
+    append_text(Path(target), markdown)
+
+
+def shard_type(text: str) -> object:
+    """Return ``text`` as a ``Shard`` (an argparse ``type``: ``--shard K/N``)."""
+    from codegenie.eval.check import Shard  # noqa: PLC0415 - start-up: only the commands that shard pay for it
+
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def positive_int(text: str) -> int:

@@ -13,11 +13,13 @@ from codegenie.eval.cli._base import (
     add_sandbox_option,
     choose_sandbox,
     positive_int,
+    step_summary,
 )
 from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
 
 if TYPE_CHECKING:
     from codegenie.eval._settings import Settings
+    from codegenie.eval.check import CheckReport
 
 __all__ = ("COMMAND",)
 
@@ -84,8 +86,31 @@ def run(args: argparse.Namespace, out: Output) -> int:
             f"{reused} rubric result{'s' if reused != 1 else ''} reused from earlier runs of "
             "unchanged cases (--no-cache runs every rubric)"
         )
+    _report(args, out, report)
+    if not report.readable:
+        return BenchManifestInvalid.exit_code
+    return 0 if report.ok(strict=args.strict) else 1
+
+
+def _report(args: argparse.Namespace, out: Output, report: CheckReport) -> None:
+    """Write ``report`` in the chosen format, and the step summary when CI asks for one."""
+    from codegenie.eval._reports.digest import bench_digest  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._reports.junit import check_junit  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._reports.sarif import check_sarif  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._reports.summary import check_summary  # noqa: PLC0415 - start-up: only this command pays for it
+
+    document = report.to_json(strict=args.strict)
+    if args.format == "json":  # the proof merge needs: which bench, which slice of it
+        document["bench_digest"] = bench_digest(report.manifest)
+        shard = args.shard
+        document["shard"] = {"index": shard.index, "count": shard.count} if shard else None
+    step_summary(check_summary(document))
     if args.format == "json":
-        out.result(report.to_json(strict=args.strict), "")
+        out.result(document, "")
+    elif args.format == "junit":
+        out.stdout.write(check_junit(document))
+    elif args.format == "sarif":
+        out.stdout.write(check_sarif(document))
     elif args.format == "github":
         out.diagnostics(report.diagnostics, stream=out.stdout, base=report.manifest.parent)
         if not out.quiet:
@@ -94,9 +119,6 @@ def run(args: argparse.Namespace, out: Output) -> int:
     else:
         out.diagnostics(report.diagnostics, stream=out.stdout, base=None)
         out.note(report.summary())
-    if not report.readable:
-        return BenchManifestInvalid.exit_code
-    return 0 if report.ok(strict=args.strict) else 1
 
 
 def _settings(args: argparse.Namespace, manifest: Path) -> Settings:

@@ -25,15 +25,22 @@ from codegenie.eval.cli._base import (
     choose_sandbox,
     load_manifest,
     positive_int,
+    shard_type,
+    step_summary,
 )
 from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
 
-    from codegenie.eval.grading import GradeResult, GradeStatus
+    from codegenie.eval._selection import Selection
+    from codegenie.eval.cases import Case, CaseScan
+    from codegenie.eval.check import Shard
+    from codegenie.eval.diagnostics import Diagnostic
+    from codegenie.eval.grading import GradeReport, GradeResult, GradeStatus
 
-__all__ = ("COMMAND", "REASON_WIDTH", "paint", "result_line")
+__all__ = ("COMMAND", "REASON_WIDTH", "grade_diagnostics", "paint", "result_line")
 
 # The widest status word ("missing"), so that the case ids line up.
 _STATUS_WIDTH = 7
@@ -99,8 +106,9 @@ def _candidates(path: Path) -> Path:
     raise CandidatesDirInvalid(path, "does not exist")
 
 
-def run(args: argparse.Namespace, out: Output) -> int:
+def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the flow of one command, its parts in the helpers below
     """Resolve the slug, read its cases, grade the candidates; print the results and the summary."""
+    from codegenie.eval._cache.last_failed import write_last_failed  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._resolve import resolve  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.errors import RubricMissing  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.grading import grade, select_cases  # noqa: PLC0415 - start-up: only this command pays for it
@@ -113,13 +121,17 @@ def run(args: argparse.Namespace, out: Output) -> int:
     out.slug = args.slug
     found = resolve(args.slug, manifest, registry=TaskClassRegistry())
     task_class = found.task_class
-    cases = found.cases.raise_for_problems()
+    selection = _selection(args, out, manifest.path, task_class.name)
+    cases = _valid_cases(found.cases, selection, out)
     if task_class.rubric is None or not task_class.rubric.is_file():
         raise RubricMissing(task_class.name, task_class.rubric)
-    selected = select_cases(task_class.name, cases, args.cases)
+    selected = tuple(
+        case for case in select_cases(task_class.name, cases, args.cases) if selection.selects(case)
+    )
 
     case_width = max((len(case.id) for case in selected), default=0)
-    colour = not out.json and wants_colour(out.stdout)
+    text = out.format == "text"
+    colour = text and wants_colour(out.stdout)
     # A reason names the rubric or a candidate by its absolute path; text shows it as every path.
     paths = [path for path in (task_class.rubric, candidates.absolute()) if path is not None]
 
@@ -127,6 +139,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
         return with_shown_paths(reason, paths)
 
     ready: dict[int, GradeResult] = {}
+    arrived_all: dict[int, GradeResult] = {}
     printed = 0
     progress = Progress(
         out.stderr,
@@ -138,10 +151,12 @@ def run(args: argparse.Namespace, out: Output) -> int:
     def arrived(index: int, result: GradeResult) -> None:
         nonlocal printed
         progress.done += 1
-        ready[index] = result
-        if not out.json and printed in ready:
+        ready[index] = arrived_all[index] = result
+        stop = args.exitfirst and result.status != "passed"
+        if text and (printed in ready or stop):
             progress.clear()
-            while printed in ready:
+            while printed in ready or (stop and ready):
+                printed = printed if printed in ready else min(ready)
                 shown_result = ready.pop(printed)
                 line = result_line(shown_result, case_width, colour=colour, shown=shown)
                 out.stdout.write(line + "\n")
@@ -150,6 +165,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
                         out.stdout.write("    " + escape_control(trace) + "\n")
                 printed += 1
         progress.draw()
+        if stop:
+            raise _Stopped
 
     progress.draw()
     try:
@@ -164,15 +181,162 @@ def run(args: argparse.Namespace, out: Output) -> int:
             sandbox=sandbox,
             reuse=not args.no_cache,
         )
+    except _Stopped:
+        report = _stopped(task_class.name, arrived_all, sandbox.mode, len(selected), out)
     finally:
         progress.clear()
-    out.result(report.to_json(), report.summary(paint if colour else None))
+    if not args.no_cache:
+        # Under -x, the cases never started keep what was known of them.
+        graded = [r.case for r in report.results]
+        not_passed = [r.case for r in report.results if r.status != "passed"]
+        write_last_failed(manifest.path, task_class.name, graded, not_passed)
+    files = {case.id: case.directory / "case.toml" for case in selected}
+    extra = _proof(args.shard, cases, manifest.path) if out.json else {}
+    _report(report, out, files, base=manifest.path.parent, colour=colour, extra=extra)
     if report.reused:
         out.note(
             f"{report.reused} result{'s' if report.reused != 1 else ''} reused from earlier "
             "runs of unchanged cases and candidates (--no-cache runs every rubric)"
         )
     return 0 if report.ok else 1
+
+
+class _Stopped(Exception):
+    """-x: a case did not pass; the grading stops (the cases not started never start)."""
+
+
+def _stopped(
+    task_class: str, arrived: Mapping[int, GradeResult], mode: str, total: int, out: Output
+) -> GradeReport:
+    """Return the report of a grading stopped by ``-x``: the results that arrived, in order."""
+    from codegenie.eval.grading import GradeReport  # noqa: PLC0415 - start-up: only -x pays for it
+
+    results = tuple(arrived[index] for index in sorted(arrived))
+    out.note(
+        f"stopped at the first case that did not pass (-x): {total - len(results)} of "
+        f"{total} cases not graded"
+    )
+    return GradeReport(
+        task_class=task_class, results=results, sandbox="none" if mode == "none" else "bwrap"
+    )
+
+
+def _selection(args: argparse.Namespace, out: Output, manifest: Path, slug: str) -> Selection:
+    """Return the cases the command line selects (``--lf`` read from the user's cache)."""
+    from codegenie.eval._cache.last_failed import read_last_failed  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._selection import Selection  # noqa: PLC0415 - start-up: only this command pays for it
+
+    last = None
+    if args.last_failed:
+        last = None if args.no_cache else read_last_failed(manifest, slug)
+        if not last:
+            out.note(f"--lf: no case of {slug!r} is known to have failed; grading every case")
+            last = None
+    return Selection(
+        ids=args.cases,
+        keyword=args.keyword,
+        tags=tuple(args.tags or ()),
+        last_failed=last,
+        shard=args.shard,
+    )
+
+
+def _valid_cases(scan: CaseScan, selection: Selection, out: Output) -> tuple[Case, ...]:
+    """Return the valid cases; raise ``BenchCasesInvalid`` only for selected invalid ones.
+
+    Problems of cases the selection leaves out are reported apart on stderr
+    (not under ``-q``); a problem of ``cases/`` itself always refuses.
+    """
+    from codegenie.eval.errors import BenchCasesInvalid  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.problems import error_diagnostics  # noqa: PLC0415 - start-up: only this command pays for it
+
+    if not selection.narrowed:
+        return scan.raise_for_problems()
+    chosen = tuple(
+        p for p in scan.problems if p.case is None or selection.may_select_invalid(p.case)
+    )
+    if chosen:
+        raise BenchCasesInvalid(scan.task_class, chosen)
+    if scan.problems and not out.quiet:
+        apart = BenchCasesInvalid(scan.task_class, scan.problems)
+        ids = sorted({p.case for p in scan.problems if p.case})
+        out.stderr.write(
+            f"codegenie-bench: note: not selected and not graded, {len(ids)} invalid "
+            f"case{'s' if len(ids) != 1 else ''}: {escape_control(', '.join(ids))}\n"
+        )
+        found = error_diagnostics(apart, out.manifest, scan.task_class, tree=out.tree)
+        out.diagnostics(found, stream=out.stderr, base=None)
+    return scan.cases
+
+
+def _proof(shard: Shard | None, cases: Sequence[Case], manifest: Path) -> dict[str, Any]:
+    """Return what ``merge`` needs of a shard's report: which bench, cases and slice of them.
+
+    ``case_files`` (each valid case's ``case.toml``) and ``manifest`` let a
+    merged report annotate each case that did not pass where it is defined.
+    """
+    from codegenie.eval._reports.digest import bench_digest  # noqa: PLC0415 - start-up: only --format json pays for it
+
+    return {
+        "manifest": str(manifest),
+        "case_files": {case.id: str(case.directory / "case.toml") for case in cases},
+        "cases": sorted(case.id for case in cases),
+        "bench_digest": bench_digest(manifest),
+        "shard": {"index": shard.index, "count": shard.count} if shard else None,
+    }
+
+
+def _report(
+    report: GradeReport,
+    out: Output,
+    files: Mapping[str, Path | None],
+    *,
+    base: Path,
+    colour: bool,
+    extra: Mapping[str, Any] | None = None,
+) -> None:
+    """Print ``report`` in ``out``'s format; append its summary to the CI job's, if any."""
+    from codegenie.eval._reports.junit import grade_junit  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._reports.summary import grade_summary  # noqa: PLC0415 - start-up: only this command pays for it
+
+    document = {**report.to_json(), **(extra or {})}
+    step_summary(grade_summary(document))
+    if out.format == "junit":
+        out.stdout.write(grade_junit(document))
+    elif out.format == "github":
+        out.diagnostics(grade_diagnostics(document, files), stream=out.stdout, base=base)
+        if not out.quiet:
+            out.stderr.write(escape_control(report.summary()) + "\n")
+    else:
+        out.result(document, report.summary(paint if colour else None))
+
+
+def grade_diagnostics(
+    document: dict[str, Any], files: Mapping[str, Path | None]
+) -> list[Diagnostic]:
+    """One annotation per case of a ``grade`` document that did not pass.
+
+    At the case's ``case.toml`` (``files``: case id to path; ``None`` or
+    absent: no file), titled by its status and case id, worded by its reason.
+    """
+    from codegenie.eval.diagnostics import Diagnostic  # noqa: PLC0415 - start-up: only --format github pays for it
+
+    found = []
+    for result in document["results"]:
+        if result["status"] == "passed":
+            continue
+        file = files.get(result["case"])
+        found.append(
+            Diagnostic(
+                code=result["status"],
+                severity="error",
+                message=result.get("reason") or result["status"],
+                file=None if file is None else str(file),
+                line=None if file is None else 1,
+                slug=result["case"],
+            )
+        )
+    return found
 
 
 def _case_id(text: str) -> str:
@@ -210,6 +374,44 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="rubrics run at once (default: the number of CPUs)",
+    )
+    parser.add_argument(
+        "-k",
+        dest="keyword",
+        default=None,
+        metavar="EXPR",
+        help="grade only the cases whose id holds EXPR, or matches it as a glob "
+        "when it holds * ? or [ (e.g. -k 'cve-2024-*')",
+    )
+    parser.add_argument(
+        "--tag",
+        dest="tags",
+        action="append",
+        default=None,
+        metavar="TAG",
+        help="grade only the cases whose case.toml tags include TAG (repeat: any of them)",
+    )
+    parser.add_argument(
+        "-x",
+        "--exitfirst",
+        action="store_true",
+        help="stop at the first case that did not pass: cases not started are not graded",
+    )
+    parser.add_argument(
+        "--lf",
+        "--last-failed",
+        dest="last_failed",
+        action="store_true",
+        help="grade only the cases that did not pass when this task class was last graded "
+        "(every case when none is known)",
+    )
+    parser.add_argument(
+        "--shard",
+        type=shard_type,
+        default=None,
+        metavar="K/N",
+        help="grade only slice K of N (1/4 … 4/4) of the cases, for a CI matrix "
+        "(the split check --shard makes of slugs, on case ids)",
     )
     add_sandbox_option(parser)
 

@@ -1,0 +1,104 @@
+"""Which cases of a task class did not pass when it was last graded (``grade --lf``).
+
+One small file per bench and task class in ``<cache home>/last-failed``,
+kept by the rules of :mod:`codegenie.eval._cache.directory`: a private
+directory, files reached through it, written atomically, authenticated with
+the directory's keyed checksum. Like every cache, anything off (a missing,
+foreign, edited or unreadable file; a platform without the rules) reads as
+"nothing known", never as an error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from codegenie.eval._cache.directory import (
+    SUPPORTED,
+    checksum,
+    hash_hex,
+    open_directory,
+    open_private,
+    read_key,
+    read_or_make_key,
+    write_atomically,
+)
+
+__all__ = ("DIRECTORY", "read_last_failed", "write_last_failed")
+
+DIRECTORY = "last-failed"
+# A record is a few case ids; anything bigger was not written by us.
+_LIMIT = 1 << 20
+
+
+def _name(manifest: Path, task_class: str) -> str:
+    where = f"{os.path.abspath(manifest)}\0{task_class}".encode("utf-8", "surrogateescape")
+    return hash_hex(where)[:40] + ".json"
+
+
+def read_last_failed(manifest: Path, task_class: str) -> frozenset[str] | None:
+    """Return the case ids that did not pass last time; ``None`` when nothing is known."""
+    if not SUPPORTED:
+        return None
+    try:
+        directory = open_directory(DIRECTORY, create=False)
+    except OSError:
+        return None
+    if directory is None:
+        return None
+    try:
+        key = read_key(directory)
+        opened = open_private(directory, _name(manifest, task_class), _LIMIT)
+        if key is None or opened is None:
+            return None
+        fd, size = opened
+        try:
+            data = os.pread(fd, size, 0)
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    finally:
+        os.close(directory)
+    signature, _, body = data.partition(b"\n")
+    if signature.decode("ascii", "replace") != checksum(key, body):
+        return None
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(document, dict) or document.get("task_class") != task_class:
+        return None
+    failed = document.get("failed")
+    if not isinstance(failed, list):
+        return None
+    return frozenset(case for case in failed if isinstance(case, str))
+
+
+def write_last_failed(
+    manifest: Path, task_class: str, graded: Iterable[str], not_passed: Iterable[str]
+) -> None:
+    """Record a grading: ``graded`` ran now, ``not_passed`` of them did not pass.
+
+    Cases not graded now keep what was known of them. Nothing is raised: a
+    cache that cannot be written is no cache.
+    """
+    if not SUPPORTED:
+        return
+    earlier = read_last_failed(manifest, task_class) or frozenset()
+    failed = sorted((earlier - set(graded)) | set(not_passed))
+    body = json.dumps({"task_class": task_class, "failed": failed}).encode()
+    try:
+        directory = open_directory(DIRECTORY, create=True)
+        if directory is None:
+            return
+        try:
+            key = read_or_make_key(directory)
+            signed = checksum(key, body).encode("ascii") + b"\n" + body
+            write_atomically(directory, _name(manifest, task_class), signed)
+        finally:
+            os.close(directory)
+    except OSError:
+        return

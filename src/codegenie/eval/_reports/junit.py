@@ -1,0 +1,121 @@
+"""JUnit XML from a ``check`` or ``grade`` JSON document.
+
+The shape is the common one CI systems read: ``testsuites`` holding one
+``testsuite`` (``name``, ``tests``, ``failures``, ``errors``, ``skipped``,
+``time``) holding ``testcase`` elements (``classname``, ``name``, ``time``),
+each with at most one ``failure`` or ``error`` child (``message``, ``type``,
+the details as text) or ``skipped`` child (``message``).
+
+``check``: one test case per task class, failed by its error diagnostics
+(its warnings too under ``--strict``); diagnostics of no task class form the
+test case ``bench.toml``. ``grade``: one test case per case;
+``failed`` is a failure, ``error`` an error, ``missing`` skipped.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ("check_junit", "grade_junit")
+
+# XML 1.0 cannot hold most control characters even escaped: they are written as visible escapes.
+_XML_INVALID = {c: f"\\x{c:02x}" for c in (*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20))}
+
+
+def _text(value: object) -> str:
+    return str(value).translate(_XML_INVALID)
+
+
+def _render(suite_name: str, cases: Sequence[ET.Element], *, time: float) -> str:
+    counts = {
+        kind: sum(case.find(kind) is not None for case in cases)
+        for kind in ("failure", "error", "skipped")
+    }
+    root = ET.Element("testsuites", name="codegenie-bench")
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name=_text(suite_name),
+        tests=str(len(cases)),
+        failures=str(counts["failure"]),
+        errors=str(counts["error"]),
+        skipped=str(counts["skipped"]),
+        time=f"{time:.3f}",
+    )
+    suite.extend(cases)
+    for key in ("tests", "failures", "errors", "skipped", "time"):
+        root.set(key, suite.get(key, "0"))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _case(classname: str, name: str, time: float = 0.0) -> ET.Element:
+    return ET.Element("testcase", classname=_text(classname), name=_text(name), time=f"{time:.3f}")
+
+
+def _outcome(case: ET.Element, kind: str, message: str, kind_type: str, body: str) -> None:
+    element = ET.SubElement(case, kind, message=_text(message), type=_text(kind_type))
+    element.text = _text(body)
+
+
+def _diagnostic_line(d: Mapping[str, Any]) -> str:
+    where = d.get("file") or "codegenie-bench"
+    if d.get("line") is not None:
+        where += f":{d['line']}" + (f":{d['column']}" if d.get("column") is not None else "")
+    line = f"{where}: {d['severity']}[{d['code']}]: {d['message']}"
+    return line + (f"\n  hint: {d['hint']}" if d.get("hint") else "")
+
+
+def check_junit(document: Mapping[str, Any]) -> str:
+    """Return the JUnit XML of a ``check`` document: one test case per task class."""
+    strict = bool(document.get("strict", False))
+    by_slug: dict[str, list[Mapping[str, Any]]] = {
+        slug: [] for slug in document.get("task_classes", [])
+    }
+    for found in document["diagnostics"]:
+        by_slug.setdefault(found.get("slug") or "bench.toml", []).append(found)
+    cases = []
+    for slug in sorted(by_slug):
+        case = _case("check", slug)
+        failing = [
+            d for d in by_slug[slug] if d["severity"] == "error" or (strict and d["severity"])
+        ]
+        if failing:
+            codes = ", ".join(dict.fromkeys(d["code"] for d in failing))
+            body = "\n".join(_diagnostic_line(d) for d in by_slug[slug])
+            _outcome(
+                case, "failure", f"{len(failing)} problem(s): {codes}", failing[0]["code"], body
+            )
+        elif by_slug[slug]:
+            ET.SubElement(case, "system-out").text = _text(
+                "\n".join(_diagnostic_line(d) for d in by_slug[slug])
+            )
+        cases.append(case)
+    return _render("check", cases, time=0.0)
+
+
+def grade_junit(document: Mapping[str, Any]) -> str:
+    """Return the JUnit XML of a ``grade`` document: one test case per case."""
+    task_class = document["task_class"]
+    cases = []
+    total = 0.0
+    for result in document["results"]:
+        duration = result.get("duration_s") or 0.0
+        total += duration
+        case = _case(task_class, result["case"], duration)
+        status, reason = result["status"], result.get("reason") or ""
+        if status == "failed":
+            _outcome(case, "failure", reason, "failed", reason)
+        elif status == "error":
+            body = "\n".join(
+                part
+                for part in (reason, result.get("traceback") or result.get("stderr_tail"))
+                if part
+            )
+            _outcome(case, "error", reason, result.get("limit") or "error", body)
+        elif status == "missing":
+            ET.SubElement(case, "skipped", message=_text(reason))
+        cases.append(case)
+    return _render(f"grade {task_class}", cases, time=total)

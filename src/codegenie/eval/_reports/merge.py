@@ -1,0 +1,193 @@
+"""Merge the JSON reports of the shards of one ``check`` or ``grade`` into one report.
+
+A merge is proof that the shards together covered the bench once: every
+report is of the same command (and, for ``grade``, task class), carries the
+same ``bench_digest`` and shard count, each shard ``1..N`` comes exactly
+once, no task class (``check``) or case (``grade``) is reported by two
+shards, a check report holds only task classes of its own shard (the stable
+split of ``check --shard``), and, for ``grade``, every case of the task
+class has a result.
+:func:`merge_reports` returns the merged document, or raises
+:class:`MergeRefused` with every reason it found.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, final
+
+__all__ = ("MergeRefused", "ReportKind", "kind_of", "merge_reports")
+
+ReportKind = Literal["check", "grade"]
+
+
+@final
+class MergeRefused(Exception):
+    """The reports do not add up to one run of one bench; ``problems`` says each way."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(self.problems))
+
+
+def kind_of(document: Mapping[str, Any]) -> ReportKind | None:
+    """Return which command's JSON report ``document`` is, or ``None`` for neither."""
+    if "task_class" in document and "results" in document:
+        return "grade"
+    if "diagnostics" in document and "checked" in document:
+        return "check"
+    return None
+
+
+def _shards(names: Sequence[str], documents: Sequence[Mapping[str, Any]]) -> list[str]:
+    problems = []
+    digests = {document.get("bench_digest") for document in documents}
+    if None in digests:
+        unproved = [n for n, d in zip(names, documents, strict=True) if not d.get("bench_digest")]
+        problems.append(f"no bench_digest in {', '.join(unproved)}: cannot prove one bench")
+    elif len(digests) > 1:
+        seen = ", ".join(f"{n}: {d['bench_digest']}" for n, d in zip(names, documents, strict=True))
+        problems.append(f"the shards saw different benches (bench_digest differs: {seen})")
+    shards = [document.get("shard") or {"index": 1, "count": 1} for document in documents]
+    counts = {shard["count"] for shard in shards}
+    if len(counts) > 1:
+        problems.append(f"the reports split the bench differently (shard counts {sorted(counts)})")
+        return problems
+    (count,) = counts
+    seen_shards = Counter(shard["index"] for shard in shards)
+    for index in range(1, count + 1):
+        if seen_shards[index] == 0:
+            problems.append(f"shard {index}/{count} is missing")
+        elif seen_shards[index] > 1:
+            problems.append(f"shard {index}/{count} appears {seen_shards[index]} times")
+    return problems
+
+
+def _twice(label: str, owners: dict[str, list[str]]) -> list[str]:
+    return [
+        f"{label} {name!r} appears twice (in {', '.join(where)})"
+        for name, where in sorted(owners.items())
+        if len(where) > 1
+    ]
+
+
+def _merge_check(
+    names: Sequence[str], documents: Sequence[Mapping[str, Any]]
+) -> tuple[dict[str, Any], list[str]]:
+    from codegenie.eval.check import Shard  # noqa: PLC0415 - only check reports need the split
+
+    owners: dict[str, list[str]] = {}
+    problems = []
+    for name, document in zip(names, documents, strict=True):
+        given = document.get("shard") or {"index": 1, "count": 1}
+        try:
+            shard = Shard(given["index"], given["count"])
+        except (KeyError, TypeError, ValueError):
+            problems.append(f"{name} names no valid shard: {given!r}")
+            continue
+        for slug in document.get("task_classes", []):
+            owners.setdefault(slug, []).append(name)
+            if slug not in shard:
+                problems.append(
+                    f"task class {slug!r} in {name} does not belong to its shard "
+                    f"{shard.index}/{shard.count}"
+                )
+    problems += _twice("task class", owners)
+    diagnostics = [d for document in documents for d in document["diagnostics"]]
+    diagnostics.sort(
+        key=lambda d: (
+            d.get("file") or "",
+            d.get("line") or 0,
+            d.get("column") or 0,
+            d.get("slug") or "",
+            d["code"],
+            d["message"],
+        )
+    )
+    strict = any(document.get("strict", False) for document in documents)
+    errors = sum(d["severity"] == "error" for d in diagnostics)
+    warnings = sum(d["severity"] == "warning" for d in diagnostics)
+    first = documents[0]
+    merged = {
+        "ok": all(document["ok"] for document in documents)
+        and errors == 0
+        and (not strict or warnings == 0),
+        "manifest": first["manifest"],
+        "checked": sum(document["checked"] for document in documents),
+        "declared": sum(document.get("declared", document["checked"]) for document in documents),
+        "errors": errors,
+        "warnings": warnings,
+        "diagnostics": diagnostics,
+        "strict": strict,
+        "task_classes": sorted(owners),
+        "bench_digest": first.get("bench_digest"),
+        "shard": {"index": 1, "count": 1},
+        "merged": len(documents),
+    }
+    return merged, problems
+
+
+def _merge_grade(
+    names: Sequence[str], documents: Sequence[Mapping[str, Any]]
+) -> tuple[dict[str, Any], list[str]]:
+    from codegenie.eval.grading import GradeReport, GradeResult  # noqa: PLC0415 - pydantic: only grade reports pay for it
+
+    problems = []
+    task_classes = {document["task_class"] for document in documents}
+    if len(task_classes) > 1:
+        problems.append(f"the reports grade different task classes: {sorted(task_classes)}")
+    sandboxes = {document.get("sandbox", "bwrap") for document in documents}
+    owners: dict[str, list[str]] = {}
+    results = []
+    for name, document in zip(names, documents, strict=True):
+        for result in document["results"]:
+            owners.setdefault(result["case"], []).append(name)
+            results.append(GradeResult.model_validate(result, strict=False))
+    problems += _twice("case", owners)
+    every = {case for document in documents for case in document.get("cases", [])}
+    problems += [
+        f"case {case!r} is missing: no shard graded it" for case in sorted(every - set(owners))
+    ]
+    results.sort(key=lambda result: result.case)
+    report = GradeReport(
+        task_class=documents[0]["task_class"],
+        results=tuple(results),
+        sandbox="none" if "none" in sandboxes else "bwrap",
+        reused=sum(document.get("reused", 0) for document in documents),
+    )
+    merged = report.to_json()
+    merged["manifest"] = documents[0].get("manifest")
+    merged["case_files"] = {
+        case: file
+        for document in documents
+        for case, file in document.get("case_files", {}).items()
+    }
+    merged["cases"] = sorted(every)
+    merged["bench_digest"] = documents[0].get("bench_digest")
+    merged["shard"] = {"index": 1, "count": 1}
+    merged["merged"] = len(documents)
+    return merged, problems
+
+
+def merge_reports(
+    names: Sequence[str], documents: Sequence[Mapping[str, Any]]
+) -> tuple[ReportKind, dict[str, Any]]:
+    """Return the reports' kind and their merge; raise ``MergeRefused`` if they do not add up.
+
+    ``names`` name the reports in the problems (their paths).
+    """
+    kinds = [kind_of(document) for document in documents]
+    unknown = [name for name, kind in zip(names, kinds, strict=True) if kind is None]
+    if unknown:
+        raise MergeRefused([f"{name} is not a JSON report of check or grade" for name in unknown])
+    if len(set(kinds)) > 1:
+        raise MergeRefused(["the reports mix check and grade"])
+    kind = kinds[0]
+    assert kind is not None
+    problems = _shards(names, documents)
+    merged, more = (_merge_check if kind == "check" else _merge_grade)(names, documents)
+    problems += more
+    if problems:
+        raise MergeRefused(problems)
+    return kind, merged

@@ -1,0 +1,101 @@
+"""SARIF 2.1.0 from a ``check`` JSON document.
+
+One run of the tool ``codegenie-bench``: its rules are the whole code table
+(each with its summary, its hint as help and its severity as the default
+level), its results the diagnostics, each located by a relative URI from the
+bench's directory (``%SRCROOT%``) and a region when the line is known.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from codegenie.eval._version import __version__
+from codegenie.eval.codes import CODES
+
+__all__ = ("SARIF_SCHEMA", "check_sarif")
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _rules() -> list[dict[str, Any]]:
+    return [
+        {
+            "id": code.name,
+            "name": code.name,
+            "shortDescription": {"text": code.summary},
+            "help": {"text": code.hint},
+            "defaultConfiguration": {"level": code.severity},
+        }
+        for code in CODES.values()
+    ]
+
+
+def _location(found: Mapping[str, Any], base: str | None) -> dict[str, Any]:
+    file = str(found["file"])
+    uri = file
+    if base is not None and os.path.isabs(file):
+        relative = os.path.relpath(file, base)
+        if not relative.startswith(".."):
+            uri = relative
+    artifact: dict[str, Any] = {"uri": uri.replace(os.sep, "/")}
+    if not os.path.isabs(uri):
+        artifact["uriBaseId"] = "%SRCROOT%"
+    physical: dict[str, Any] = {"artifactLocation": artifact}
+    if found.get("line"):
+        region = {"startLine": found["line"]}
+        if found.get("column"):
+            region["startColumn"] = found["column"]
+        physical["region"] = region
+    return {"physicalLocation": physical}
+
+
+def check_sarif(document: Mapping[str, Any]) -> str:
+    """Return the SARIF log (JSON text) of a ``check`` document.
+
+    Paths are made relative to ``$GITHUB_WORKSPACE`` when set, else to the
+    manifest's directory, so that code-scanning shows them in the repository.
+    """
+    base = os.environ.get("GITHUB_WORKSPACE") or os.path.dirname(str(document["manifest"]))
+    index = {name: i for i, name in enumerate(CODES)}
+    results = []
+    for found in document["diagnostics"]:
+        result: dict[str, Any] = {
+            "ruleId": found["code"],
+            "level": found["severity"],
+            "message": {"text": found["message"]},
+        }
+        if found["code"] in index:
+            result["ruleIndex"] = index[found["code"]]
+        if found.get("file"):
+            result["locations"] = [_location(found, base)]
+        if found.get("slug"):
+            result["properties"] = {"slug": found["slug"]}
+        results.append(result)
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "codegenie-bench",
+                        "version": __version__,
+                        "rules": _rules(),
+                    }
+                },
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": _file_uri(base)}},
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=True) + "\n"
+
+
+def _file_uri(directory: str) -> str:
+    from pathlib import Path  # noqa: PLC0415 - only to spell a file URI
+
+    return Path(os.path.abspath(directory)).as_uri() + "/"
