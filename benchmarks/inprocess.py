@@ -142,10 +142,9 @@ def _mistyped(slugs: tuple[str, ...]) -> str:
 
 
 def typo_cached(bench: Path) -> dict[str, float]:
+    from codegenie.eval._cache.served import ServedManifest
     from codegenie.eval.errors import TaskClassNotFound
     from codegenie.eval.manifest import load_manifest_cached
-
-    from codegenie.eval._cache.served import ServedManifest
 
     manifest = load_manifest_cached(str(bench / "bench.toml"))
     if not isinstance(manifest, ServedManifest) or manifest.served is None:

@@ -384,7 +384,8 @@ class Arena:
         make_bench(self.repo, SLUG)
         (self.package / "rubric.py").write_text(RUBRIC, encoding="utf-8")
         cases = self.package / "cases"
-        write_case(cases, CASE, LIMITS_TOML, expected_files={"solve.py": "print('ok')\n"})
+        known_good = {"solve.py": "print('ok')\n", "output.txt": "ok\n"}
+        write_case(cases, CASE, LIMITS_TOML, expected_files=known_good)
         write_case(cases, OTHER, "", expected_files={"answer.txt": ANSWER + "\n"})
         (self.candidates / OTHER).mkdir(parents=True)
         (self.candidates / OTHER / "answer.txt").write_text("another candidate's work\n")
@@ -881,3 +882,43 @@ def test_ptrace_of_the_harness_succeeds_without_sandbox(arena: Arena) -> None:
     unsandboxed(graded)
     assert graded.status == "passed"
     assert graded.reason.startswith("solve.py: 0: ok | attached to ")
+
+
+# -- links into the answer key ------------------------------------------------------------------
+
+LINKS: dict[str, Callable[[Arena], tuple[str, str]]] = {
+    # solve.py is the answer key's own: an absolute link into the bench.
+    "absolute": lambda a: ("solve.py", str(a.package / "cases" / CASE / "expected" / "solve.py")),
+    # The same through the documented copy layout, to the case's copy beside the candidate's.
+    "relative": lambda a: ("solve.py", f"../../case/{CASE}/expected/solve.py"),
+    # A file the rubric writes (output.txt), linked to the bench's known-good one.
+    "write-through": lambda a: (
+        "output.txt",
+        str(a.package / "cases" / CASE / "expected" / "output.txt"),
+    ),
+}
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "none"])
+@pytest.mark.parametrize("link", sorted(LINKS))
+def test_a_candidate_linking_into_the_answer_key_is_an_error(
+    arena: Arena, link: str, sandbox: str
+) -> None:
+    """Links to the bench's expected/ (absolute, or relative through the copy layout) and a link
+    the rubric would write through: the case is an error naming the link, under either mode."""
+    name, target = LINKS[link](arena)
+    for entry in arena.candidate.iterdir():
+        entry.unlink()
+    if name != "solve.py":
+        (arena.candidate / "solve.py").write_text("print('ok')\n")
+    (arena.candidate / name).symlink_to(target)
+    graded, before = arena.grade("--sandbox", sandbox)
+    assert graded.status == "error"
+    assert graded.reason == (
+        f"cannot copy {arena.candidate / name}: it is a symbolic link to {target!r}, "
+        "which leads outside the candidate"
+    )
+    if sandbox == "auto":
+        contained(arena, graded, before)
+    else:
+        assert arena.digests() == before
