@@ -311,7 +311,7 @@ def prepare(
     try:
         enforcement = _enforcement(policy.limits, cgroup)
         covered = [name for name, how in enforcement.items() if how.startswith("cgroup")]
-        head = launcher_args(cgroup.procs_files, rlimits_for(policy.limits, covered))
+        head = launcher_args(cgroup.join_files, rlimits_for(policy.limits, covered))
         if used is not None:
             head += bwrap_args(policy, used)
         env = sandbox_environment(policy)
