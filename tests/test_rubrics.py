@@ -19,6 +19,7 @@ import jsonschema
 import pytest
 
 from codegenie.eval import rubrics
+from codegenie.eval._sandbox import cgroups as cgroups_module
 from codegenie.eval.cases import Case
 from codegenie.eval.rubrics import (
     STDERR_TAIL_LIMIT,
@@ -770,6 +771,35 @@ def test_keyboard_interrupt_kills_the_rubric_and_removes_the_copies(
     for pid in pid_file.read_text().split():
         assert gone(int(pid))
     assert list(workspace_parent.iterdir()) == []
+
+
+BURN = """
+import subprocess
+BURN = "import time\\nt = time.process_time()\\nwhile time.process_time() - t < 0.3: pass"
+exec(BURN)
+subprocess.run([sys.executable, "-c", BURN], check=True)
+print(json.dumps({"passed": True}))
+"""
+
+
+@pytest.mark.parametrize(("sandbox", "cgroups"), [("auto", True), ("auto", False), ("none", False)])
+def test_cpu_time_counts_every_process_of_the_run_or_is_unknown(
+    tmp_path: Path, case: Case, monkeypatch: pytest.MonkeyPatch, sandbox: str, cgroups: bool
+) -> None:
+    """cpu_s covers the rubric and its children (0.6 s here); in the sandbox only a cgroup
+    measures them, so without one it is None rather than bubblewrap's own few milliseconds."""
+    if sandbox == "auto" and not cgroups:
+        monkeypatch.setattr(cgroups_module, "discover", dict)
+    elif sandbox == "auto" and not cgroups_module.discover():
+        pytest.skip("no cgroup can be made here")
+    result = run_rubric(write_rubric(tmp_path, BURN), case, case.expected, sandbox=sandbox)
+    assert result.status == "passed", (result.reason, result.stderr_tail)
+    if sandbox == "auto" and not cgroups:
+        assert (result.cpu_s, result.peak_memory_mib) == (None, None)
+    else:
+        assert result.cpu_s is not None
+        assert result.cpu_s >= 0.55
+        assert result.peak_memory_mib is not None
 
 
 def test_result_json_is_the_grade_shape() -> None:

@@ -930,10 +930,10 @@ def test_writing_0_to_a_cgroup_moves_the_whole_run_into_it(prlimit: str | None) 
     assert not directory.exists()
 
 
-def test_only_the_limits_a_run_has_get_a_cgroup(
+def test_a_cgroup_for_the_limits_a_run_has_and_always_one_for_cpu_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No memory limit, no memory cgroup; no cpu-time, no CPU cgroup: a join costs time."""
+    """No memory limit, no memory cgroup (a join costs time); the CPU one measures every run."""
     monkeypatch.setattr(cgroups_module, "_configure", lambda *_: True)
     hierarchies: dict[Controller, Hierarchy] = {
         c: Hierarchy(1, tmp_path / c, frozenset({c})) for c in ("memory", "pids", "cpu")
@@ -941,9 +941,9 @@ def test_only_the_limits_a_run_has_get_a_cgroup(
     for hierarchy in hierarchies.values():
         hierarchy.parent.mkdir()
     for limits, expected in [
-        (Limits(), {"memory", "pids"}),
-        (Limits(memory=None, processes=None), set()),
-        (Limits(cpu_time=2), {"memory", "pids", "cpu"}),
+        (Limits(), {"memory", "pids", "cpu"}),
+        (Limits(memory=None, processes=None), {"cpu"}),
+        (Limits(memory=None, cpu_time=2), {"pids", "cpu"}),
     ]:
         created = RunCgroup.create(limits, hierarchies)
         assert created.controllers == expected, limits

@@ -427,14 +427,17 @@ def _judge(case_id: str, ending: Ending, run: _Run) -> RubricResult:
     tail = stderr.tail.decode("utf-8", "replace")
     usage = run.prepared.usage()
     killed_by = run.prepared.killed_by(ending.returncode)
+    # The supervisor's rusage measures the process it waited for: the rubric under none,
+    # bubblewrap's first process (which does not wait for its sandbox) under bwrap.
+    own = ending.usage if run.mode == "none" else None
     result: dict[str, Any] = {
         "case": case_id,
         "duration_s": time.monotonic() - run.started,
         "exit_status": ending.returncode if killed_by is None else -killed_by,
         "stderr_tail": tail,
         "wall_s": ending.usage.wall_s,
-        "cpu_s": usage.cpu_time if usage.cpu_time is not None else ending.usage.cpu_s,
-        "peak_memory_mib": _mib(usage.peak_memory or ending.usage.peak_rss_bytes),
+        "cpu_s": usage.cpu_time if usage.cpu_time is not None or own is None else own.cpu_s,
+        "peak_memory_mib": _mib(usage.peak_memory or (None if own is None else own.peak_rss_bytes)),
         "sandbox": run.mode,
     }
     if ending.timed_out:

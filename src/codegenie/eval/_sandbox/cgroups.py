@@ -4,9 +4,11 @@ Where the harness may create cgroups, each run gets its own, joined by the
 run's first process before it starts bubblewrap, so every process of the
 run is in it whatever it does (``setsid``, double forks): ``memory`` (limit,
 peak, out-of-memory kills) and ``pids`` (limit, refused forks) when the run
-has those limits, and CPU time when it has a ``cpu-time`` limit. A run
-without a limit gets no cgroup for it: joining one costs time (below), and
-what the run used is then read from ``wait4``'s rusage instead.
+has those limits, and CPU time. A run without a memory or process limit gets
+no cgroup for it. The CPU-time one is made whatever the limits: it is the
+only measure of a sandboxed run's CPU time, since bubblewrap's first process
+exits on the status its sandbox reports, without waiting for the sandbox's
+PID 1, so ``wait4``'s rusage counts bubblewrap alone.
 
 Joining: the run's first process (a single-threaded ``sh``) writes ``0`` —
 "the writer" — into ``tasks`` (cgroup v1) or ``cgroup.procs`` (v2). In v1,
@@ -214,18 +216,17 @@ class RunCgroup:
     ) -> RunCgroup:
         """Make the run's cgroups and set ``limits`` in them; skip what cannot be made.
 
-        Only the controllers a limit needs: ``memory`` for ``memory``,
-        ``pids`` for ``processes``, ``cpu`` (CPU time of the whole run) for
-        ``cpu-time``. A controller whose directory cannot be made or whose
-        limit cannot be written is left out (the caller falls back to an
-        rlimit for it); never raises for that. An empty :class:`RunCgroup`
-        means none.
+        ``memory`` for a ``memory`` limit, ``pids`` for a ``processes``
+        limit, and ``cpu`` (the CPU time of the whole run) always. A
+        controller whose directory cannot be made or whose limit cannot be
+        written is left out (the caller falls back to an rlimit for it);
+        never raises for that. An empty :class:`RunCgroup` means none.
         """
         chosen = discover() if hierarchies is None else hierarchies
         wanted = {
             "memory": limits.memory is not None,
             "pids": limits.processes is not None,
-            "cpu": limits.cpu_time is not None,
+            "cpu": True,  # the only measure of a sandboxed run's CPU time (module docstring)
         }
         chosen = {c: h for c, h in chosen.items() if wanted[c]}
         name = f"codegenie-run-{os.getpid()}-{secrets.token_hex(4)}"
