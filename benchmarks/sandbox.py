@@ -61,10 +61,10 @@ if str(HERE) not in sys.path:  # run.py is a script, not a package
 
 if TYPE_CHECKING:  # mypy reads benchmarks/ as a package; run.py runs it as a directory of scripts
     from benchmarks.cases import build_case_bench
-    from benchmarks.run import SCRIPT, Row, load_average, render, timed
+    from benchmarks.run import SCRIPT, Row, load_average, render
 else:
     from cases import build_case_bench
-    from run import SCRIPT, Row, load_average, render, timed
+    from run import SCRIPT, Row, load_average, render
 
 READ_ALL = (
     "import os, sys\n"
@@ -270,8 +270,22 @@ def _grade_rows(bench: Path, size: int, runs: int, env: dict[str, str]) -> list[
     candidates = bench / "candidates"
     for case in case_dirs:
         shutil.copytree(case / "expected", candidates / case.name)
-    command = [SCRIPT, "grade", "cases-00000", str(candidates), "-q"]
+    command = [SCRIPT, "grade", "cases-00000", str(candidates), "--format", "json"]
     env = {**env, "XDG_CACHE_HOME": str(bench / "cache")}
+
+    def graded(jobs: str) -> float:
+        started = time.perf_counter()
+        done = subprocess.run(
+            [*command, "--jobs", jobs], cwd=bench, env=env, capture_output=True, check=False
+        )
+        elapsed = time.perf_counter() - started
+        if done.returncode != 0:  # every candidate is a copy of its expected/: all must pass
+            results = json.loads(done.stdout or b"{}").get("results", [])
+            failed = [r for r in results if r["status"] != "passed"]
+            msg = f"grade --jobs {jobs} exited {done.returncode}: {failed[:5]} {done.stderr!r}"
+            raise SystemExit(msg)
+        return elapsed
+
     one, two, floors = [], [], []
     for _ in range(runs):
         started = time.perf_counter()
@@ -284,8 +298,8 @@ def _grade_rows(bench: Path, size: int, runs: int, env: dict[str, str]) -> list[
             ]
             subprocess.run(bare, capture_output=True, stdin=subprocess.DEVNULL, check=False)
         floors.append(time.perf_counter() - started)
-        one.append(timed([*command, "--jobs", "1"], bench, env))
-        two.append(timed([*command, "--jobs", "2"], bench, env))
+        one.append(graded("1"))
+        two.append(graded("2"))
     return [
         Row(
             "sandboxed `grade --jobs 1`, per case (whole run over N)",
