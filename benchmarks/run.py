@@ -3,7 +3,7 @@
 Usage (from the repository root, with the package installed):
 
     python benchmarks/run.py [--sizes 10,13000,100000] [--static-sizes 1000,10000,100000]
-                             [--runs 5] [--output FILE]
+                             [--runs 5] [--sandbox-cases 200] [--output FILE]
     python benchmarks/run.py --check-only [--check-size 1000] [--no-check-baseline]
 
 Builds synthetic benches of N task classes in a temporary directory and
@@ -724,6 +724,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--output", type=Path, help="write the Markdown table here too")
     parser.add_argument(
+        "--sandbox-cases",
+        type=int,
+        default=200,
+        help="the sandbox's figures (benchmarks/sandbox.py): a sandboxed rubric run against a bare "
+        "one and grade --jobs 2 against --jobs 1, over this many cases; 0 skips them (default 200)",
+    )
+    parser.add_argument(
         "--cases-size",
         type=int,
         default=1000,
@@ -749,6 +756,10 @@ def main(argv: list[str] | None = None) -> int:
         import cases  # type: ignore[import-not-found,unused-ignore]  # benchmarks/cases.py
 
         rows += cases.run_cases(args.cases_size, args.runs)
+    if args.sandbox_cases:
+        import sandbox  # type: ignore[import-not-found,unused-ignore]  # benchmarks/sandbox.py
+
+        rows += sandbox.rubric_rows(args.sandbox_cases, args.runs)
     table = render(rows, args.runs, (started, load_average()))
     sys.stdout.write(table)
     if args.output:

@@ -1,4 +1,4 @@
-"""What the rubric sandbox costs: start-up, set-up, and copying versus overlaying the trees.
+"""What the rubric sandbox costs: start-up, set-up, copying versus overlaying, whole rubric runs.
 
 ``python benchmarks/sandbox.py [RUNS]`` (default 50) prints one JSON object:
 the median and the minimum of every figure in milliseconds over RUNS runs
@@ -21,6 +21,20 @@ by run so that a drifting machine skews none of them:
   (``--overlay-src TREE --tmp-overlay DEST``, bubblewrap 0.10 or later);
   ``small`` is 12 files of 1 KiB (a case), ``large`` 2,000 files of 25 KiB
   (50 MB, a candidate repository).
+
+``python benchmarks/sandbox.py rubrics [CASES [RUNS]]`` (default 200 cases, 3
+runs) measures what ``benchmarks/run.py`` reports for the sandbox
+(:func:`rubric_rows`) and prints run.py's table: on a task class of CASES
+cases with a cheap rubric (``benchmarks/cases.py``'s: it reads ``case.toml``
+and two ``requirements.txt`` and prints a verdict),
+
+- ``run_rubric`` in the sandbox (``--sandbox auto``), case by case on each
+  case's ``expected/``, against the bare subprocess ``python rubric.py CASE
+  CANDIDATE`` (stdout captured) and against ``run_rubric`` under ``none``,
+  the three alternating case by case, RUNS passes: the median and the
+  minimum over every case run;
+- ``grade --jobs 1`` and ``--jobs 2`` in the sandbox, whole runs, against
+  each other and against the bare subprocesses in sequence.
 """
 
 from __future__ import annotations
@@ -35,9 +49,22 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from codegenie.eval import rubrics
+from codegenie.eval import TaskClassRegistry, rubrics
 from codegenie.eval._sandbox import Bubblewrap, SandboxPolicy, bubblewrap, bwrap_args, prepare
+from codegenie.eval.loader import load_cases, load_task_class
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # run.py is a script, not a package
+    sys.path.insert(0, str(HERE))
+
+if TYPE_CHECKING:  # mypy reads benchmarks/ as a package; run.py runs it as a directory of scripts
+    from benchmarks.cases import build_case_bench
+    from benchmarks.run import SCRIPT, Row, load_average, render
+else:
+    from cases import build_case_bench
+    from run import SCRIPT, Row, load_average, render
 
 READ_ALL = (
     "import os, sys\n"
@@ -135,7 +162,7 @@ def _copy_or_overlay(
 
     def copied() -> None:
         with prepare(SandboxPolicy("bwrap", run_dir, task), bwrap=bwrap) as run:
-            rubrics._copy_tree(str(tree), str(destination))  # the runner's own copy
+            rubrics._copy_tree(str(tree), str(destination), "case")  # the runner's own copy
             try:
                 _run(run.argv([sys.executable, "-c", READ_ALL, str(destination)]), run.env)
             finally:
@@ -160,8 +187,150 @@ def _copy_or_overlay(
     return samples
 
 
+def _rubric_samples(bench: Path, runs: int) -> dict[str, list[float]]:
+    """Seconds of each case run: bare, ``run_rubric`` sandboxed, ``run_rubric`` under none."""
+    slug = "cases-00000"
+    registry = TaskClassRegistry()
+    rubric = load_task_class(slug, bench / "bench", registry=registry).rubric
+    assert rubric is not None
+    cases = load_cases(slug, bench / "bench", registry=registry)
+    sandboxed, bare = rubrics.choose_sandbox("auto"), rubrics.choose_sandbox("none")
+
+    def plain(case: Any) -> None:
+        command = [sys.executable, str(rubric), str(case.directory), str(case.expected)]
+        subprocess.run(command, capture_output=True, stdin=subprocess.DEVNULL, check=True)
+
+    def runner(box: rubrics.Sandbox) -> Callable[[Any], None]:
+        def run(case: Any) -> None:
+            result = rubrics.run_rubric(rubric, case, case.expected, sandbox=box)
+            assert result.status == "passed", result
+
+        return run
+
+    measured: dict[str, Callable[[Any], None]] = {
+        "bare": plain,
+        "sandboxed": runner(sandboxed),
+        "none": runner(bare),
+    }
+    for action in measured.values():  # warm the page cache once
+        action(cases[0])
+    samples: dict[str, list[float]] = {name: [] for name in measured}
+    for _ in range(runs):
+        for case in cases:
+            for name, action in measured.items():
+                samples[name].append(_timed(lambda: action(case)))  # noqa: B023 - called at once
+    return samples
+
+
+def rubric_rows(size: int, runs: int, env: dict[str, str] | None = None) -> list[Row]:
+    """The sandbox's rows of ``benchmarks/run.py``: a sandboxed rubric run and ``grade --jobs``.
+
+    ``size`` cases of one task class, ``runs`` passes; see the module's docstring.
+    """
+    env = {**os.environ} if env is None else env
+    work = Path(tempfile.mkdtemp(prefix="codegenie-sandbox-rubrics-"))
+    try:
+        bench = build_case_bench(work / "bench", 1, size)
+        samples = _rubric_samples(bench, runs)
+        median = {name: statistics.median(values) * 1e3 for name, values in samples.items()}
+        least = {name: min(values) * 1e3 for name, values in samples.items()}
+        rows = [
+            Row(
+                "sandboxed rubric run (`run_rubric`, bubblewrap) against a bare subprocess "
+                "(`python rubric.py CASE CANDIDATE`), per case",
+                size,
+                median["sandboxed"],
+                median["bare"],
+                "`python rubric.py CASE CANDIDATE`, a bare subprocess",
+                "<= 1.25x",
+                1.25 if size >= 200 else None,
+                note=f"median of {size} x {runs} case runs, alternating; minima "
+                f"{least['sandboxed']:.2f} ms and {least['bare']:.2f} ms",
+            ),
+            Row(
+                "`run_rubric` under `--sandbox none` against the same bare subprocess, per case",
+                size,
+                median["none"],
+                median["bare"],
+                "`python rubric.py CASE CANDIDATE`, a bare subprocess",
+                "(reported)",
+                None,
+                note=f"minimum {least['none']:.2f} ms",
+            ),
+        ]
+        rows += _grade_rows(bench, size, runs, env)
+        return rows
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _grade_rows(bench: Path, size: int, runs: int, env: dict[str, str]) -> list[Row]:
+    package = bench / "bench" / "cases_00000"
+    case_dirs = sorted((package / "cases").iterdir())
+    candidates = bench / "candidates"
+    for case in case_dirs:
+        shutil.copytree(case / "expected", candidates / case.name)
+    command = [SCRIPT, "grade", "cases-00000", str(candidates), "--format", "json"]
+    env = {**env, "XDG_CACHE_HOME": str(bench / "cache")}
+
+    def graded(jobs: str) -> float:
+        started = time.perf_counter()
+        done = subprocess.run(
+            [*command, "--jobs", jobs], cwd=bench, env=env, capture_output=True, check=False
+        )
+        elapsed = time.perf_counter() - started
+        if done.returncode != 0:  # every candidate is a copy of its expected/: all must pass
+            results = json.loads(done.stdout or b"{}").get("results", [])
+            failed = [r for r in results if r["status"] != "passed"]
+            msg = f"grade --jobs {jobs} exited {done.returncode}: {failed[:5]} {done.stderr!r}"
+            raise SystemExit(msg)
+        return elapsed
+
+    one, two, floors = [], [], []
+    for _ in range(runs):
+        started = time.perf_counter()
+        for case in case_dirs:
+            bare = [
+                sys.executable,
+                str(package / "rubric.py"),
+                str(case),
+                str(candidates / case.name),
+            ]
+            subprocess.run(bare, capture_output=True, stdin=subprocess.DEVNULL, check=False)
+        floors.append(time.perf_counter() - started)
+        one.append(graded("1"))
+        two.append(graded("2"))
+    return [
+        Row(
+            "sandboxed `grade --jobs 1`, per case (whole run over N)",
+            size,
+            statistics.median(one) / size * 1e3,
+            statistics.median(floors) / size * 1e3,
+            "`python rubric.py CASE CANDIDATE`, a bare subprocess, N in sequence",
+            "(reported)",
+            None,
+        ),
+        Row(
+            "sandboxed `grade --jobs 2`, against `--jobs 1` (whole runs)",
+            size,
+            statistics.median(two) * 1e3,
+            statistics.median(one) * 1e3,
+            "sandboxed `grade --jobs 1`",
+            ">= 1.7x faster",
+            1 / 1.7 if size >= 200 else None,
+        ),
+    ]
+
+
 def main(argv: list[str]) -> int:
-    """Measure with ``argv[0]`` runs (default 50) and print the JSON object."""
+    """``[RUNS]``: the start-up figures as JSON; ``rubrics [CASES [RUNS]]``: run.py's rows."""
+    if argv[:1] == ["rubrics"]:
+        size = int(argv[1]) if len(argv) > 1 else 200
+        runs = int(argv[2]) if len(argv) > 2 else 3
+        started = load_average()
+        rows = rubric_rows(size, runs)
+        sys.stdout.write(render(rows, runs, (started, load_average())))
+        return 0
     runs = int(argv[0]) if argv else 50
     print(json.dumps(measure(runs), indent=2))
     return 0

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ("gone", "on_a_terminal", "running", "tree_digest")
+__all__ = ("gone", "on_a_terminal", "processes_with", "running", "tree_digest")
 
 
 def tree_digest(root: Path) -> str:
@@ -56,6 +56,23 @@ def running(pids: Sequence[int], within: float = 30.0) -> list[int]:
 def gone(pid: int, within: float = 30.0) -> bool:
     """Whether process ``pid`` ends within ``within`` seconds (a zombie counts as ended)."""
     return not running([pid], within)
+
+
+def processes_with(marker: str) -> list[int]:
+    """The live processes of this machine (not this one) whose command line holds ``marker``.
+
+    A zombie's command line is empty: only processes that still run are found.
+    """
+    wanted = marker.encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) != os.getpid():
+            try:
+                if wanted in Path(f"/proc/{name}/cmdline").read_bytes():
+                    found.append(int(name))
+            except OSError:
+                continue
+    return found
 
 
 def on_a_terminal(

@@ -26,6 +26,8 @@ def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
             "10",
             "--cases-size",
             "5",
+            "--sandbox-cases",
+            "5",
             "--output",
             str(output),
         ],
@@ -68,6 +70,10 @@ def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
         "`check --rubrics --jobs 1`, per rubric run",
         "`check --rubrics --jobs 2`, against `--jobs 1`",
         "`grade",
+        "sandboxed rubric run (`run_rubric`, bubblewrap) against a bare subprocess",
+        "`run_rubric` under `--sandbox none`",
+        "sandboxed `grade --jobs 1`",
+        "sandboxed `grade --jobs 2`, against `--jobs 1`",
     ):
         assert measurement in table
     assert "| measurement | N | median | floor |" in table

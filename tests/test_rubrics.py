@@ -12,12 +12,14 @@ import threading
 import time
 import tracemalloc
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import jsonschema
 import pytest
 
 from codegenie.eval import rubrics
+from codegenie.eval._sandbox import cgroups as cgroups_module
 from codegenie.eval.cases import Case
 from codegenie.eval.rubrics import (
     STDERR_TAIL_LIMIT,
@@ -426,44 +428,202 @@ def test_a_rubric_that_deletes_and_writes_its_inputs_changes_nothing(
     assert list(workspace_parent.iterdir()) == []
 
 
-def test_symbolic_links_are_copied_as_links_not_followed(tmp_path: Path, case: Case) -> None:
-    """A link out of the case stays a link in the copy; what it points to is not copied or changed."""
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "secret.txt").write_text("keep me\n")
-    (case.input / "link-to-dir").symlink_to(outside, target_is_directory=True)
-    (case.input / "link-to-file").symlink_to(outside / "secret.txt")
+# -- symbolic links: nothing outside the copied tree is reachable through one ----------------
+
+# Passes a candidate whose answer.txt holds the case's expected answer; writes out.txt into
+# the candidate it was given, as rubrics that build or test a candidate do.
+LINK_RUBRIC = """
+try:
+    answer = (candidate_dir / "answer.txt").read_text()
+except OSError as exc:
+    answer = f"answer.txt: {exc.strerror}"
+(candidate_dir / "out.txt").write_text("written by the rubric\\n")
+passed = answer == "done\\n"
+print(json.dumps({"passed": passed, "reason": answer.strip()}))
+sys.exit(0 if passed else 1)
+"""
+
+SANDBOXES = pytest.mark.parametrize("sandbox", ["auto", "none"])
+
+
+@dataclass
+class Linked:
+    """A candidate holding links, the link the run must name, where it points, and the places
+    that must stay byte for byte as they were."""
+
+    candidate: Path
+    named: Path
+    target: str
+    watched: tuple[Path, ...]
+
+    def digests(self) -> list[str]:
+        return [tree_digest(path) for path in self.watched]
+
+
+def _link(path: Path, target: str | Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(target)
+
+
+def _links(tmp_path: Path, case: Case, shape: str) -> Linked:
+    """Build the candidate of ``shape``: every shape aims at the case's answer key, another
+    candidate, or a file the rubric writes through."""
+    candidates = tmp_path / "candidates"
+    candidate = candidates / "c1"
+    candidate.mkdir(parents=True)
+    other = candidates / "c2"
+    other.mkdir()
+    (other / "answer.txt").write_text("done\n")  # another candidate that solved it
+    key = case.expected / "main.txt"
+    layout = "../../case/c1/expected/main.txt"  # the documented copy layout, from the top
+    named, target = candidate / "answer.txt", ""
+    if shape == "absolute-file":
+        target = str(key)
+    elif shape == "absolute-directory":
+        _link(candidate / "key", case.expected)
+        named, target = candidate / "answer.txt", "key/main.txt"
+    elif shape == "relative-layout":
+        target = layout
+    elif shape == "relative-deep":
+        _link(candidate / "sub" / "deeper" / "real.txt", "../../" + layout)
+        target = "sub/deeper/real.txt"
+    elif shape == "link-to-link":
+        _link(candidate / "hop1", "hop2")
+        _link(candidate / "hop2", layout)
+        target = "hop1"
+    elif shape == "directory-link-then-up":
+        # sub/up is the candidate's own top: inside. Lexically answer.txt stays inside
+        # (sub/up/../.. is the top); resolved, sub/up is the top and ../.. climbs out of it.
+        _link(candidate / "sub" / "up", "..")
+        target = "sub/up/" + layout
+    elif shape == "another-candidate":
+        target = str(other / "answer.txt")
+    elif shape == "write-through":
+        (candidate / "answer.txt").write_text("no idea\n")
+        named, target = candidate / "out.txt", str(key)
+    _link(named, target)
+    return Linked(candidate, named, target, (case.directory, candidates))
+
+
+LINK_SHAPES = [
+    "absolute-file",
+    "absolute-directory",
+    "relative-layout",
+    "relative-deep",
+    "link-to-link",
+    "directory-link-then-up",
+    "another-candidate",
+    "write-through",
+]
+
+
+@SANDBOXES
+@pytest.mark.parametrize("shape", LINK_SHAPES)
+def test_a_link_leading_out_of_the_candidate_is_refused(
+    tmp_path: Path, case: Case, workspace_parent: Path, sandbox: str, shape: str
+) -> None:
+    """No link reaches the case, the bench or another candidate: the run is an error naming it.
+
+    Absolute links, relative ``..`` chains through the copy layout, links to
+    links, links to directories, a link the rubric writes through: each makes
+    the case an error before the rubric runs, with or without the sandbox,
+    and the case (the bench) and the candidates stay byte for byte.
+    """
+    linked = _links(tmp_path, case, shape)
+    before = linked.digests()
+    result = run_rubric(
+        write_rubric(tmp_path, LINK_RUBRIC), case, linked.candidate, sandbox=sandbox
+    )
+    assert result.status == "error"
+    assert result.reason == (
+        f"cannot copy {linked.named}: it is a symbolic link to {linked.target!r}, "
+        "which leads outside the candidate"
+    )
+    assert result.exit_status is None  # the rubric never ran
+    assert linked.digests() == before
+    assert list(workspace_parent.iterdir()) == []
+
+
+@SANDBOXES
+def test_a_candidate_that_is_a_link_is_refused(
+    tmp_path: Path, case: Case, workspace_parent: Path, sandbox: str
+) -> None:
+    """A candidate directory that is itself a link (here to the case's expected/) is not followed."""
+    candidate = tmp_path / "candidates" / "c1"
+    candidate.parent.mkdir()
+    candidate.symlink_to(case.expected, target_is_directory=True)
+    result = run_rubric(write_rubric(tmp_path, LINK_RUBRIC), case, candidate, sandbox=sandbox)
+    assert result.status == "error"
+    assert result.reason == (
+        f"cannot copy {candidate}: the candidate is a symbolic link (to {str(case.expected)!r}), "
+        "not a directory of its own"
+    )
+    assert list(workspace_parent.iterdir()) == []
+
+
+@SANDBOXES
+def test_links_that_stay_inside_the_candidate_are_copied_as_links(
+    tmp_path: Path, case: Case, sandbox: str
+) -> None:
+    """Links resolving inside the candidate (directories, chains, ``..`` that stays in, dangling)
+    are copied as links and work in the copy."""
+    candidate = tmp_path / "candidate"
+    (candidate / "sub" / "deeper").mkdir(parents=True)
+    (candidate / "sub" / "deeper" / "real.txt").write_text("done\n")
+    links = {
+        "answer.txt": "d/deeper/../deeper/real.txt",
+        "d": "sub",
+        "sub/up": "..",
+        "chain": "answer.txt",
+        "climb": "sub/up/sub/up/d/deeper/real.txt",
+        "dangling": "not-there-yet",
+    }
+    for name, target in links.items():
+        _link(candidate / name, target)
     rubric = write_rubric(
         tmp_path,
-        """
-        links = {p.name: os.readlink(p) for p in sorted(candidate_dir.iterdir()) if p.is_symlink()}
-        for path in candidate_dir.iterdir():
-            if path.is_symlink():
-                path.unlink()
-        print(json.dumps({"passed": True, "links": links}))
-        """,
+        LINK_RUBRIC.replace(
+            "print(json.dumps({",
+            "seen = {n: os.readlink(candidate_dir / n) for n in " + repr(sorted(links)) + "}\n"
+            "print(json.dumps({'links': seen, 'climbed': (candidate_dir / 'climb').read_text(), ",
+        ),
     )
-    result = run_rubric(rubric, case, case.input)
+    result = run_rubric(rubric, case, candidate, sandbox=sandbox)
+    assert result.status == "passed", (result.reason, result.stderr_tail)
     assert result.verdict is not None
-    assert result.verdict["links"] == {
-        "link-to-dir": str(outside),
-        "link-to-file": str(outside / "secret.txt"),
-    }
-    assert (outside / "secret.txt").read_text() == "keep me\n"
-    assert (case.input / "link-to-dir").is_symlink()
+    assert result.verdict["links"] == links
+    assert result.verdict["climbed"] == "done\n"
+    assert not (candidate / "out.txt").exists()
+
+
+@SANDBOXES
+def test_a_case_link_leading_out_of_the_case_is_refused(
+    tmp_path: Path, case: Case, sandbox: str
+) -> None:
+    """The case's own copy follows the same rule: a link out of the case directory is an error."""
+    (case.input / "escape").symlink_to("../../../outside.txt")
+    (tmp_path / "bench" / "outside.txt").write_text("not the case's\n")
+    result = run_rubric(write_rubric(tmp_path, PASS), case, case.expected, sandbox=sandbox)
+    assert result.status == "error"
+    assert result.reason == (
+        f"cannot copy {case.input / 'escape'}: it is a symbolic link to "
+        "'../../../outside.txt', which leads outside the case"
+    )
 
 
 @pytest.mark.skipif(
     not Path("/proc/self").is_dir() or os.stat("/proc").st_dev == os.stat("/").st_dev,
     reason="needs /proc mounted on a file system of its own",
 )
-def test_a_candidate_that_links_to_the_root_is_refused_not_copied_whole(
-    tmp_path: Path, case: Case, workspace_parent: Path
+def test_a_case_that_is_a_link_to_the_root_is_refused_not_copied_whole(
+    tmp_path: Path, workspace_parent: Path
 ) -> None:
-    """A candidate that is a link to / stops at the first mount point (/proc, /dev, ...)."""
-    candidate = tmp_path / "candidate"
-    candidate.symlink_to("/")
-    result = run_rubric(write_rubric(tmp_path, PASS), case, candidate, timeout=20)
+    """A case directory may be a link, but one to / stops at the first mount point (/proc, …)."""
+    root = tmp_path / "bench" / "cases" / "rooted"
+    root.parent.mkdir(parents=True)
+    root.symlink_to("/")
+    case = Case(task_class="t", id="rooted", directory=root, timeout=20)
+    result = run_rubric(write_rubric(tmp_path, PASS), case, tmp_path, timeout=20)
     assert result.status == "error"
     assert result.reason is not None
     assert result.reason.endswith(": it is on another file system (a mount)")
@@ -611,6 +771,35 @@ def test_keyboard_interrupt_kills_the_rubric_and_removes_the_copies(
     for pid in pid_file.read_text().split():
         assert gone(int(pid))
     assert list(workspace_parent.iterdir()) == []
+
+
+BURN = """
+import subprocess
+BURN = "import time\\nt = time.process_time()\\nwhile time.process_time() - t < 0.3: pass"
+exec(BURN)
+subprocess.run([sys.executable, "-c", BURN], check=True)
+print(json.dumps({"passed": True}))
+"""
+
+
+@pytest.mark.parametrize(("sandbox", "cgroups"), [("auto", True), ("auto", False), ("none", False)])
+def test_cpu_time_counts_every_process_of_the_run_or_is_unknown(
+    tmp_path: Path, case: Case, monkeypatch: pytest.MonkeyPatch, sandbox: str, cgroups: bool
+) -> None:
+    """cpu_s covers the rubric and its children (0.6 s here); in the sandbox only a cgroup
+    measures them, so without one it is None rather than bubblewrap's own few milliseconds."""
+    if sandbox == "auto" and not cgroups:
+        monkeypatch.setattr(cgroups_module, "discover", dict)
+    elif sandbox == "auto" and not cgroups_module.discover():
+        pytest.skip("no cgroup can be made here")
+    result = run_rubric(write_rubric(tmp_path, BURN), case, case.expected, sandbox=sandbox)
+    assert result.status == "passed", (result.reason, result.stderr_tail)
+    if sandbox == "auto" and not cgroups:
+        assert (result.cpu_s, result.peak_memory_mib) == (None, None)
+    else:
+        assert result.cpu_s is not None
+        assert result.cpu_s >= 0.55
+        assert result.peak_memory_mib is not None
 
 
 def test_result_json_is_the_grade_shape() -> None:

@@ -46,7 +46,9 @@ from codegenie.eval._sandbox import (
     sandbox_environment,
 )
 from codegenie.eval._sandbox import bwrap as bwrap_module
+from codegenie.eval._sandbox import cgroups as cgroups_module
 from codegenie.eval._sandbox.cgroups import (
+    Controller,
     Hierarchy,
     RunCgroup,
     _configure,
@@ -262,23 +264,24 @@ def attempt(
         # Files, not pipes: a daemon left running (under none) would hold a pipe open.
         out, err = bench.root / f"stdout-{bench.runs}", bench.root / f"stderr-{bench.runs}"
         with out.open("wb") as stdout, err.open("wb") as stderr:
-            done = subprocess.run(
+            process = subprocess.Popen(
                 run.argv(argv),
                 env=run.env,
                 cwd=run.cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=stdout,
                 stderr=stderr,
-                timeout=120,  # a safety net for a broken sandbox, not an expectation
-                check=False,
             )
+        # Reaped with wait4, as the supervisor does: its rusage is what a run without a
+        # CPU cgroup is measured by.
+        _, status, rusage = os.wait4(process.pid, 0)
+        process.returncode = returncode = os.waitstatus_to_exitcode(status)
         tail = err.read_bytes()[-64 * 1024 :]
         lines = out.read_text(encoding="utf-8").splitlines()
         result = json.loads(lines[0]) if lines else {}
-        breach = run.verdict_of_limits(done.returncode, stderr_tail=tail)
-        return Attempt(
-            done.returncode, result, tail.decode(errors="replace"), breach, run.usage(), run
-        )
+        breach = run.verdict_of_limits(returncode, stderr_tail=tail, rusage=rusage)
+        usage = run.usage(rusage)
+        return Attempt(returncode, result, tail.decode(errors="replace"), breach, usage, run)
 
 
 def processes_with(marker: str) -> list[int]:
@@ -888,29 +891,65 @@ def test_a_cgroup_that_cannot_be_made_is_skipped(tmp_path: Path) -> None:
     assert RunCgroup.create(TEST_LIMITS, {"pids": missing}).directories == {}
 
 
-def test_the_python_launcher_joins_and_limits(tmp_path: Path) -> None:
-    """Without prlimit, a Python head writes its PID to each procs file and sets the rlimits."""
-    procs = tmp_path / "cgroup.procs"
-    procs.touch()
-    head = launcher_args([procs], [(resource.RLIMIT_FSIZE, 4096, 8192)], prlimit="")
-    code = "import os, resource; print(os.getpid(), *resource.getrlimit(resource.RLIMIT_FSIZE))"
+@pytest.mark.parametrize("prlimit", [None, ""], ids=["shell", "python"])
+def test_the_launcher_joins_by_writing_0_and_sets_the_rlimits(
+    tmp_path: Path, prlimit: str | None
+) -> None:
+    """sh (then prlimit), or a Python head without prlimit, writes 0 (itself) to each join file."""
+    joins = [tmp_path / "a" / "tasks", tmp_path / "b" / "cgroup.procs"]
+    for join in joins:
+        join.parent.mkdir()
+        join.touch()
+    head = launcher_args(joins, [(resource.RLIMIT_FSIZE, 4096, 8192)], prlimit=prlimit)
+    assert head[0] == (sys.executable if prlimit == "" else "/bin/sh")
+    code = "import resource; print(*resource.getrlimit(resource.RLIMIT_FSIZE))"
     done = subprocess.run([*head, sys.executable, "-c", code], capture_output=True, check=True)
-    pid, soft, hard = done.stdout.split()
-    assert procs.read_bytes().strip() == pid
-    assert (int(soft), int(hard)) == (4096, 8192)
+    assert [join.read_bytes().strip() for join in joins] == [b"0", b"0"]
+    assert done.stdout.split() == [b"4096", b"8192"]
 
 
-def test_the_shell_launcher_joins_and_prlimit_limits(tmp_path: Path) -> None:
-    """With prlimit, sh writes its PID to each procs file and prlimit sets the rlimits."""
-    procs = tmp_path / "cgroup.procs"
-    procs.touch()
-    head = launcher_args([procs], [(resource.RLIMIT_FSIZE, 4096, 8192)])
-    assert head[0] == "/bin/sh"
-    code = "import os, resource; print(os.getpid(), *resource.getrlimit(resource.RLIMIT_FSIZE))"
-    done = subprocess.run([*head, sys.executable, "-c", code], capture_output=True, check=True)
-    pid, soft, hard = done.stdout.split()
-    assert procs.read_bytes().strip() == pid
-    assert (int(soft), int(hard)) == (4096, 8192)
+@pytest.mark.parametrize("prlimit", [None, ""], ids=["shell", "python"])
+def test_writing_0_to_a_cgroup_moves_the_whole_run_into_it(prlimit: str | None) -> None:
+    """A real cgroup: the run's first process joins with 0, and what it starts is born inside."""
+    cgroup = RunCgroup.create(Limits(memory=None, processes=64, file_size=None))
+    if not cgroup.directories:
+        pytest.skip("no cgroup can be made here (runs fall back to rlimits)")
+    try:
+        (version, directory), *_ = cgroup.directories.values()
+        assert cgroup.join_files == (directory / ("tasks" if version == 1 else "cgroup.procs"),)
+        head = launcher_args(cgroup.join_files, [], prlimit=prlimit)
+        code = "import os, subprocess; print(os.getpid(), subprocess.Popen(['sleep', '60']).pid)"
+        started = subprocess.Popen([*head, sys.executable, "-c", code], stdout=subprocess.PIPE)
+        assert started.stdout is not None
+        first, child = (int(pid) for pid in started.stdout.readline().split())
+        members = (directory / "cgroup.procs").read_text().split()
+        assert {str(first), str(child)} <= set(members)
+        started.communicate()
+    finally:
+        cgroup.remove()
+    assert not directory.exists()
+
+
+def test_a_cgroup_for_the_limits_a_run_has_and_always_one_for_cpu_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No memory limit, no memory cgroup (a join costs time); the CPU one measures every run."""
+    monkeypatch.setattr(cgroups_module, "_configure", lambda *_: True)
+    hierarchies: dict[Controller, Hierarchy] = {
+        c: Hierarchy(1, tmp_path / c, frozenset({c})) for c in ("memory", "pids", "cpu")
+    }
+    for hierarchy in hierarchies.values():
+        hierarchy.parent.mkdir()
+    for limits, expected in [
+        (Limits(), {"memory", "pids", "cpu"}),
+        (Limits(memory=None, processes=None), {"cpu"}),
+        (Limits(memory=None, cpu_time=2), {"pids", "cpu"}),
+    ]:
+        created = RunCgroup.create(limits, hierarchies)
+        assert created.controllers == expected, limits
+        assert {p.parent.parent.name for p in created.join_files} == expected
+        assert all(p.name == "tasks" for p in created.join_files)
+        created.remove()
 
 
 @pytest.mark.parametrize("prlimit", [None, ""], ids=["shell", "python"])

@@ -19,11 +19,13 @@ exited, so that nothing it started outlives it): the process supervisor of
 it. stdout and stderr are read as they come: the first 1 MiB of stdout and
 the last 64 KiB of stderr are kept, whatever the rubric writes. The rubric
 receives *copies* of the case directory and of the candidate directory, made
-in the temporary directory (symbolic links copied as links, never followed;
-special files, other file systems and trees beyond
+in the temporary directory (symbolic links copied as links, never followed,
+and only when they resolve inside the tree they are in; a candidate that is
+itself a link, special files, other file systems and trees beyond
 :data:`COPY_ENTRIES_LIMIT` entries or :data:`COPY_BYTES_LIMIT` bytes refused
 as rubric errors), so a rubric that writes or deletes cannot change the bench
-or the candidate. The temporary directory is removed in every case —
+or the candidate, and no path in a candidate leads to the case, the bench or
+another candidate. The temporary directory is removed in every case —
 verdict, error, timeout, ``KeyboardInterrupt``.
 
 POSIX only (process groups); importing the module works everywhere.
@@ -291,8 +293,8 @@ def run_rubric(
         try:
             for name in ("case", "candidate"):
                 os.mkdir(os.path.join(workspace, name))
-            _copy_tree(str(case.directory), case_copy)
-            _copy_tree(candidate_dir, candidate_copy)
+            _copy_tree(str(case.directory), case_copy, "case")
+            _copy_tree(candidate_dir, candidate_copy, "candidate", follow=False)
         except _CopyRefused as exc:
             return error(f"cannot copy {exc.path}: {exc.reason}")
         except OSError as exc:
@@ -523,14 +525,17 @@ def _judge(case_id: str, ending: Ending, run: _Run) -> RubricResult:
     tail = stderr.tail.decode("utf-8", "replace")
     usage = run.prepared.usage()
     killed_by = run.prepared.killed_by(ending.returncode)
+    # The supervisor's rusage measures the process it waited for: the rubric under none,
+    # bubblewrap's first process (which does not wait for its sandbox) under bwrap.
+    own = ending.usage if run.mode == "none" else None
     result: dict[str, Any] = {
         "case": case_id,
         "duration_s": time.monotonic() - run.started,
         "exit_status": ending.returncode if killed_by is None else -killed_by,
         "stderr_tail": tail,
         "wall_s": ending.usage.wall_s,
-        "cpu_s": usage.cpu_time if usage.cpu_time is not None else ending.usage.cpu_s,
-        "peak_memory_mib": _mib(usage.peak_memory or ending.usage.peak_rss_bytes),
+        "cpu_s": usage.cpu_time if usage.cpu_time is not None or own is None else own.cpu_s,
+        "peak_memory_mib": _mib(usage.peak_memory or (None if own is None else own.peak_rss_bytes)),
         "sandbox": run.mode,
     }
     if ending.timed_out:
@@ -603,25 +608,37 @@ class _CopyRefused(Exception):
         self.reason = reason
 
 
-def _copy_tree(source: str, target: str) -> None:
-    """Copy the directory ``source`` to the new directory ``target``, within bounds.
+def _copy_tree(source: str, target: str, what: str, *, follow: bool = True) -> None:
+    """Copy the directory ``source`` (the ``what``: ``"case"``, ``"candidate"``) to ``target``.
 
     Regular files are copied with their mode and times, directories
-    recreated, symbolic links copied as links (never followed: a link that
-    points out of the case stays a link, and its target is never copied or
-    written through by the copy). Refused (:class:`_CopyRefused`), because
-    the copy could block, never end or fill the disk: a FIFO, socket or
-    device; a directory on another file system than ``source`` (a mount
-    point: ``/proc`` under a candidate that links to ``/``); more than
-    :data:`COPY_ENTRIES_LIMIT` entries or :data:`COPY_BYTES_LIMIT` bytes in
-    all (counted as read, so a file that grows, or says it is empty and is
-    not, is bounded too).
+    recreated, symbolic links copied as links — never followed by the copy,
+    and only when they stay inside the tree: a link that, resolved in the
+    copy (through the links it meets, as the kernel would), leads outside it
+    is refused. That covers absolute links, ``..`` chains that climb out
+    (into the run's other copy, the case's ``expected/`` say, through the
+    documented layout), links to links and to directories that do. So no
+    path in one tree reaches another tree, the bench or the host through
+    the copy. Refused too (:class:`_CopyRefused`), because the copy could
+    block, never end or fill the disk: a FIFO, socket or device; a directory
+    on another file system than ``source`` (a mount point: ``/proc`` under
+    a case that links to ``/``); more than :data:`COPY_ENTRIES_LIMIT`
+    entries or :data:`COPY_BYTES_LIMIT` bytes in all (counted as read, so a
+    file that grows, or says it is empty and is not, is bounded too).
+    ``follow``: whether ``source`` itself may be a link to a directory (a
+    case may; a candidate may not: its content must be its own).
     """
+    if not follow and os.path.islink(source):
+        shown = os.readlink(source)
+        raise _CopyRefused(
+            source, f"the {what} is a symbolic link (to {shown!r}), not a directory of its own"
+        )
     os.mkdir(target)
     device = os.stat(source).st_dev
     budget = _Budget()
     pending = [(source, target)]
     directories: list[tuple[str, str]] = []
+    links: list[tuple[str, str]] = []
     while pending:
         src, dst = pending.pop()
         directories.append((src, dst))
@@ -631,6 +648,7 @@ def _copy_tree(source: str, target: str) -> None:
                 to = os.path.join(dst, entry.name)
                 if entry.is_symlink():
                     os.symlink(os.readlink(entry.path), to)
+                    links.append((to, entry.path))
                 elif entry.is_dir(follow_symlinks=False):
                     if entry.stat(follow_symlinks=False).st_dev != device:
                         raise _CopyRefused(entry.path, "it is on another file system (a mount)")
@@ -641,9 +659,65 @@ def _copy_tree(source: str, target: str) -> None:
                 else:
                     kind = _special_kind(entry.stat(follow_symlinks=False).st_mode)
                     raise _CopyRefused(entry.path, f"it is {kind}, not a regular file")
+    # Judged on the copy, whole: what the rubric will resolve, not what the source says now.
+    for copied, original in sorted(links):
+        if _leads_outside(target, copied):
+            shown = os.readlink(copied)
+            raise _CopyRefused(
+                original, f"it is a symbolic link to {shown!r}, which leads outside the {what}"
+            )
     # Directory modes last: a read-only directory must be filled before it is made read-only.
     for src, dst in reversed(directories):
         shutil.copystat(src, dst, follow_symlinks=False)
+
+
+# How many links one resolution may go through, as Linux's path walk (MAXSYMLINKS).
+_LINK_HOPS: Final = 40
+
+
+def _leads_outside(root: str, link: str) -> bool:
+    """Whether the symbolic link ``link`` in the tree ``root`` leads outside it, resolved there.
+
+    Resolved as the kernel resolves a path, one name at a time from the
+    link's directory: ``..`` leaves the directory actually reached (so after
+    a link to a directory, not the link's own), every link met is followed
+    (its target read from the tree). Outside: an absolute target anywhere on
+    the way, a ``..`` above ``root``, or more than :data:`_LINK_HOPS` links
+    (a loop: refused rather than guessed). A name that is missing, or is not
+    a directory, is walked by name from there on (the rubric may create it;
+    what the rest of the path says must still stay inside).
+    """
+    where = os.path.relpath(os.path.dirname(link), root).split(os.sep)
+    if where == [os.curdir]:
+        where = []
+    target = os.readlink(link)
+    if os.path.isabs(target):
+        return True
+    todo = target.split(os.sep)[::-1]  # the next name last
+    hops = 1
+    while todo:
+        name = todo.pop()
+        if name in ("", os.curdir):
+            continue
+        if name == os.pardir:
+            if not where:
+                return True
+            where.pop()
+            continue
+        where.append(name)
+        path = os.path.join(root, *where)
+        try:
+            if not stat.S_ISLNK(os.lstat(path).st_mode):
+                continue
+        except OSError:
+            continue
+        hops += 1
+        inner = os.readlink(path)
+        if hops > _LINK_HOPS or os.path.isabs(inner):
+            return True
+        where.pop()
+        todo += inner.split(os.sep)[::-1]
+    return False
 
 
 @final

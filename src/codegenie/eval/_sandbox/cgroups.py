@@ -3,7 +3,20 @@
 Where the harness may create cgroups, each run gets its own, joined by the
 run's first process before it starts bubblewrap, so every process of the
 run is in it whatever it does (``setsid``, double forks): ``memory`` (limit,
-peak, out-of-memory kills), ``pids`` (limit, refused forks) and CPU time.
+peak, out-of-memory kills) and ``pids`` (limit, refused forks) when the run
+has those limits, and CPU time. A run without a memory or process limit gets
+no cgroup for it. The CPU-time one is made whatever the limits: it is the
+only measure of a sandboxed run's CPU time, since bubblewrap's first process
+exits on the status its sandbox reports, without waiting for the sandbox's
+PID 1, so ``wait4``'s rusage counts bubblewrap alone.
+
+Joining: the run's first process (a single-threaded ``sh``) writes ``0`` —
+"the writer" — into ``tasks`` (cgroup v1) or ``cgroup.procs`` (v2). In v1,
+a thread that moves itself through ``tasks`` is moved without the kernel's
+thread-group lock, whose taking waits for an RCU grace period (about 10 ms
+a run on this machine, measured in ADR-0004); its process holds only that
+thread, so the process moves whole. v2 has no ``tasks`` file for a domain
+cgroup: there the join takes the lock.
 
 Which hierarchy serves a controller is read from ``/proc/self/mountinfo``
 and ``/proc/self/cgroup``:
@@ -49,6 +62,9 @@ _CONTROLLERS: Final[tuple[Controller, ...]] = ("memory", "pids", "cpu")
 _V1_NAME: Final[dict[Controller, str]] = {"memory": "memory", "pids": "pids", "cpu": "cpuacct"}
 # How long removing a run's cgroup waits for its last processes to be gone.
 _REMOVE_WITHIN: Final = 5.0
+# The first and the longest pause between two attempts at removing it: a cgroup is
+# often still busy for a fraction of a millisecond after its last process was reaped.
+_REMOVE_PAUSES: Final = (0.0005, 0.01)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +197,7 @@ def discover(
 class RunCgroup:
     """The cgroups of one run (one directory per hierarchy used), their limits and readings.
 
-    Made by :meth:`create`; the run joins them through :attr:`procs_files`;
+    Made by :meth:`create`; the run joins them through :attr:`join_files`;
     :meth:`remove` kills whatever is left in them and removes them. The
     readings (:meth:`oom_kills`, :meth:`refused_forks`, :meth:`peak_memory`,
     :meth:`cpu_time`) are ``None`` when the controller is not there.
@@ -200,11 +216,19 @@ class RunCgroup:
     ) -> RunCgroup:
         """Make the run's cgroups and set ``limits`` in them; skip what cannot be made.
 
-        A controller whose directory cannot be made or whose limit cannot be
+        ``memory`` for a ``memory`` limit, ``pids`` for a ``processes``
+        limit, and ``cpu`` (the CPU time of the whole run) always. A
+        controller whose directory cannot be made or whose limit cannot be
         written is left out (the caller falls back to an rlimit for it);
         never raises for that. An empty :class:`RunCgroup` means none.
         """
         chosen = discover() if hierarchies is None else hierarchies
+        wanted = {
+            "memory": limits.memory is not None,
+            "pids": limits.processes is not None,
+            "cpu": True,  # the only measure of a sandboxed run's CPU time (module docstring)
+        }
+        chosen = {c: h for c, h in chosen.items() if wanted[c]}
         name = f"codegenie-run-{os.getpid()}-{secrets.token_hex(4)}"
         made: dict[Path, int] = {}
         directories: dict[Controller, tuple[int, Path]] = {}
@@ -235,9 +259,16 @@ class RunCgroup:
         return None if entry is None else entry[0]
 
     @property
-    def procs_files(self) -> tuple[Path, ...]:
-        """The ``cgroup.procs`` files the run's first process joins, one per directory."""
-        seen = dict.fromkeys(d / "cgroup.procs" for _, d in self.directories.values())
+    def join_files(self) -> tuple[Path, ...]:
+        """The files the run's first process writes ``0`` into to join, one per directory.
+
+        ``tasks`` in a v1 hierarchy (the writing thread moves, without the
+        thread-group lock), ``cgroup.procs`` in v2.
+        """
+        seen = dict.fromkeys(
+            d / ("tasks" if version == 1 else "cgroup.procs")
+            for version, d in self.directories.values()
+        )
         return tuple(seen)
 
     def _file(self, controller: Controller, v1: str, v2: str) -> str | None:
@@ -332,6 +363,7 @@ def _empty_and_remove(directory: Path) -> None:
     if (directory / "cgroup.kill").exists():
         _write(directory / "cgroup.kill", "1")
     deadline = time.monotonic() + _REMOVE_WITHIN
+    pause, longest = _REMOVE_PAUSES
     while True:
         for pid in (_read(directory / "cgroup.procs") or "").split():
             with contextlib.suppress(OSError, ValueError):
@@ -343,6 +375,7 @@ def _empty_and_remove(directory: Path) -> None:
         except OSError:
             if time.monotonic() >= deadline:
                 return  # left behind: empty cgroups cost nothing, and the name is unique
-            time.sleep(0.01)
+            time.sleep(pause)
+            pause = min(pause * 2, longest)
         else:
             return

@@ -10,6 +10,7 @@ the repository, the rest of ``/etc``, other temporary directories.
 
 from __future__ import annotations
 
+import functools
 import os
 import site
 import sys
@@ -82,24 +83,33 @@ class Interpreter:
 
     @classmethod
     def current(cls) -> Interpreter:
-        """Return the running interpreter (``sys.executable``), as rubrics are started with it."""
-        executable = Path(sys.executable)
-        found = [
-            sys.prefix,
-            sys.exec_prefix,
-            sys.base_prefix,
-            sys.base_exec_prefix,
-            *site.getsitepackages(),
-        ]
-        # Each link on the way from sys.executable to the binary, and where it leads.
-        hop = str(executable)
-        for _ in range(40):
-            found.append(os.path.dirname(hop))
-            if not os.path.islink(hop):
-                break
-            hop = os.path.join(os.path.dirname(hop), os.readlink(hop))
-        resolved = {os.path.realpath(p) for p in found} | {os.path.abspath(p) for p in found}
-        return cls(executable, tuple(Path(p) for p in sorted(resolved)))
+        """Return the running interpreter (``sys.executable``), as rubrics are started with it.
+
+        Worked out once per ``sys.executable`` and process (it reads links
+        and site-packages: a third of a millisecond, paid by every run
+        otherwise).
+        """
+        return _interpreter(sys.executable)
+
+
+@functools.lru_cache(maxsize=8)
+def _interpreter(executable: str) -> Interpreter:
+    found = [
+        sys.prefix,
+        sys.exec_prefix,
+        sys.base_prefix,
+        sys.base_exec_prefix,
+        *site.getsitepackages(),
+    ]
+    # Each link on the way from sys.executable to the binary, and where it leads.
+    hop = executable
+    for _ in range(40):
+        found.append(os.path.dirname(hop))
+        if not os.path.islink(hop):
+            break
+        hop = os.path.join(os.path.dirname(hop), os.readlink(hop))
+    resolved = {os.path.realpath(p) for p in found} | {os.path.abspath(p) for p in found}
+    return Interpreter(Path(executable), tuple(Path(p) for p in sorted(resolved)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -149,12 +149,16 @@ class PreparedRun:
         """Return what the run used: from its cgroups, else from ``rusage`` (``os.wait4``'s).
 
         Call after the run was reaped and before :meth:`close`. Under
-        bubblewrap the rusage of the first process covers every process of
-        the run (the sandbox's PID 1 reaps them all); under ``none``, only
-        those that were waited for.
+        ``none`` the rusage covers the processes that were waited for. Under
+        bubblewrap it is not used: bubblewrap's first process exits on the
+        status its sandbox reports, without waiting for the sandbox's PID 1,
+        so its rusage is bubblewrap's own; only the cgroups measure the run,
+        and a figure no cgroup gives is ``None``.
         """
         cpu = self.cgroup.cpu_time()
         peak = self.cgroup.peak_memory()
+        if self.bwrap is not None:
+            rusage = None
         if cpu is not None or peak is not None:
             if rusage is not None:
                 cpu = cpu if cpu is not None else rusage.ru_utime + rusage.ru_stime
@@ -311,7 +315,7 @@ def prepare(
     try:
         enforcement = _enforcement(policy.limits, cgroup)
         covered = [name for name, how in enforcement.items() if how.startswith("cgroup")]
-        head = launcher_args(cgroup.procs_files, rlimits_for(policy.limits, covered))
+        head = launcher_args(cgroup.join_files, rlimits_for(policy.limits, covered))
         if used is not None:
             head += bwrap_args(policy, used)
         env = sandbox_environment(policy)
