@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import resource
@@ -16,7 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegenie.eval.check import CheckReport, Shard
+from codegenie.eval.check import CheckReport, Shard, workers
+from codegenie.eval.cli import main as cli_main
 
 from .checking import check, codes, make_bench
 from .factory import Bench
@@ -464,6 +466,65 @@ def test_interrupting_check_leaves_no_process_behind(tmp_path: Path, signum: int
     assert b"Traceback" not in stderr
     assert b"internal error" not in stderr
     assert wait_gone([int(pid) for pid in pids.read_text().split()]) == []
+
+
+def _open_files(limit: int) -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+
+def test_check_fits_its_workers_in_the_open_file_limit(tmp_path: Path) -> None:
+    """Under ulimit -n 256, check --jobs 128 on 130 task classes checks them all, with no error."""
+    slugs = [f"t{index:03d}" for index in range(130)]
+    bench = make_bench(tmp_path, *slugs)
+    bench.add("broken", before="raise ValueError('broken')")
+    script = shutil.which("codegenie-bench", path=str(Path(sys.executable).parent))
+    assert script is not None
+    result = subprocess.run(
+        [script, "check", "--jobs", "128", "--format", "json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        preexec_fn=lambda: _open_files(256),
+    )
+    assert "internal error" not in result.stderr
+    assert result.returncode == 1, result.stderr
+    document = json.loads(result.stdout)
+    assert document["checked"] == 131
+    assert [(d["code"], d["slug"]) for d in document["diagnostics"]] == [
+        ("import-failed", "broken")
+    ]
+
+
+def test_the_open_file_limit_caps_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As many workers as ulimit -n leaves room for, at least one; no cap without a limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        for limit, most in ((256, 24), (1024, 120), (16, 1)):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
+            assert workers.most_workers() == most
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    monkeypatch.setattr(resource, "getrlimit", lambda _: (resource.RLIM_INFINITY,) * 2)
+    assert workers.most_workers() is None
+
+
+def test_no_descriptor_for_a_worker_is_check_unavailable_not_a_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """When the system gives check no worker at all, it exits 4 (check-unavailable), blaming no slug."""
+
+    def refused() -> tuple[int, int]:
+        raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+
+    make_bench(tmp_path, "aa", "bb")
+    monkeypatch.setattr(workers, "_socket_pair", refused)
+    assert cli_main(["check", "--format", "json"]) == 4
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert (error["type"], error["code"]) == ("CheckUnavailable", "check-unavailable")
+    assert error["attributes"] == {"cause": "cannot start a worker process: Too many open files"}
+    assert error["diagnostics"][0]["slug"] is None
 
 
 def test_the_death_of_check_leaves_no_process_behind(tmp_path: Path) -> None:
