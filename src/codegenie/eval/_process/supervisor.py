@@ -554,8 +554,7 @@ class Child:
                 threads=threads,
             )
         except BaseException:
-            if self._ending is None:
-                self._reap(timed_out=False, cancelled=True, orphans=self._kill_tree())
+            self._end_through_interrupts()
             raise
         finally:
             self._close_fds()
@@ -583,11 +582,25 @@ class Child:
         Never raises for a child that is gone.
         """
         try:
-            if self._ending is None:
-                orphans = self._kill_tree()
-                self._reap(timed_out=False, cancelled=True, orphans=orphans)
+            self._end_through_interrupts()
         finally:
             self._close_fds()
+
+    def _end_through_interrupts(self) -> None:
+        """Kill the tree and reap the child, as cancelled, unless done; raise an interrupt after.
+
+        A ``KeyboardInterrupt`` arriving meanwhile (a second Ctrl-C, in the
+        main thread) does not leave the tree running: the kill and the reap
+        are made again, and the interrupt raised once they are done.
+        """
+        interrupted: KeyboardInterrupt | None = None
+        while self._ending is None:
+            try:
+                self._reap(timed_out=False, cancelled=True, orphans=self._kill_tree())
+            except KeyboardInterrupt as exc:
+                interrupted = exc
+        if interrupted is not None:
+            raise interrupted
 
     def _kill_tree(self) -> int:
         """Kill all within the child's reach (it is still unreaped); return the orphans killed."""
@@ -634,10 +647,10 @@ class Child:
         stopped: bool = False,
         threads: int = 0,
     ) -> Ending:
-        if self._reaped is not None:  # pragma: no cover - macOS before Python 3.13
-            status, usage = self._reaped
-        else:
+        if self._reaped is None:  # kept: a reap interrupted after this is made again
             _, status, usage = os.wait4(self.pid, 0)
+            self._reaped = (status, usage)
+        status, usage = self._reaped
         returncode = os.waitstatus_to_exitcode(status)
         if self._popen is not None:
             self._popen.returncode = returncode  # so that Popen does not think it still runs
