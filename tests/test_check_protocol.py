@@ -74,7 +74,11 @@ def line(document: object) -> bytes:
         {"id": "ab", "kind": "crashed", "detail": "exited with status 3"},
         {"id": "ab", "kind": "timeout", "detail": "no answer within 1 s"},
         {"id": "ab", "kind": "tampered", "detail": "it wrote to the check's private result pipe"},
-        {"id": "ab", "kind": "unavailable", "detail": "cannot start its process: Too many open files"},
+        {
+            "id": "ab",
+            "kind": "unavailable",
+            "detail": "cannot start its process: Too many open files",
+        },
     ],
     ids=["done", "raised", "mismatch", "crashed", "timeout", "tampered", "unavailable"],
 )
