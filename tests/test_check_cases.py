@@ -6,10 +6,13 @@ import hashlib
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import codegenie.eval.check as check_package
 from codegenie.eval.check import Shard
+from codegenie.eval.check.workers import Outcome, import_all
 
 from .checking import check, codes, make_bench
 from .factory import Bench, write_case
@@ -82,6 +85,57 @@ def test_case_layout_problems(tmp_path: Path) -> None:
     report = check(bench)
     assert sorted(codes(report)) == [("case-layout", "aa")] * 3
     assert {d.file.split("/")[-1] if d.file else "" for d in report.diagnostics} >= {"Bad-Id"}
+
+
+def _many_cases(cases: Path, count: int, *, valid: bool) -> None:
+    """Write ``count`` cases in ``cases``: valid ones, or entries that are not directories."""
+    shutil.rmtree(cases, ignore_errors=True)
+    cases.mkdir()
+    for index in range(count):
+        case = os.path.join(cases, f"c{index:05d}")
+        if not valid:
+            os.close(os.open(case, os.O_CREAT | os.O_WRONLY, 0o644))
+            continue
+        os.mkdir(case)
+        os.mkdir(os.path.join(case, "input"))
+        os.mkdir(os.path.join(case, "expected"))
+        os.close(os.open(os.path.join(case, "case.toml"), os.O_CREAT | os.O_WRONLY, 0o644))
+
+
+def test_twenty_thousand_valid_cases_all_reach_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task class with 20,000 valid cases is clean, and every case comes back for --rubrics."""
+    bench = make_bench(tmp_path, "aa", "many")
+    _many_cases(bench.root / "many" / "cases", 20_000, valid=True)
+    outcomes: dict[str, Outcome] = {}
+
+    def recorded(*args: Any, **kwargs: Any) -> dict[str, Outcome]:
+        outcomes.update(import_all(*args, **kwargs))
+        return outcomes
+
+    monkeypatch.setattr(check_package, "import_all", recorded)
+    assert codes(check(bench)) == []
+    parts = outcomes["many"].parts
+    assert parts is not None
+    assert {case["id"] for case in parts["cases"]} == {f"c{i:05d}" for i in range(20_000)}
+
+
+def test_thousands_of_case_problems_are_listed_up_to_a_bound_with_a_count(tmp_path: Path) -> None:
+    """6,000 broken cases: the first 1,000 problems, then one diagnostic counting the 5,000 others."""
+    bench = make_bench(tmp_path, "aa", "broken")
+    _many_cases(bench.root / "broken" / "cases", 6_000, valid=False)
+    report = check(bench)
+    found = codes(report)
+    assert found.count(("case-layout", "broken")) == 1_000
+    assert found.count(("case-invalid", "broken")) == 1
+    assert len(found) == 1_001
+    [summary] = [d for d in report.diagnostics if d.code == "case-invalid"]
+    assert (
+        summary.message
+        == "'broken' cases: 5,000 more problems not listed (only the first 1,000 are)"
+    )
+    assert summary.severity == "error"
 
 
 def test_a_registration_inside_a_case_is_data_not_an_orphan(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import resource
@@ -16,7 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegenie.eval.check import CheckReport, Shard
+from codegenie.eval.check import CheckReport, Shard, workers
+from codegenie.eval.cli import main as cli_main
 
 from .checking import check, codes, make_bench
 from .factory import Bench
@@ -206,6 +208,70 @@ def test_processes_a_registration_starts_die_with_its_check(tmp_path: Path) -> N
     assert wait_gone(started) == []
 
 
+# A chain of processes, each in a session of its own and the parent of the next, as deep
+# as asked; the deepest writes READY. Every one carries the marker in its command line.
+CHAIN = """\
+import os, sys, time
+depth, marker, ready = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+for _ in range(depth):
+    os.setsid()
+    if os.fork():
+        break
+else:
+    open(ready, 'w').close()
+while True:
+    time.sleep(1)
+"""
+
+
+def _marked(marker: str) -> list[int]:
+    """Return the processes whose command line holds ``marker`` and that still run."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as file:
+                cmdline = file.read()
+            with open(f"/proc/{name}/stat", "rb") as file:
+                state = file.read().rpartition(b")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker.encode() in cmdline and state not in {b"Z", b"X"}:
+            found.append(int(name))
+    return found
+
+
+@pytest.mark.parametrize("depth", [2, 30])
+def test_no_process_a_registration_starts_outlives_check(tmp_path: Path, depth: int) -> None:
+    """A chain of setsid processes under the worker's last slug, however deep, dies with check."""
+    marker = f"codegenie-chain-{os.getpid()}-{depth}"
+    ready = tmp_path / "ready"
+    (tmp_path / "chain.py").write_text(CHAIN)
+    bench = make_bench(tmp_path, "aa", "bb")
+    bench.add(
+        "chain",
+        before=(
+            "import os, subprocess, sys, time\n"
+            f"subprocess.Popen([sys.executable, {str(tmp_path / 'chain.py')!r}, '{depth}',"
+            f" {marker!r}, {str(ready)!r}])\n"
+            "deadline = time.monotonic() + 30\n"
+            f"while not os.path.exists({str(ready)!r}) and time.monotonic() < deadline:\n"
+            "    time.sleep(0.01)\n"
+        ),
+    )
+    try:
+        for _ in range(3):
+            ready.unlink(missing_ok=True)
+            report = check(bench, jobs=1)
+            assert codes(report) == [("import-left-running", "chain")]
+            assert ready.exists()
+            assert wait_gone(_marked(marker), within=2.0) == []
+    finally:
+        for pid in _marked(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
 def test_a_grandchild_holding_the_pipes_does_not_delay_a_crash(tmp_path: Path) -> None:
     """A registration that dies while its fork keeps every pipe open is import-crashed, not a timeout."""
     bench = make_bench(tmp_path, "aa")
@@ -268,6 +334,104 @@ def test_forged_answers_are_the_forgers_problem(tmp_path: Path, tail: str, expec
     assert codes(report)[0][0] in {expected, "import-crashed"}
 
 
+# What a forger answers for itself: clean, in whichever protocol the check speaks.
+FORGED_DOCUMENT = """\
+import json, os, sys
+from codegenie.eval.check import _protocol, _worker
+
+def request_of_the_caller():
+    # The request this process serves, read from the check's own frames (none under show).
+    frame = sys._getframe()
+    while frame is not None:
+        found = frame.f_locals.get('request')
+        if isinstance(found, dict) and 'id' in found:
+            return found
+        frame = frame.f_back
+    return None
+
+def clean(slug):
+    here = os.path.dirname(os.path.abspath(__file__))
+    parts = {'rubric_file': os.path.join(here, 'rubric.py'), 'rubric_exists': True,
+             'cases_found': True, 'case_problems': [], 'cases': []}
+    if 'case_problems_unlisted' in _protocol.Parts.__annotations__:
+        parts = {**parts, 'case_problems_unlisted': 0, 'cases': parts.pop('cases')}
+    return {'registered': [slug], 'error': None, 'not_registered': False, 'rubric': [],
+            'left_running': '', 'parts': parts}
+
+request = request_of_the_caller()
+"""
+
+# Through /proc: the worker's answer channel, opened again, gets a clean answer.
+FORGE_THROUGH_PROC = (
+    FORGED_DOCUMENT
+    + """\
+def forge():
+    answer = {'id': request['id'], 'kind': 'done', 'orphans': 0, **clean('forger-proc')}
+    if 'threads' in _protocol.Done.__annotations__:
+        answer = {'id': request['id'], 'kind': 'done', 'orphans': 0, 'threads': 0,
+                  **clean('forger-proc')}
+    line = (json.dumps(answer) + '\\n').encode()
+    worker = os.getppid()
+    for name in os.listdir(f'/proc/{worker}/fd'):
+        try:
+            fd = os.open(f'/proc/{worker}/fd/{name}', os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            os.write(fd, line)
+        except OSError:
+            pass
+        os.close(fd)
+
+if request is not None:
+    forge()
+raise RuntimeError('broken for real')
+"""
+)
+
+# On its own result channel: a clean document, then an exit before the probe's code runs.
+FORGE_AND_EXIT = (
+    FORGED_DOCUMENT
+    + """\
+if request is not None:
+    head = {'id': request['id'], 'pid': os.getpid()}
+    if hasattr(_worker, '_Result'):
+        head['cases'] = 0
+    line = (json.dumps({**head, **clean('forger-exit')}) + '\\n').encode()
+    for fd in range(3, 256):
+        try:
+            os.write(fd, line)
+        except OSError:
+            pass
+    os._exit(0)
+"""
+)
+
+
+def test_forged_answers_fool_neither_their_own_verdict_nor_anothers(tmp_path: Path) -> None:
+    """Answers forged via /proc/<worker>/fd, or on the result channel then os._exit, fool nobody."""
+    bench = Bench(tmp_path, parts=True)
+    bench.write_manifest()
+    bench.add("forger-proc", before=FORGE_THROUGH_PROC)
+    bench.add("innocent-one")
+    # Registers nothing, and its one case is invalid: show fails on it twice over.
+    bench.add("forger-exit", register=None, before=FORGE_AND_EXIT)
+    (bench.root / "forger_exit" / "cases" / "example" / "case.toml").write_text("timeout = -1\n")
+    bench.add("innocent-two")
+    shown = {
+        slug
+        for slug in ("forger-proc", "innocent-one", "forger-exit", "innocent-two")
+        if cli("show", slug, cwd=tmp_path).returncode != 0
+    }
+    assert shown == {"forger-proc", "forger-exit"}
+    for _ in range(2):
+        report = check(bench, jobs=1)
+        assert {slug: code for code, slug in codes(report)} == {
+            "forger-proc": "import-failed",
+            "forger-exit": "import-failed",
+        }
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_interrupting_check_leaves_no_process_behind(tmp_path: Path, signum: int) -> None:
     """SIGINT, SIGTERM or SIGHUP ends check (128 + the signal), its workers and their children."""
@@ -302,6 +466,65 @@ def test_interrupting_check_leaves_no_process_behind(tmp_path: Path, signum: int
     assert b"Traceback" not in stderr
     assert b"internal error" not in stderr
     assert wait_gone([int(pid) for pid in pids.read_text().split()]) == []
+
+
+def _open_files(limit: int) -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+
+def test_check_fits_its_workers_in_the_open_file_limit(tmp_path: Path) -> None:
+    """Under ulimit -n 256, check --jobs 128 on 130 task classes checks them all, with no error."""
+    slugs = [f"t{index:03d}" for index in range(130)]
+    bench = make_bench(tmp_path, *slugs)
+    bench.add("broken", before="raise ValueError('broken')")
+    script = shutil.which("codegenie-bench", path=str(Path(sys.executable).parent))
+    assert script is not None
+    result = subprocess.run(
+        [script, "check", "--jobs", "128", "--format", "json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        preexec_fn=lambda: _open_files(256),
+    )
+    assert "internal error" not in result.stderr
+    assert result.returncode == 1, result.stderr
+    document = json.loads(result.stdout)
+    assert document["checked"] == 131
+    assert [(d["code"], d["slug"]) for d in document["diagnostics"]] == [
+        ("import-failed", "broken")
+    ]
+
+
+def test_the_open_file_limit_caps_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As many workers as ulimit -n leaves room for, at least one; no cap without a limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        for limit, most in ((256, 24), (1024, 120), (16, 1)):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
+            assert workers.most_workers() == most
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    monkeypatch.setattr(resource, "getrlimit", lambda _: (resource.RLIM_INFINITY,) * 2)
+    assert workers.most_workers() is None
+
+
+def test_no_descriptor_for_a_worker_is_check_unavailable_not_a_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """When the system gives check no worker at all, it exits 4 (check-unavailable), blaming no slug."""
+
+    def refused() -> tuple[int, int]:
+        raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+
+    make_bench(tmp_path, "aa", "bb")
+    monkeypatch.setattr(workers, "_socket_pair", refused)
+    assert cli_main(["check", "--format", "json"]) == 4
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert (error["type"], error["code"]) == ("CheckUnavailable", "check-unavailable")
+    assert error["attributes"] == {"cause": "cannot start a worker process: Too many open files"}
+    assert error["diagnostics"][0]["slug"] is None
 
 
 def test_the_death_of_check_leaves_no_process_behind(tmp_path: Path) -> None:

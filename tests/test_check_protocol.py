@@ -16,6 +16,7 @@ DONE: dict[str, Any] = {
     "id": "0f" * 16,
     "kind": "done",
     "orphans": 0,
+    "threads": 0,
     "registered": ["aa"],
     "error": None,
     "not_registered": False,
@@ -47,6 +48,7 @@ DONE: dict[str, Any] = {
                 "case": "two",
             }
         ],
+        "case_problems_unlisted": 0,
     },
 }
 RAISED = {
@@ -72,8 +74,13 @@ def line(document: object) -> bytes:
         {"id": "ab", "kind": "crashed", "detail": "exited with status 3"},
         {"id": "ab", "kind": "timeout", "detail": "no answer within 1 s"},
         {"id": "ab", "kind": "tampered", "detail": "it wrote to the check's private result pipe"},
+        {
+            "id": "ab",
+            "kind": "unavailable",
+            "detail": "cannot start its process: Too many open files",
+        },
     ],
-    ids=["done", "raised", "mismatch", "crashed", "timeout", "tampered"],
+    ids=["done", "raised", "mismatch", "crashed", "timeout", "tampered", "unavailable"],
 )
 def test_a_well_formed_answer_is_taken_as_it_is(answer: dict[str, Any]) -> None:
     """Every kind of answer parses to the same data (an integer timeout becomes a float)."""
@@ -102,6 +109,11 @@ def test_a_well_formed_answer_is_taken_as_it_is(answer: dict[str, Any]) -> None:
             line(DONE | {"parts": DONE["parts"] | {"cases": [{"id": "one"}]}}),
             "done.parts.cases.0.directory: Field required (and 5 more)",
         ),
+        (line(DONE | {"threads": -1}), "done.threads: Input should be greater than or equal to 0"),
+        (
+            line(DONE | {"parts": DONE["parts"] | {"case_problems_unlisted": -2}}),
+            "done.parts.case_problems_unlisted: Input should be greater than or equal to 0",
+        ),
     ],
     ids=[
         "not-json",
@@ -114,6 +126,8 @@ def test_a_well_formed_answer_is_taken_as_it_is(answer: dict[str, Any]) -> None:
         "missing-key",
         "nested-wrong-type",
         "nested-missing",
+        "negative-count",
+        "negative-unlisted",
     ],
 )
 def test_a_malformed_answer_is_refused_with_its_place(answer: bytes, problem: str) -> None:

@@ -535,6 +535,37 @@ def test_a_signal_leaves_no_rubric_process_and_no_temporary_directory(
     assert list(world.tmp.iterdir()) == []
 
 
+def test_a_second_signal_during_the_clean_up_leaves_nothing_behind(world: World) -> None:
+    """SIGTERM then SIGINT 15 to 30 ms apart, ten times: no rubric process and no copy is left."""
+    pids = world.base / "pids"
+    pids.mkdir()
+    for case_id in ("first", "second", "third"):
+        world.case(case_id, "hang")
+    for attempt in range(10):
+        for path in pids.iterdir():
+            path.unlink()
+        process = subprocess.Popen(
+            [script(), "grade", SLUG, "candidates", "--jobs", "2", "--sandbox", "none"],
+            cwd=world.bench.base,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=world.env(GRADE_PIDS=str(pids)),
+        )
+        deadline = time.monotonic() + 60
+        while len(list(pids.iterdir())) < 2:
+            assert time.monotonic() < deadline, "the rubrics never started"
+            time.sleep(0.02)
+        process.send_signal(signal.SIGTERM)
+        time.sleep(0.015 + 0.015 * attempt / 9)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode in {128 + signal.SIGTERM, 128 + signal.SIGINT}, stderr
+        assert b"Traceback" not in stderr
+        for path in pids.iterdir():
+            assert gone(int(path.read_text()), within=10), f"attempt {attempt}: {path.name} runs"
+        assert list(world.tmp.iterdir()) == [], f"attempt {attempt}"
+
+
 # -- the shipped bench: every rubric passes its own expected/ --------------------------------
 
 

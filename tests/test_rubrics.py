@@ -19,6 +19,7 @@ import jsonschema
 import pytest
 
 from codegenie.eval import rubrics
+from codegenie.eval._process import supervisor
 from codegenie.eval._sandbox import cgroups as cgroups_module
 from codegenie.eval.cases import Case
 from codegenie.eval.rubrics import (
@@ -800,6 +801,101 @@ def test_cpu_time_counts_every_process_of_the_run_or_is_unknown(
         assert result.cpu_s is not None
         assert result.cpu_s >= 0.55
         assert result.peak_memory_mib is not None
+
+
+@pytest.mark.usefixtures("sigint_default")
+def test_a_second_interrupt_during_the_clean_up_leaves_no_process_and_no_copy(
+    tmp_path: Path, case: Case, workspace_parent: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C, then Ctrl-C again in the kill of the rubric's tree and in the removal of the copies."""
+    pid_file = tmp_path / "rubric.pid"
+    rubric = write_rubric(
+        tmp_path,
+        f"""
+        import subprocess
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        Path({str(pid_file)!r}).write_text(f"{{os.getpid()}} {{child.pid}}")
+        time.sleep(600)
+        """,
+    )
+    kill_tree, remove_all = supervisor.Child._kill_tree, rubrics._remove_all
+    seconds: list[str] = []
+
+    def killing_interrupted(self: supervisor.Child) -> int:
+        if not seconds:  # the second Ctrl-C, before anything is killed
+            seconds.append("kill")
+            raise KeyboardInterrupt
+        return kill_tree(self)
+
+    def removing_interrupted(path: str) -> None:
+        if len(seconds) == 1:  # the second Ctrl-C, halfway through the removal
+            seconds.append("remove")
+            remove_all(os.path.join(path, "candidate"))
+            raise KeyboardInterrupt
+        remove_all(path)
+
+    monkeypatch.setattr(supervisor.Child, "_kill_tree", killing_interrupted)
+    monkeypatch.setattr(rubrics, "_remove_all", removing_interrupted)
+
+    def interrupt() -> None:
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    thread = threading.Thread(target=interrupt)
+    thread.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_rubric(rubric, case, case.input, timeout=120, sandbox="none")
+    finally:
+        thread.join()
+    assert seconds == ["kill", "remove"]
+    for pid in pid_file.read_text().split():
+        assert gone(int(pid))
+    assert list(workspace_parent.iterdir()) == []
+
+
+@pytest.mark.usefixtures("sigint_default")
+def test_run_rubrics_waits_for_every_run_through_a_second_ctrl_c(
+    tmp_path: Path, case: Case, workspace_parent: Path
+) -> None:
+    """Ctrl-C twice, 20 ms apart, into run_rubrics: when it raises, no run, rubric or copy is left."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    rubric = write_rubric(
+        tmp_path,
+        f"""
+        Path({str(pids)!r}, str(os.getpid())).touch()
+        time.sleep(600)
+        """,
+    )
+    runs = [rubrics.RubricRun(rubric, case, case.input)] * 3
+    box = rubrics.choose_sandbox("none")
+    for _ in range(5):
+        for path in pids.iterdir():
+            path.unlink()
+
+        def interrupt() -> None:
+            deadline = time.monotonic() + 30
+            while len(list(pids.iterdir())) < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.02)
+            os.kill(os.getpid(), signal.SIGINT)
+
+        thread = threading.Thread(target=interrupt)
+        thread.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                rubrics.run_rubrics(runs, jobs=2, sandbox=box)
+        finally:
+            thread.join()
+        assert not [t.name for t in threading.enumerate() if t.name.startswith("rubric")]
+        assert list(workspace_parent.iterdir()) == []
+        for path in pids.iterdir():
+            assert gone(int(path.name))
 
 
 def test_result_json_is_the_grade_shape() -> None:

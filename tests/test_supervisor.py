@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import signal
 import subprocess
@@ -10,7 +12,7 @@ import textwrap
 import threading
 import time
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -24,8 +26,11 @@ from codegenie.eval._process.supervisor import (
     Usage,
     fork,
     run,
+    set_dumpable,
     signal_name,
     spawn,
+    stop_here,
+    undumpable,
 )
 
 from .observe import gone
@@ -284,23 +289,6 @@ def test_a_cancel_event_set_from_another_thread_stops_the_child(tmp_path: Path) 
     assert all(gone(pid) for pid in read_pids(pid_file, 2))
 
 
-def test_a_hang_up_cancels_and_data_is_left_for_later() -> None:
-    """hangup: the other end closing cancels the run; what was written stays in the pipe."""
-    read_end, write_end = os.pipe()
-    try:
-        os.write(write_end, b"next request")
-        quick = spawn(python("pass")).wait(120, hangup=(read_end,))  # data cancels nothing
-        child = spawn(python("import time; time.sleep(600)"))
-        os.close(write_end)  # as when the other side has gone
-        ending = child.wait(120, hangup=(read_end,))
-        assert os.read(read_end, 100) == b"next request"
-    finally:
-        os.close(read_end)
-    assert not quick.cancelled
-    assert ending.cancelled
-    assert ending.returncode == -signal.SIGKILL
-
-
 @pytest.fixture
 def sigint_default() -> Iterator[None]:
     """SIGINT raises KeyboardInterrupt in the main thread for this test."""
@@ -495,6 +483,104 @@ def test_a_forked_body_that_raises_exits_with_status_70() -> None:
         raise RuntimeError("boom")
 
     assert fork(body, stderr=Bounds(tail=10)).wait(60).returncode == 70
+
+
+def _answering(then: str) -> Callable[[tuple[int, ...]], int]:
+    """A body that writes one line on its channel, then stops itself or exits."""
+
+    def body(channels: tuple[int, ...]) -> int:
+        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+        os.write(channels[0], b"the answer\n")
+        if then == "stop":
+            stop_here()
+        return 0
+
+    return body
+
+
+@pytest.mark.parametrize("then", ["stop", "exit"])
+def test_an_answer_counts_only_from_a_child_seen_stopped(then: str) -> None:
+    """wait(answered=...): a child that stops after answering is stopped; one that exits is not."""
+    sink = Sink(Bounds(head=100))
+    child = fork(_answering(then), pipes=(sink,))
+    ending = child.wait(60, answered=lambda: b"\n" in sink.output().head)
+    assert ending.pipes[0].head == b"the answer\n"
+    assert ending.stopped is (then == "stop")
+    if then == "stop":  # killed where it stopped, its two threads counted first
+        assert (ending.signal, ending.threads) == (signal.SIGKILL, 2)
+    else:
+        assert (ending.returncode, ending.threads) == (0, 0)
+
+
+def test_a_forked_childs_channels_cannot_be_opened_through_proc() -> None:
+    """The extra channels are socket pairs: /proc/PID/fd/N of either end opens for no one."""
+    ready = threading.Event()
+
+    def body(channels: tuple[int, ...]) -> int:
+        os.write(channels[0], b"x")
+        time.sleep(60)
+        return 0
+
+    child = fork(body, pipes=(Sink(Bounds(head=1)),), stdout=Bounds(head=1))
+    try:
+        for owner in (child.pid, os.getpid()):
+            for name in os.listdir(f"/proc/{owner}/fd"):
+                try:
+                    target = os.readlink(f"/proc/{owner}/fd/{name}")
+                except FileNotFoundError:  # the listing's own descriptor, closed since
+                    continue
+                if target.startswith("socket:"):
+                    with pytest.raises(OSError, match="No such device or address") as refused:
+                        os.open(f"/proc/{owner}/fd/{name}", os.O_WRONLY)
+                    assert refused.value.errno == errno.ENXIO
+                    ready.set()
+        assert ready.is_set()
+    finally:
+        child.close()
+
+
+def test_undumpable_closes_this_process_and_restores_it() -> None:
+    """undumpable(): PR_GET_DUMPABLE is 0 inside, and what it was after."""
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    before = prctl(3, 0, 0, 0, 0)
+    with undumpable() as closed:
+        assert closed
+        assert prctl(3, 0, 0, 0, 0) == 0
+    assert prctl(3, 0, 0, 0, 0) == before
+    assert set_dumpable(True)
+
+
+_SWEEPING = """
+import os, sys, time
+from codegenie.eval._process import procfs
+from codegenie.eval._process.supervisor import become_subreaper, kill_children
+
+assert become_subreaper()
+depth, ready = int(sys.argv[1]), sys.argv[2]
+if os.fork() == 0:
+    for _ in range(depth):  # a chain, each in a session of its own
+        os.setsid()
+        if os.fork():
+            break
+    else:
+        open(ready, "w").close()
+    time.sleep(600)
+while not os.path.exists(ready):
+    time.sleep(0.01)
+print(kill_children(), len(procfs.children()))
+"""
+
+
+def test_kill_children_sweeps_a_chain_of_any_depth(tmp_path: Path) -> None:
+    """An adopting process's sweep kills and reaps a chain of 40 setsid processes, all of it."""
+    result = subprocess.run(
+        [PY, "-c", _SWEEPING, "40", str(tmp_path / "ready")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert result.stdout.split() == ["41", "0"]
 
 
 _ADOPTING = """

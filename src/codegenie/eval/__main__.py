@@ -7,7 +7,9 @@ command line's parser and the package's heavier modules are imported; every
 other command line goes to :func:`codegenie.eval.cli.main`, told that it runs
 the whole process (``console=True``). A reader that goes away (``| head``)
 ends the command quietly, with its usual exit status; Ctrl-C exits 130
-without a traceback.
+without a traceback, and SIGTERM or SIGHUP 128 + the signal. The first of
+these signals starts the clean-up (rubrics killed, copies removed); those
+that follow are ignored, so that none cuts it short.
 """
 
 from __future__ import annotations
@@ -33,26 +35,45 @@ class Terminated(KeyboardInterrupt):
 
 def _terminate(signum: int, _frame: object) -> None:
     """Raise :class:`Terminated` once; ignore the signals from then on, so clean-up finishes."""
-    import signal  # noqa: PLC0415 - start-up: the cached list imports nothing else
-
-    for number in (signal.SIGTERM, signal.SIGHUP):
-        # A handler, not SIG_IGN: an ignored disposition would pass to the
-        # processes the clean-up might still start; a handler resets on exec.
-        signal.signal(number, _ignore)
+    _stand_down()
     raise Terminated(signum)
 
 
+def _interrupt(_signum: int, _frame: object) -> None:
+    """Raise ``KeyboardInterrupt`` once (Ctrl-C); ignore the signals from then on, as above."""
+    _stand_down()
+    raise KeyboardInterrupt
+
+
 def _ignore(_signum: int, _frame: object) -> None:
-    """Do nothing: a second ``SIGTERM`` or ``SIGHUP`` while the first is handled."""
+    """Do nothing: a second Ctrl-C, ``SIGTERM`` or ``SIGHUP`` while the first is handled."""
+
+
+def _stand_down() -> None:
+    """Ignore SIGINT, SIGTERM and SIGHUP from now on, where this module handles them.
+
+    A second signal raised as an exception could land anywhere in the
+    clean-up the first one started — between a rubric's kill and the
+    removal of its copies, or in a ``finally`` clause — and leave things
+    behind. A handler, not ``SIG_IGN``: an ignored disposition would pass to
+    the processes the clean-up might still start; a handler resets on exec.
+    """
+    import signal  # noqa: PLC0415 - start-up: the cached list imports nothing else
+
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(number) in (_terminate, _interrupt):
+            signal.signal(number, _ignore)
 
 
 def _handle_termination() -> None:
-    """Turn ``SIGTERM`` and ``SIGHUP`` into :class:`Terminated`, unless they are ignored."""
+    """Turn ``SIGTERM``, ``SIGHUP`` and Ctrl-C into exceptions raised once, unless ignored."""
     import signal  # noqa: PLC0415 - start-up: the cached list imports nothing else
 
     for number in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(number) == signal.SIG_DFL:
             signal.signal(number, _terminate)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupt)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

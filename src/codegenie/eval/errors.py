@@ -33,6 +33,7 @@ __all__ = (
     "CandidatesDirInvalid",
     "CaseNotFound",
     "CaseProblem",
+    "CheckUnavailable",
     "EvalError",
     "InitConflict",
     "InvalidTaskClassName",
@@ -675,6 +676,32 @@ class SandboxUnavailable(EvalError):
         if not self.fixes:
             return "run with --sandbox none to grade without a sandbox, knowingly"
         return "; or ".join(self.fixes)
+
+
+@final
+class CheckUnavailable(EvalError):
+    """``check`` cannot run its imports here: the system refuses it processes or descriptors.
+
+    ``cause`` says what was refused, in words (``Too many open files``,
+    ``Resource temporarily unavailable``). Raised instead of a verdict: no
+    slug is blamed for what the machine cannot do. ``check`` already runs no
+    more workers than the open-file limit leaves room for, so this means
+    even one cannot run. Exit 4, like every environment that cannot do what
+    was asked.
+    """
+
+    code = "check-unavailable"
+    exit_code = 4
+    fields = ("cause",)
+
+    def __init__(self, cause: str) -> None:
+        self.cause = cause
+        super().__init__(f"cannot run the check's import processes: {cause}")
+
+    @property
+    def hint(self) -> str:
+        """What to raise, or lower."""
+        return "raise the open-file limit (ulimit -n) or the process limit (ulimit -u)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -381,8 +381,9 @@ def run_rubrics(
     ends, in the order they end. ``KeyboardInterrupt`` (or any exception,
     from ``on_result`` say) stops them all: runs not started never start,
     the running rubrics are killed with everything they started and their
-    copies removed, the threads joined — a second interrupt during that
-    clean-up does not cut it short — and then the exception propagates.
+    copies removed, and the runs waited for to their end — a second
+    interrupt during that clean-up does not cut it short — and then the
+    exception propagates.
     """
     # Deferred for the check's workers, which import this module but never run
     # rubrics: concurrent.futures brings logging, whose fork handlers would run
@@ -395,13 +396,15 @@ def run_rubrics(
     cancel = threading.Event()
     workers = max(1, min(jobs, len(runs), _most_at_once() or jobs))
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rubric")
+    submitted: list[Future[RubricResult]] = []
     try:
-        pending: dict[Future[RubricResult], int] = {
-            pool.submit(
-                run_rubric, run.rubric, run.case, run.candidate, cancel=cancel, sandbox=sandbox
-            ): index
-            for index, run in enumerate(runs)
-        }
+        for run in runs:
+            submitted.append(
+                pool.submit(
+                    run_rubric, run.rubric, run.case, run.candidate, cancel=cancel, sandbox=sandbox
+                )
+            )
+        pending = {future: index for index, future in enumerate(submitted)}
         while pending:
             # A timeout, so that the main thread wakes up for KeyboardInterrupt.
             finished, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
@@ -411,18 +414,33 @@ def run_rubrics(
                 if on_result is not None:
                     on_result(index, result)
     except BaseException:
-        cancel.set()
-        _join_through_interrupts(pool)
+        _stop_through_interrupts(pool, submitted, cancel)
         raise
     pool.shutdown(wait=True)
     return [result for result in results if result is not None]
 
 
-def _join_through_interrupts(pool: Any) -> None:
-    """Shut ``pool`` down and wait for its threads, whatever interrupts arrive meanwhile."""
+def _stop_through_interrupts(pool: Any, submitted: Sequence[Any], cancel: threading.Event) -> None:
+    """Stop every run of ``pool`` and wait until each has returned, whatever interrupts arrive.
+
+    Runs not started are cancelled; the running ones see ``cancel``, kill
+    their rubric and remove their copies, and only then return. What is
+    waited for is each run's future — a run's clean-up is over when it is
+    done — not ``Thread.join``: on Python 3.11 a join cut short by
+    ``KeyboardInterrupt`` can mark a thread that still runs as ended, and
+    no later join waits for it again. A second Ctrl-C (or SIGTERM) during
+    the wait starts the wait again; the threads are joined once every run
+    is done.
+    """
+    from concurrent.futures import wait  # noqa: PLC0415 - see run_rubrics
+
     while True:
         try:
-            pool.shutdown(wait=True, cancel_futures=True)
+            cancel.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            while not all(future.done() for future in submitted):
+                wait(submitted, timeout=0.25)
+            pool.shutdown(wait=True)
         except KeyboardInterrupt:  # a second Ctrl-C (or SIGTERM): finish the clean-up first
             continue
         return
@@ -773,20 +791,31 @@ def _special_kind(mode: int) -> str:
 
 
 def _remove_tree(path: str) -> None:
-    """Remove ``path`` whatever the rubric did to it; never raise.
+    """Remove ``path`` whatever the rubric did to it; raise nothing but an interrupt, after.
 
     It runs in ``finally`` clauses, where an exception would replace the
     run's result (or the ``KeyboardInterrupt`` being handled). Whatever the
     rubric left: read-only files and directories, a tree deeper than Python's
     recursion limit or than ``PATH_MAX`` (so not ``shutil.rmtree``, which
     recurses and, out of file descriptors, fails). A few attempts, in case
-    something outside the group kept writing or descriptors ran short.
+    something outside the group kept writing or descriptors ran short. A
+    ``KeyboardInterrupt`` that arrives meanwhile (a second Ctrl-C, in the
+    main thread) does not cut the removal short: the removal goes on, and
+    the interrupt is raised once the tree is gone.
     """
-    for _ in range(3):
-        with contextlib.suppress(OSError):
-            _remove_all(path)
-        if not os.path.lexists(path):
-            return
+    interrupted: KeyboardInterrupt | None = None
+    attempts = 0
+    while attempts < 3:
+        try:
+            with contextlib.suppress(OSError):
+                _remove_all(path)
+            if not os.path.lexists(path):
+                break
+            attempts += 1
+        except KeyboardInterrupt as exc:  # what was removed stays removed: go on from there
+            interrupted = exc
+    if interrupted is not None:
+        raise interrupted
 
 
 # How many directory descriptors _remove_all holds at most; deeper directories are

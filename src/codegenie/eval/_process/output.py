@@ -9,9 +9,9 @@ rest, so the memory a stream costs is bounded whatever it carries; an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, final
+from typing import Final, Protocol, final
 
-__all__ = ("Bounds", "Output", "Sink")
+__all__ = ("Bounds", "Output", "Receiver", "Sink")
 
 # How far the tail may grow past its bound before it is cut back: cutting on
 # every chunk would copy the whole tail each time.
@@ -64,6 +64,21 @@ class Output:
         """
         gap = b"" if self.complete or not self.head else "\n…\n".encode()
         return (self.head + gap + self.tail).decode("utf-8", "replace").strip()
+
+
+class Receiver(Protocol):
+    """What takes a stream as it is read: a :class:`Sink`, or a caller's own reader.
+
+    ``feed`` gets each chunk in order and must never raise; ``output`` says
+    what was kept (a reader that keeps the stream elsewhere returns an
+    :class:`Output` with only its ``size``).
+    """
+
+    def feed(self, chunk: bytes) -> None:
+        """Take the next ``chunk`` of the stream."""
+
+    def output(self) -> Output:
+        """Return what was kept so far."""
 
 
 @final

@@ -22,6 +22,9 @@ rules hold for all of them:
   far the kill reaches is the child's :data:`Reach`.
 - **It is reaped** with ``wait4``, which gives what it used (:class:`Usage`),
   and **described** by an :class:`Ending`.
+- **A forked child can answer and then stop** (:func:`stop_here`): its parent
+  believes what it wrote only once it has seen it stopped — alive, at the
+  place that answers — never from a child that ended by itself.
 
 The supervisor does not care what the command is: a later layer (a sandbox)
 can wrap the argv, set the environment and pass descriptors or a pre-exec
@@ -36,16 +39,17 @@ import ctypes
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, NoReturn, final
 
 from codegenie.eval._process import procfs
-from codegenie.eval._process.output import Bounds, Output, Sink
+from codegenie.eval._process.output import Bounds, Output, Receiver, Sink
 
 if TYPE_CHECKING:
     import resource  # POSIX only: importing this module works everywhere
@@ -63,8 +67,11 @@ __all__ = (
     "kill_children",
     "open_pidfd",
     "run",
+    "set_dumpable",
     "signal_name",
     "spawn",
+    "stop_here",
+    "undumpable",
 )
 
 #: How far the kill of a child reaches once it has ended.
@@ -77,10 +84,10 @@ __all__ = (
 #: beyond reach.
 #:
 #: ``"adopted"``: for a process that adopts orphans (:func:`become_subreaper`)
-#: and runs one child at a time: the child's group, then every other child of
-#: the calling process — what the child left behind, adopted when its parent
-#: ended, ``setsid`` or not — and what they started, round after round until
-#: none is left. It reads only this process's own entries in ``/proc``.
+#: and runs one child at a time: the child's group, then every other process
+#: below the calling process — what the child left behind, adopted when its
+#: parent ended, ``setsid`` or not, and everything below that — swept round
+#: after round until none is left (:func:`kill_children`).
 Reach = Literal["session", "adopted"]
 
 #: How long, by default, the pipes may take to reach end of file once the
@@ -94,18 +101,31 @@ _LONGEST_WAIT: Final = 3600.0
 _EXIT_POLL: Final = 0.005
 # With a cancel event, how often it is looked at.
 _CANCEL_POLL: Final = 0.05
-# How many rounds of killing what a child left (each round finds what forked meanwhile).
+# How many rounds of killing what a child left in its session (each round finds what
+# forked meanwhile).
 _KILL_ROUNDS: Final = 10
+# The most rounds of a sweep of everything below this process. Each round kills every
+# process it finds, so only what forked during the round is left for the next one: a
+# chain of any depth goes in one; the bound is for a tree that forks faster than it is
+# killed, round after round.
+_SWEEP_ROUNDS: Final = 10_000
+# Once a child has answered, how soon its stop is looked for again (seconds), at
+# first and at most: its stop wakes no poll.
+_STOP_POLL: Final = (0.00002, 0.001)
 # The exit status of a forked child whose body raised.
 _BODY_FAILED: Final = 70
 _PR_SET_PDEATHSIG: Final = 1
+_PR_GET_DUMPABLE: Final = 3
+_PR_SET_DUMPABLE: Final = 4
 _PR_SET_CHILD_SUBREAPER: Final = 36
 # Looked up with a default: importing this module works where poll is missing (Windows).
 _READ_EVENTS: Final = getattr(select, "POLLIN", 1) | getattr(select, "POLLPRI", 2)
 
 # What a forked child calls after its body ran, bound now: the body may run
-# code that monkeypatches os._exit.
+# code that monkeypatches os._exit (or os.kill and os.getpid).
 _exit: Final = os._exit
+_signal: Final = os.kill
+_getpid: Final = os.getpid
 # Missing on macOS before Python 3.13: there the exit is found by reaping it.
 _waitid: Final = getattr(os, "waitid", None)
 
@@ -157,7 +177,11 @@ class Ending:
     when not captured, or, for ``stderr``, when it went to the stdout pipe);
     ``pipes`` what was kept of each extra pipe of a forked child. ``orphans``
     counts the processes it left behind that this process had adopted and
-    killed (reach ``"adopted"`` only).
+    killed (reach ``"adopted"`` only). ``stopped``: the child had answered and
+    stopped itself (:func:`stop_here`) when it was killed — see
+    :meth:`Child.wait`'s ``answered`` — and ``threads`` is how many threads
+    it had then (``/proc``'s count; 0 when it did not stop, or where
+    ``/proc`` cannot tell).
     """
 
     pid: int
@@ -165,10 +189,12 @@ class Ending:
     usage: Usage
     timed_out: bool = False
     cancelled: bool = False
+    stopped: bool = False
     stdout: Output | None = None
     stderr: Output | None = None
     pipes: tuple[Output, ...] = ()
     orphans: int = 0
+    threads: int = 0
 
     @property
     def exit_status(self) -> int | None:
@@ -236,6 +262,48 @@ def become_subreaper() -> bool:
     return _PRCTL is not None and _PRCTL(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
 
 
+def set_dumpable(dumpable: bool) -> bool:
+    """Open this process to other processes of its user, or close it; return whether that is done.
+
+    Linux only (``PR_SET_DUMPABLE``). A process that is not dumpable has its
+    ``/proc/PID`` entries owned by root: no process without
+    ``CAP_SYS_PTRACE`` — any process of the same user, its own children
+    included — can open ``/proc/PID/fd/N``, read or write its memory,
+    ``ptrace`` it or take a descriptor of it (``pidfd_getfd``). Its forks
+    inherit the setting; ``execve`` resets it. Root keeps ``CAP_SYS_PTRACE``:
+    for root this closes nothing.
+    """
+    return _PRCTL is not None and _PRCTL(_PR_SET_DUMPABLE, int(dumpable), 0, 0, 0) == 0
+
+
+@contextlib.contextmanager
+def undumpable() -> Iterator[bool]:
+    """Close this process to other processes of its user while the block runs (Linux).
+
+    See :func:`set_dumpable`; yields whether it is closed, and restores the
+    setting found on the way out (a process that was dumpable is again).
+    """
+    was = _PRCTL(_PR_GET_DUMPABLE, 0, 0, 0, 0) if _PRCTL is not None else -1
+    closed = was >= 0 and set_dumpable(False)
+    try:
+        yield closed
+    finally:
+        if closed and was > 0:
+            set_dumpable(True)
+
+
+def stop_here() -> NoReturn:
+    """Stop this process for good: what a forked body calls once it has answered.
+
+    ``SIGSTOP``, which nothing can catch, ignore or block; should anything
+    continue it, it stops again. Its parent, watching with
+    :meth:`Child.wait`'s ``answered``, sees it stopped and kills it. The
+    body flushes what it wrote before it answers: nothing runs here after.
+    """
+    while True:
+        _signal(_getpid(), signal.SIGSTOP)
+
+
 def open_pidfd(pid: int) -> int | None:
     """Return a descriptor that becomes readable when ``pid`` exits (Linux 5.3+), or ``None``."""
     opener = getattr(os, "pidfd_open", None)
@@ -249,28 +317,37 @@ def open_pidfd(pid: int) -> int | None:
 
 
 def kill_children(exclude: Sequence[int] = ()) -> int:
-    """Kill and reap every child of this process but ``exclude``; return how many there were.
+    """Kill every process below this one but ``exclude``, reap them; return how many there were.
 
-    For a process that adopts orphans: what a child left behind are its
-    children. Each round kills (``SIGKILL``, and its process group when it
-    leads one) and reaps the children found, so that what they started is
-    adopted and found in the next round. Never raises for a process that is
-    gone meanwhile.
+    For a process that adopts orphans (:func:`become_subreaper`): what a
+    child left behind are processes below this one, however deep, in any
+    session. Each round finds every process below this one (its children
+    and theirs, through ``/proc``), kills them all at once (``SIGKILL``, and
+    the process group each leads) and reaps its own children; what the
+    killed ones leave — their zombies, and whatever they forked during the
+    round — is adopted by this process and found by the next round. The
+    sweep ends when a round finds nothing, so a chain of any depth is gone
+    when it returns. ``exclude``: children not to touch (and not counted).
+    Never raises for a process that is gone meanwhile.
     """
-    killed = 0
-    for _ in range(_KILL_ROUNDS):
-        strays = [pid for pid in procfs.children() if pid not in exclude]
-        if not strays:
+    found: set[int] = set()
+    for _ in range(_SWEEP_ROUNDS):
+        children = [pid for pid in procfs.children() if pid not in exclude]
+        if not children:
             break
-        for pid in strays:
+        below = [pid for child in children for pid in _descendants(child)]
+        for pid in children:
             _kill(pid)
-        for pid in strays:
+        for pid in below:
+            _kill(pid)
+        for pid in children:
             try:
                 os.waitpid(pid, 0)
             except ChildProcessError:
                 continue
-        killed += len(strays)
-    return killed
+        found.update(children)
+        found.update(below)
+    return len(found)
 
 
 def _kill(pid: int) -> None:
@@ -319,10 +396,10 @@ class Child:
         *,
         reach: Reach,
         pidfd: int | None,
-        sinks: Mapping[int, Sink],
+        sinks: Mapping[int, Receiver],
         stdout: Sink | None,
         stderr: Sink | None,
-        pipes: Sequence[Sink],
+        pipes: Sequence[Receiver],
         popen: subprocess.Popen[bytes] | None = None,
         started: float | None = None,
     ) -> None:
@@ -400,17 +477,22 @@ class Child:
         timeout: float | None = None,
         *,
         cancel: threading.Event | None = None,
-        hangup: Sequence[int] = (),
+        watch: Mapping[int, Callable[[], bool]] | None = None,
         drain_grace: float = DRAIN_GRACE,
+        answered: Callable[[], bool] | None = None,
     ) -> Ending:
         """Watch the child until it exits, ``timeout`` seconds pass, or it is cancelled; end it.
 
         ``timeout``: ``None`` (or infinity) for none. ``cancel``: an event
-        another thread may set, looked at every 50 ms. ``hangup``: pipes
-        (read ends) whose other end closing cancels the run at once; what is
-        written to them meanwhile is left there, and wakes nothing (a check
-        worker's request pipe: its parent may queue the next request while a
-        slug runs, and dies only once). Then its tree is killed (see :data:`Reach`), its pipes
+        another thread may set, looked at every 50 ms. ``watch``: other
+        descriptors to serve meanwhile: when one is readable its callback
+        runs, and the child is cancelled if it returns true (a callback that
+        returns false must have read what made it readable, end of file
+        included). ``answered``: for a forked child that answers and then
+        stops itself (:func:`stop_here`): once it returns true (it is asked
+        after each event), the watch also ends when the child is seen
+        stopped (``Ending.stopped``); a stop before that is not looked for.
+        Then its tree is killed (see :data:`Reach`), its pipes
         are read until end of file for at most ``drain_grace`` seconds, it
         is reaped, and its pipes are closed. Returns the :class:`Ending`
         (the same one if called again). An exception (``KeyboardInterrupt``)
@@ -421,47 +503,78 @@ class Child:
         deadline: float | None = None
         if timeout is not None and timeout != float("inf"):
             deadline = time.monotonic() + timeout
-        timed_out = cancelled = False
+        timed_out = cancelled = stopped = False
         poller = select.poll()
+        watch = watch or {}
         try:
-            for fd in self._open:
+            for fd in (*self._open, *((self._pidfd,) if self._pidfd is not None else ()), *watch):
                 poller.register(fd, _READ_EVENTS)
-            if self._pidfd is not None:
-                poller.register(self._pidfd, _READ_EVENTS)
-            for fd in hangup:
-                poller.register(fd, 0)  # POLLHUP and POLLERR are always reported
             longest = _LONGEST_WAIT if cancel is None else _CANCEL_POLL
             if self._pidfd is None:
                 longest = min(longest, _EXIT_POLL)
+            # Once the child has answered: how long to sleep before looking for its stop again.
+            pause = 0.0
             while True:
                 if cancel is not None and cancel.is_set():
                     cancelled = True
                     break
-                wait = longest
+                wait = longest if not pause else 0.0
                 if deadline is not None:
-                    wait = min(wait, deadline - time.monotonic())
-                    if wait <= 0:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
                         timed_out = True
                         break
+                    wait = min(wait, left)
                 exited = False
                 for fd, _ in poller.poll(wait * 1000):
                     if fd == self._pidfd:
                         exited = True
-                    elif fd in hangup:
-                        cancelled = True
+                    elif fd in watch:
+                        cancelled = watch[fd]() or cancelled
                     elif self.read(fd):
                         poller.unregister(fd)
                 if cancelled or exited or (self._pidfd is None and self.has_exited()):
                     break
+                if answered is not None and answered():
+                    stopped = self._has_stopped()
+                    if stopped or self._reaped is not None:
+                        break
+                    # A stop wakes no poll: look again soon, a little later each time.
+                    time.sleep(pause)
+                    pause = min(max(2 * pause, _STOP_POLL[0]), _STOP_POLL[1])
+            # Counted before the kill: what a stopped child still ran, whatever it said.
+            threads = len(procfs.threads(self.pid)) if stopped else 0
             orphans = self._kill_tree()
             self._drain(poller, drain_grace)
-            return self._reap(timed_out=timed_out, cancelled=cancelled, orphans=orphans)
+            return self._reap(
+                timed_out=timed_out,
+                cancelled=cancelled,
+                orphans=orphans,
+                stopped=stopped,
+                threads=threads,
+            )
         except BaseException:
-            if self._ending is None:
-                self._reap(timed_out=False, cancelled=True, orphans=self._kill_tree())
+            self._end_through_interrupts()
             raise
         finally:
             self._close_fds()
+
+    def _has_stopped(self) -> bool:
+        """Whether the child is stopped now (and still unreaped); never blocks."""
+        if self._reaped is not None:
+            return False
+        if _waitid is None:  # pragma: no cover - macOS before Python 3.13
+            pid, status, usage = os.wait4(self.pid, os.WNOHANG | os.WUNTRACED)
+            if pid and os.WIFSTOPPED(status):
+                return True
+            if pid:
+                self._reaped = (status, usage)
+            return False
+        try:
+            found = _waitid(os.P_PID, self.pid, os.WSTOPPED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # pragma: no cover - reaped behind the supervisor's back
+            return False
+        return found is not None and found.si_code == os.CLD_STOPPED
 
     def close(self) -> None:
         """Kill the child's tree and reap it if that was not done yet; close its pipes.
@@ -469,11 +582,25 @@ class Child:
         Never raises for a child that is gone.
         """
         try:
-            if self._ending is None:
-                orphans = self._kill_tree()
-                self._reap(timed_out=False, cancelled=True, orphans=orphans)
+            self._end_through_interrupts()
         finally:
             self._close_fds()
+
+    def _end_through_interrupts(self) -> None:
+        """Kill the tree and reap the child, as cancelled, unless done; raise an interrupt after.
+
+        A ``KeyboardInterrupt`` arriving meanwhile (a second Ctrl-C, in the
+        main thread) does not leave the tree running: the kill and the reap
+        are made again, and the interrupt raised once they are done.
+        """
+        interrupted: KeyboardInterrupt | None = None
+        while self._ending is None:
+            try:
+                self._reap(timed_out=False, cancelled=True, orphans=self._kill_tree())
+            except KeyboardInterrupt as exc:
+                interrupted = exc
+        if interrupted is not None:
+            raise interrupted
 
     def _kill_tree(self) -> int:
         """Kill all within the child's reach (it is still unreaped); return the orphans killed."""
@@ -511,11 +638,19 @@ class Child:
                 if fd not in self._open or self.read(fd):
                     poller.unregister(fd)
 
-    def _reap(self, *, timed_out: bool, cancelled: bool, orphans: int) -> Ending:
-        if self._reaped is not None:  # pragma: no cover - macOS before Python 3.13
-            status, usage = self._reaped
-        else:
+    def _reap(
+        self,
+        *,
+        timed_out: bool,
+        cancelled: bool,
+        orphans: int,
+        stopped: bool = False,
+        threads: int = 0,
+    ) -> Ending:
+        if self._reaped is None:  # kept: a reap interrupted after this is made again
             _, status, usage = os.wait4(self.pid, 0)
+            self._reaped = (status, usage)
+        status, usage = self._reaped
         returncode = os.waitstatus_to_exitcode(status)
         if self._popen is not None:
             self._popen.returncode = returncode  # so that Popen does not think it still runs
@@ -534,6 +669,8 @@ class Child:
             stderr=None if self._stderr is None else self._stderr.output(),
             pipes=tuple(sink.output() for sink in self._pipes),
             orphans=orphans,
+            stopped=stopped,
+            threads=threads,
         )
         return self._ending
 
@@ -566,16 +703,32 @@ class _Pipes:
     __slots__ = ("sinks", "write_ends")
 
     def __init__(self) -> None:
-        self.sinks: dict[int, Sink] = {}
+        self.sinks: dict[int, Receiver] = {}
         self.write_ends: list[int] = []
 
     def make(self, bounds: Bounds) -> tuple[Sink, int]:
-        read_end, write_end = os.pipe()
+        """Make a pipe whose stream is kept within ``bounds``; return its sink and write end."""
+        sink = Sink(bounds)
+        return sink, self.channel(sink, socket_pair=False)
+
+    def channel(self, receiver: Receiver, *, socket_pair: bool) -> int:
+        """Make a channel read into ``receiver``; return its write end.
+
+        ``socket_pair``: a connected pair of Unix sockets rather than a pipe.
+        A pipe's ends can be opened again through ``/proc/PID/fd/N`` by any
+        process allowed to look there (the same user, root); a socket's
+        cannot be opened at all, so only the processes that hold one of its
+        descriptors can use it.
+        """
+        if socket_pair:
+            reader, writer = socket.socketpair()
+            read_end, write_end = reader.detach(), writer.detach()
+        else:
+            read_end, write_end = os.pipe()
         self.write_ends.append(write_end)
         os.set_blocking(read_end, False)
-        sink = Sink(bounds)
-        self.sinks[read_end] = sink
-        return sink, write_end
+        self.sinks[read_end] = receiver
+        return write_end
 
     def close_write_ends(self) -> None:
         _close_all(self.write_ends)
@@ -655,7 +808,7 @@ def fork(
     *,
     stdout: Bounds | None = None,
     stderr: Bounds | Literal["stdout"] | None = None,
-    pipes: Sequence[Bounds] = (),
+    pipes: Sequence[Bounds | Receiver] = (),
     parent_death_signal: int | None = None,
     reach: Reach = "session",
     pidfd: Callable[[int], int | None] = open_pidfd,
@@ -666,7 +819,10 @@ def fork(
     child exits at once if this process already ended); descriptors 1 and 2
     sent to the ``stdout`` and ``stderr`` pipes when captured (else
     inherited); then ``body(write_ends)``, with the write end of each of
-    ``pipes`` in order, whose return value is the exit status. When it
+    ``pipes`` in order, whose return value is the exit status. Each of
+    ``pipes`` is a pair of Unix sockets (which no process can open again
+    through ``/proc``), read as it comes into a :class:`Sink` within the
+    given :class:`Bounds`, or into the caller's own :class:`Receiver`. When it
     returns or raises, ``sys.stdout`` and ``sys.stderr`` are flushed and the
     child exits (``os._exit``: no ``atexit``, no ``finally`` of the caller
     runs there); a raise exits with status 70. (This process's own
@@ -689,7 +845,10 @@ def fork(
             err_fd = out_fd
         elif stderr is not None:
             err_sink, err_fd = made.make(stderr)
-        extra = [made.make(bounds) for bounds in pipes]
+        extra: list[tuple[Receiver, int]] = []
+        for given in pipes:
+            receiver = Sink(given) if isinstance(given, Bounds) else given
+            extra.append((receiver, made.channel(receiver, socket_pair=True)))
         parent = os.getpid()
         # What this process has buffered would otherwise be written twice: the
         # child flushes what it inherits.
@@ -758,7 +917,7 @@ def _adopt(  # noqa: PLR0917 - one private call site per way of starting
     pipes: _Pipes,
     stdout: Sink | None,
     stderr: Sink | None,
-    extra: Sequence[Sink],
+    extra: Sequence[Receiver],
     reach: Reach,
     pidfd: Callable[[int], int | None],
     popen: subprocess.Popen[bytes] | None,

@@ -249,6 +249,14 @@ def _part_diagnostics(target: ImportTarget, parts: Parts, *, manifest: str) -> I
             message=problem["message"],
             case=problem["case"],
         )
+    unlisted = parts["case_problems_unlisted"]
+    if unlisted:
+        listed = len(parts["case_problems"])
+        message = (
+            f"{slug!r} cases: {unlisted:,} more problem{'s' if unlisted != 1 else ''} "
+            f"not listed (only the first {listed:,} are)"
+        )
+        yield diagnostic("case-invalid", message, *at, slug=slug)
     if not parts["cases_found"] or not (parts["cases"] or parts["case_problems"]):
         message = f"{slug!r} has no cases: nothing can be graded"
         yield diagnostic("cases-missing", message, *at, slug=slug)

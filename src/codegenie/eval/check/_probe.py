@@ -22,7 +22,14 @@ from codegenie.eval._manifest.model import BenchManifest, ManifestEntry
 from codegenie.eval._process import procfs
 from codegenie.eval._resolve import Resolved, resolve
 from codegenie.eval._tracebacks import describe_failure
-from codegenie.eval.check._protocol import Failure, Parts, Probed, Raised, Request
+from codegenie.eval.check._protocol import (
+    MAX_LISTED_PROBLEMS,
+    Failure,
+    Parts,
+    Probed,
+    Raised,
+    Request,
+)
 from codegenie.eval.errors import (
     EvalError,
     TaskClassModuleMismatch,
@@ -34,6 +41,9 @@ from codegenie.eval.registry import TaskClassRegistry
 __all__ = ("probe", "request_manifest")
 
 RUBRIC_FILE: Final = "rubric.py"
+# The longest key or message of a case problem passed on: a case model's error
+# message is the registration's, of any length.
+_PROBLEM_TEXT_LIMIT: Final = 1000
 
 
 def request_manifest(request: Request) -> BenchManifest:
@@ -182,13 +192,32 @@ def _failure(exc: BaseException, root: Path) -> Failure:
 
 
 def _parts(found: Resolved) -> Parts:
-    """Describe the task class's rubric and cases, JSON-ready (the case model stays here)."""
+    """Describe the task class's rubric and cases, JSON-ready (the case model stays here).
+
+    Every valid case, and the first :data:`MAX_LISTED_PROBLEMS` problems
+    with a count of the rest; ``cases`` comes last (the worker passes the
+    cases on one line each).
+    """
     rubric = found.task_class.rubric
     scan = found.cases
+    listed = scan.problems[:MAX_LISTED_PROBLEMS]
     return {
         "rubric_file": None if rubric is None else str(rubric),
         "rubric_exists": rubric is not None and os.path.isfile(rubric),
         "cases_found": scan.found,
+        "case_problems": [
+            {
+                "file": str(problem.file),
+                "line": problem.line,
+                "column": problem.column,
+                "key": _clip(problem.key),
+                "message": _clip(problem.message),
+                "code": problem.code,
+                "case": problem.case,
+            }
+            for problem in listed
+        ],
+        "case_problems_unlisted": len(scan.problems) - len(listed),
         "cases": [
             {
                 "id": case.id,
@@ -201,16 +230,8 @@ def _parts(found: Resolved) -> Parts:
             }
             for case in scan.cases
         ],
-        "case_problems": [
-            {
-                "file": str(problem.file),
-                "line": problem.line,
-                "column": problem.column,
-                "key": problem.key,
-                "message": problem.message,
-                "code": problem.code,
-                "case": problem.case,
-            }
-            for problem in scan.problems
-        ],
     }
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _PROBLEM_TEXT_LIMIT else text[: _PROBLEM_TEXT_LIMIT - 1] + "…"

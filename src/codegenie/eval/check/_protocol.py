@@ -7,6 +7,10 @@ carries the request's ``id``: :class:`Done` when the slug's process ran to
 its end and said what it found (a :class:`Probed`, made by
 :func:`codegenie.eval.check._probe.probe`), :class:`Failed` when it did not.
 
+An answer's size follows the bench: it lists every valid case of the task
+class (``check --rubrics`` runs them all), and at most
+:data:`MAX_LISTED_PROBLEMS` of its case problems, with a count of the rest.
+
 A ``Done`` answer carries what a registration's process wrote, and that
 process runs the registration's code, which can monkeypatch the code that
 writes it: :func:`parse_answer` checks the whole shape on receipt, and an
@@ -25,6 +29,7 @@ from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_confi
 from typing_extensions import TypedDict
 
 __all__ = (
+    "MAX_LISTED_PROBLEMS",
     "Answer",
     "CaseFound",
     "CaseProblemFound",
@@ -41,6 +46,11 @@ __all__ = (
 )
 
 _CLOSED: Final = ConfigDict(extra="forbid", strict=True)
+
+#: The most case problems one answer lists (in the order of the scan: by file
+#: and place); ``Parts.case_problems_unlisted`` counts the rest. As many as
+#: ``check`` lists of a manifest's problems.
+MAX_LISTED_PROBLEMS: Final = 1000
 
 
 class Request(TypedDict):
@@ -119,14 +129,18 @@ class Parts(TypedDict):
     """The rubric and the cases of a task class that loaded.
 
     ``rubric_file`` is ``None`` for a task class defined where no file
-    exists. ``cases_found``: whether its cases directory exists.
+    exists. ``cases_found``: whether its cases directory exists. ``cases``:
+    every valid case. ``case_problems``: the first
+    :data:`MAX_LISTED_PROBLEMS` problems of its cases;
+    ``case_problems_unlisted``: how many more there are.
     """
 
     rubric_file: str | None
     rubric_exists: bool
     cases_found: bool
-    cases: list[CaseFound]
     case_problems: list[CaseProblemFound]
+    case_problems_unlisted: Annotated[int, Field(ge=0)]
+    cases: list[CaseFound]
 
 
 @with_config(_CLOSED)
@@ -151,16 +165,19 @@ class Probed(TypedDict):
 
 @with_config(_CLOSED)
 class Done(Probed):
-    """The slug's process ran to its end and answered: what it found.
+    """The slug's process answered, and was seen stopped where it answers: what it found.
 
-    ``orphans``: how many processes it left behind that the worker adopted
-    and killed after it ended (processes that left its session, which
-    ``left_running`` could not see).
+    What the worker saw itself, whatever the process said: ``orphans``, how
+    many processes it left behind, which the worker adopted and killed
+    (processes that left its session, which ``left_running`` could not
+    see); ``threads``, how many threads besides its main one it still had
+    when it stopped.
     """
 
     id: str
     kind: Literal["done"]
-    orphans: int
+    orphans: Annotated[int, Field(ge=0)]
+    threads: Annotated[int, Field(ge=0)]
 
 
 @with_config(_CLOSED)
@@ -168,12 +185,15 @@ class Failed(TypedDict):
     """The slug's process gave no answer to believe.
 
     ``kind``: ``"crashed"`` (it died; ``detail`` says how, with the end of
-    its output), ``"timeout"``, or ``"tampered"`` (something wrote to the
-    check's private result pipe).
+    its output), ``"timeout"``, ``"tampered"`` (what came on the check's
+    private result channel is not one answer from the process, stopped
+    where it answers; ``detail`` says what), or ``"unavailable"`` (the
+    worker could not start the process at all — out of file descriptors
+    or processes: no fault of the slug's, and no verdict about it).
     """
 
     id: str
-    kind: Literal["crashed", "timeout", "tampered"]
+    kind: Literal["crashed", "timeout", "tampered", "unavailable"]
     detail: str
 
 

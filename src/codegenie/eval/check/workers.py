@@ -16,10 +16,25 @@ receipt (:func:`codegenie.eval.check._protocol.parse_answer`), and an answer
 that breaks the protocol is its slug's problem (``"tampered"``: it cannot be
 judged).
 
+No registration can reach another slug's answer. The channels to each worker
+are pairs of Unix sockets, which no process can open again through ``/proc``
+(a pipe can be, by any process of the same user); this process and the
+workers are not dumpable while the imports run, so no process of the user
+without ``CAP_SYS_PTRACE`` can take their descriptors or read their memory;
+and no worker is started while a registration runs, so none is ever open to
+them (a process is dumpable from its start until it closes itself). See
+``docs/security.md`` for what remains.
+
+As many workers run as ``jobs`` asks, and no more than the open-file limit
+(``ulimit -n``) leaves room for; when the system refuses a worker or a
+worker's fork (out of descriptors or processes), the check goes on with the
+workers it has, and raises :class:`~codegenie.eval.errors.CheckUnavailable`
+only when it has none — never a diagnostic about a slug.
+
 Whatever happens here — an exception, ``KeyboardInterrupt`` — no worker and no
 process a registration started outlives :func:`import_all`: each worker is
-asked to stop (SIGINT, on which it kills its current child's tree), then
-killed with everything in its session. A worker also ends by itself when this
+asked to stop (SIGINT, on which it kills everything below it), then killed
+with everything in its session. A worker also ends by itself when this
 process dies.
 """
 
@@ -32,6 +47,7 @@ import os
 import secrets
 import select
 import signal
+import socket
 import sys
 import time
 from collections import deque
@@ -39,7 +55,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, final
 
 from codegenie.eval._process.output import Bounds
-from codegenie.eval._process.supervisor import Child, NotStarted, spawn
+from codegenie.eval._process.supervisor import Child, NotStarted, spawn, undumpable
 from codegenie.eval.check._protocol import (
     Done,
     Failed,
@@ -50,8 +66,9 @@ from codegenie.eval.check._protocol import (
     parse_answer,
 )
 from codegenie.eval.check.static import ImportTarget
+from codegenie.eval.errors import CheckUnavailable
 
-__all__ = ("Outcome", "import_all")
+__all__ = ("Outcome", "import_all", "most_workers")
 
 STARTUP_TIMEOUT: Final = 60.0
 #: How long past a slug's own timeout the worker has to report it.
@@ -66,6 +83,14 @@ _READY: Final = b'{"ready": true}'
 _WINDOW: Final = 2
 # What a slug left running, when only the processes it left behind tell.
 _ESCAPED: Final = "a process that left the check's process group"
+# How much of an answer is read at a time: an answer lists every case of its task class.
+_READ_SIZE: Final = 1 << 20
+# Descriptors one worker holds in this process (its two sockets, the pipe of its
+# stderr, its pidfd) and as many again while it starts; and those left for the rest
+# of the process. More workers than the open-file limit allows would end the check
+# on "Too many open files".
+_FDS_PER_WORKER: Final = 8
+_FDS_RESERVED: Final = 64
 
 # The worker starts isolated (-I): neither the current directory nor PYTHONPATH
 # is on its sys.path, so nothing of the repository can shadow what it imports.
@@ -114,13 +139,43 @@ class _WorkerGone(Exception):
     pass
 
 
+class _NoWorker(Exception):
+    """A worker could not be started: the system refused (``reason`` says what)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def most_workers() -> int | None:
+    """Return how many workers fit in the open-file limit (``None``: no limit known)."""
+    try:
+        import resource  # noqa: PLC0415 - POSIX only
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):  # pragma: no cover - not POSIX
+        return None
+    if soft == resource.RLIM_INFINITY:
+        return None
+    return max(1, (soft - _FDS_RESERVED) // _FDS_PER_WORKER)
+
+
 @final
 class _Worker:
     """One worker interpreter, the two pipes to talk to it, and the slug it is on."""
 
     def __init__(self, home: str) -> None:
-        request_read, request_write = os.pipe()
-        answer_read, answer_write = os.pipe()
+        """Start a worker; raise :class:`_NoWorker` when the system refuses one."""
+        try:
+            request_read, request_write = _socket_pair()
+        except OSError as exc:
+            raise _NoWorker(exc.strerror or str(exc)) from exc
+        try:
+            answer_read, answer_write = _socket_pair()
+        except OSError as exc:
+            os.close(request_read)
+            os.close(request_write)
+            raise _NoWorker(exc.strerror or str(exc)) from exc
         try:
             self.child: Final[Child] = spawn(
                 [
@@ -136,17 +191,17 @@ class _Worker:
                 pass_fds=(request_read, answer_write),
                 stderr=Bounds(tail=4 * _STDERR_TAIL),
             )
-        except NotStarted as exc:
+        except (NotStarted, OSError) as exc:
             os.close(request_write)
             os.close(answer_read)
-            msg = f"a check worker did not start: {exc.reason}"
-            raise RuntimeError(msg) from exc
+            reason = exc.reason if isinstance(exc, NotStarted) else exc.strerror or str(exc)
+            raise _NoWorker(reason) from exc
         finally:
             os.close(request_read)
             os.close(answer_write)
         self.requests: Final = request_write
         self.answers: Final = answer_read
-        self.buffer = b""
+        self.buffer = bytearray()
         self.ready = False
         self.started: Final = time.monotonic()
         # The requests sent and not answered yet, oldest (the one running) first.
@@ -189,16 +244,23 @@ class _Worker:
         self.deadline = None if math.isinf(timeout) else time.monotonic() + timeout + GRACE
 
     def receive(self) -> list[bytes]:
-        """Read what is there; return the complete lines. ``_WorkerGone`` on end of file."""
+        """Read what is there; return the complete lines. ``_WorkerGone`` on end of file.
+
+        An answer can be megabytes long (it lists every case of its task
+        class): the buffer grows in place and is split only once a line ends.
+        """
         try:
-            chunk = os.read(self.answers, 1 << 16)
+            chunk = os.read(self.answers, _READ_SIZE)
         except OSError:
             chunk = b""
         if not chunk:
             raise _WorkerGone
         self.buffer += chunk
-        *lines, self.buffer = self.buffer.split(b"\n")
-        return lines
+        if b"\n" not in chunk:
+            return []
+        *lines, rest = self.buffer.split(b"\n")
+        self.buffer = rest
+        return [bytes(line) for line in lines]
 
     def stop(self, *, gently: bool) -> str:
         """End the worker and everything under it; return how it ended.
@@ -221,8 +283,17 @@ class _Worker:
         return f"{ending.how}; stderr: {tail}" if tail else ending.how
 
 
+def _socket_pair() -> tuple[int, int]:
+    """Return a connected pair of Unix sockets, as descriptors: a channel no process can reopen."""
+    one, other = socket.socketpair()
+    return one.detach(), other.detach()
+
+
 def _outcome(target: ImportTarget, answer: Done | Failed) -> Outcome:
+    """Return what the answer says, with what the worker saw itself where the process said less."""
     if answer["kind"] == "done":
+        threads = answer["threads"]
+        seen = f"{threads} thread{'s' if threads != 1 else ''}" if threads else ""
         return Outcome(
             target.slug,
             "done",
@@ -230,9 +301,11 @@ def _outcome(target: ImportTarget, answer: Done | Failed) -> Outcome:
             error=answer["error"],
             not_registered=answer["not_registered"],
             rubric=tuple(answer["rubric"]),
-            left_running=answer["left_running"] or (_ESCAPED if answer["orphans"] else ""),
+            left_running=answer["left_running"] or seen or (_ESCAPED if answer["orphans"] else ""),
             parts=answer["parts"],
         )
+    if answer["kind"] == "unavailable":
+        raise CheckUnavailable(answer["detail"])
     return Outcome(target.slug, answer["kind"], detail=answer["detail"])
 
 
@@ -252,23 +325,48 @@ class _Pool:
     def __init__(self, targets: list[ImportTarget], jobs: int, timeout: float) -> None:
         self.pending = deque(targets)
         self.timeout = timeout
-        self.size = max(1, min(jobs, len(targets)))
+        self.size = max(1, min(jobs, len(targets), most_workers() or jobs))
         self.home = _codegenie_home()
         self.workers: list[_Worker] = []
         self.outcomes: dict[str, Outcome] = {}
+        # Workers lost and not replaced yet: a worker starts only while no slug runs.
+        self.owed = 0
 
     def run(self) -> dict[str, Outcome]:
-        while len(self.workers) < min(self.size, len(self.pending)):
-            self.workers.append(_Worker(self.home))
+        """Serve every target; return each outcome.
+
+        A worker is started only while no registration runs (a process is
+        open to the other processes of its user from its start until it
+        closes itself): all of them at first, and a lost one once the slugs
+        already running have answered. None is fed until all are ready.
+        """
+        self._start(min(self.size, len(self.pending)))
         while self.pending or any(w.inflight for w in self.workers):
-            for worker in list(self.workers):
-                if worker.ready:
+            if self.owed and not any(w.inflight for w in self.workers):
+                self._start(min(self.owed, len(self.pending)))
+                self.owed = 0
+            if not self.owed and all(w.ready for w in self.workers):
+                for worker in list(self.workers):
                     self._feed(worker)
             if not self.workers:
                 break
             self._listen()
             self._expire()
         return self.outcomes
+
+    def _start(self, count: int) -> None:
+        """Start up to ``count`` workers, as many as the system allows.
+
+        Raises :class:`~codegenie.eval.errors.CheckUnavailable` when there is
+        then no worker at all.
+        """
+        for _ in range(count):
+            try:
+                self.workers.append(_Worker(self.home))
+            except _NoWorker as exc:
+                if not self.workers:
+                    raise CheckUnavailable(f"cannot start a worker process: {exc.reason}") from exc
+                return
 
     def _listen(self) -> None:
         """Wait for the workers' answers (reading their stderr meanwhile); handle what came."""
@@ -352,10 +450,11 @@ class _Pool:
                 self._lost(worker, "timeout")
 
     def _lost(self, worker: _Worker, kind: Literal["crashed", "timeout"]) -> None:
-        """Report the slug of a worker that died or hung; replace it if work remains.
+        """Report the slug of a worker that died or hung; owe a replacement.
 
         The slug it was running is reported; those queued behind it never
-        started, and go back to the front of the queue.
+        started, and go back to the front of the queue. The replacement
+        starts once no slug runs (see :meth:`run`).
         """
         queued = [target for target, _ in worker.inflight]
         target = queued.pop(0) if queued else None
@@ -370,8 +469,7 @@ class _Pool:
             else:
                 detail = f"the check's worker process died: {detail}"
             self.outcomes[target.slug] = Outcome(target.slug, kind, detail=detail)
-        if self.pending:
-            self.workers.append(_Worker(self.home))
+        self.owed += 1
 
     def _retire(self, worker: _Worker, *, gently: bool) -> str:
         self.workers.remove(worker)
@@ -386,13 +484,17 @@ class _Pool:
 def import_all(targets: list[ImportTarget], *, jobs: int, timeout: float) -> dict[str, Outcome]:
     """Import every target, each in a fresh process, ``jobs`` at a time; return each outcome.
 
-    ``timeout`` (seconds, ``math.inf`` for none) bounds each slug. Raises
-    ``RuntimeError`` when a worker interpreter cannot start at all.
+    ``timeout`` (seconds, ``math.inf`` for none) bounds each slug. At most
+    :func:`most_workers` run at once. Raises
+    :class:`~codegenie.eval.errors.CheckUnavailable` when the system gives
+    it no worker, or no process for a slug (out of file descriptors or
+    processes), ``RuntimeError`` when a worker interpreter breaks at its start.
     """
     if not targets:
         return {}
     pool = _Pool(targets, jobs, timeout)
-    try:
-        return pool.run()
-    finally:
-        pool.close()
+    with undumpable():
+        try:
+            return pool.run()
+        finally:
+            pool.close()
