@@ -50,6 +50,7 @@ from typing import Any, Final, Literal, final
 
 from pydantic import BaseModel, ConfigDict
 
+from codegenie.eval._process.limits import most_at_once
 from codegenie.eval._process.output import Bounds
 from codegenie.eval._process.supervisor import Ending, NotStarted, open_pidfd, run, signal_name
 from codegenie.eval._sandbox import Breach, Bubblewrap, Limits, PreparedRun, SandboxPolicy
@@ -336,24 +337,8 @@ def run_rubric(
 # -- many runs ------------------------------------------------------------------
 
 # File descriptors one rubric run holds at most (its pipes and those Popen makes, the
-# selector, the pidfd; the copies; the removal of its directory), and those left for
-# the rest of the process. More runs at once than the open-file limit allows would
-# turn good candidates into "Too many open files" errors.
+# selector, the pidfd; the copies; the removal of its directory).
 _FDS_PER_RUN = 12
-_FDS_RESERVED = 64
-
-
-def _most_at_once() -> int | None:
-    """Return how many rubric runs fit in the open-file limit (``None``: no limit known)."""
-    try:
-        import resource  # noqa: PLC0415 - POSIX only
-
-        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    except (ImportError, OSError, ValueError):  # pragma: no cover - not POSIX
-        return None
-    if soft == resource.RLIM_INFINITY:
-        return None
-    return max(1, (soft - _FDS_RESERVED) // _FDS_PER_RUN)
 
 
 @final
@@ -394,7 +379,7 @@ def run_rubrics(
     if not runs:
         return []
     cancel = threading.Event()
-    workers = max(1, min(jobs, len(runs), _most_at_once() or jobs))
+    workers = max(1, min(jobs, len(runs), most_at_once(_FDS_PER_RUN) or jobs))
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rubric")
     submitted: list[Future[RubricResult]] = []
     try:

@@ -54,6 +54,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Final, Literal, final
 
+from codegenie.eval._process.limits import most_at_once
 from codegenie.eval._process.output import Bounds
 from codegenie.eval._process.supervisor import Child, NotStarted, spawn, undumpable
 from codegenie.eval.check._protocol import (
@@ -86,11 +87,9 @@ _ESCAPED: Final = "a process that left the check's process group"
 # How much of an answer is read at a time: an answer lists every case of its task class.
 _READ_SIZE: Final = 1 << 20
 # Descriptors one worker holds in this process (its two sockets, the pipe of its
-# stderr, its pidfd) and as many again while it starts; and those left for the rest
-# of the process. More workers than the open-file limit allows would end the check
-# on "Too many open files".
+# stderr, its pidfd) and as many again while it starts. More workers than the
+# open-file limit allows would end the check on "Too many open files".
 _FDS_PER_WORKER: Final = 8
-_FDS_RESERVED: Final = 64
 
 # The worker starts isolated (-I): neither the current directory nor PYTHONPATH
 # is on its sys.path, so nothing of the repository can shadow what it imports.
@@ -149,15 +148,7 @@ class _NoWorker(Exception):
 
 def most_workers() -> int | None:
     """Return how many workers fit in the open-file limit (``None``: no limit known)."""
-    try:
-        import resource  # noqa: PLC0415 - POSIX only
-
-        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    except (ImportError, OSError, ValueError):  # pragma: no cover - not POSIX
-        return None
-    if soft == resource.RLIM_INFINITY:
-        return None
-    return max(1, (soft - _FDS_RESERVED) // _FDS_PER_WORKER)
+    return most_at_once(_FDS_PER_WORKER)
 
 
 @final
