@@ -336,9 +336,11 @@ bench/secret_rotation/registration.py:1:1: error[orphan-task-class]: bench/secre
             not the line of `registration.py` that imported it; at the slug's table
             when no frame lies under the root. `-v` prints the registration's
             traceback, without the loader's frames. Also reported, at the slug's
-            table, when the registration wrote to the check's private result pipe:
-            such an answer cannot be trusted, and it is that slug's problem, never
-            another's.
+            table, when what came on the check's private result channel is not the
+            answer of the slug's process, stopped where the probe answers — the
+            registration wrote there, or wrote an answer and then exited before the
+            probe's code ran: such an answer cannot be trusted, and it is that
+            slug's problem, never another's.
             """,
             example="""
             `bench/vuln_remediation/helpers.py` line 3 is `raise
@@ -562,12 +564,15 @@ bench/vuln_remediation/cases/Requests-CVE: error[case-layout]: case 'Requests-CV
             A `case.toml` cannot be read as TOML, or breaks the common keys or the
             task class's `case_model`. The common keys, all optional:
             `description` (a string), `tags` (an array of strings), `timeout`
-            (seconds one rubric run may take, a number above 0, default 60) and `id`
+            (seconds one rubric run may take, a number above 0, default 60), the
+            run's limits `memory`, `processes`, `file-size` and `cpu-time`, and `id`
             (if written, the directory's name). Every other key belongs to the task
             class's `case_model`. Every problem of every case is reported, at its
-            line and column (a wrong value at the value, an unknown key at the key);
-            case files are validated in the same isolated process that imports the
-            registration, since the case model comes from it.
+            line and column (a wrong value at the value, an unknown key at the key),
+            up to 1,000 per task class; then one more `case-invalid`, at the task
+            class's registration, counts the rest. Case files are validated in the
+            same isolated process that imports the registration, since the case
+            model comes from it.
             """,
             example="""
             `fixed-version = 2.31` (a float) where the case model wants a string.
