@@ -200,3 +200,30 @@ def test_an_ascii_only_locale_escapes_and_never_crashes(
         assert b"Traceback (most recent call last)" not in done.stderr
     assert done.stdout.isascii()
     assert done.stderr.isascii()
+
+
+def test_check_json_on_a_fifo_manifest_or_a_fifo_in_a_case_never_blocks(tmp_path: Path) -> None:
+    """check --format json (which digests the bench for merge) never opens a FIFO."""
+    import os
+
+    fifo_bench = tmp_path / "fifo-manifest"
+    fifo_bench.mkdir()
+    os.mkfifo(fifo_bench / "bench.toml")
+    done = cli("--manifest", str(fifo_bench / "bench.toml"), "check", "--format", "json",
+               cwd=tmp_path, timeout=60)  # fmt: skip
+    assert done.returncode == 4
+    assert json.loads(done.stdout)["ok"] is False
+    bench = make_bench(tmp_path / "fifo-case", "piped", parts=True)
+    os.mkfifo(bench.root / "piped" / "cases" / "example" / "input" / "pipe")
+    done = cli("check", "--format", "json", cwd=bench.base, timeout=60)
+    assert json.loads(done.stdout)["bench_digest"].startswith("sha256:")
+
+
+def test_merge_never_blocks_on_a_fifo_report(tmp_path: Path) -> None:
+    """merge REPORT where REPORT is a FIFO: refused at once, exit 1, the reason on stderr."""
+    import os
+
+    os.mkfifo(tmp_path / "report.json")
+    done = cli("merge", "report.json", cwd=tmp_path, timeout=60)
+    assert done.returncode == 1
+    assert "FIFO" in done.stderr

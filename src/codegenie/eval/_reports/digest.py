@@ -11,19 +11,35 @@ writes them); a symbolic link counts by its target's name, never followed.
 from __future__ import annotations
 
 import hashlib
-import os
-import tomllib
 from pathlib import Path
+from typing import Any
+
+from codegenie.eval._ledger.key import tree_digest
+from codegenie.eval._manifest.read import read_manifest_bytes
+from codegenie.eval._toml.read import TomlUnreadable, parse_toml
+from codegenie.eval.errors import EvalError
 
 __all__ = ("bench_digest", "declared_slugs")
 
 
-def _roots(data: bytes) -> list[str]:
+def _document(data: bytes) -> dict[str, Any]:
+    """Return the manifest's TOML document, read within its bounds; empty when unreadable."""
     try:
-        document = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return []
-    entries = document.get("task-classes")
+        return parse_toml(data)[1]
+    except TomlUnreadable:
+        return {}
+
+
+def _read(manifest: Path) -> bytes:
+    """Return the manifest's bytes through the one bounded reader (never a FIFO)."""
+    try:
+        return read_manifest_bytes(manifest)
+    except EvalError:
+        return b""
+
+
+def _roots(data: bytes) -> list[str]:
+    entries = _document(data).get("task-classes")
     if not isinstance(entries, dict):
         return []
     roots = {entry.get("root") for entry in entries.values() if isinstance(entry, dict)}
@@ -32,45 +48,27 @@ def _roots(data: bytes) -> list[str]:
 
 def declared_slugs(manifest: Path) -> list[str]:
     """Return the slugs the manifest's ``[task-classes]`` declares (none when unreadable)."""
-    try:
-        document = tomllib.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return []
-    entries = document.get("task-classes")
+    entries = _document(_read(manifest)).get("task-classes")
     return sorted(entries) if isinstance(entries, dict) else []
 
 
 def bench_digest(manifest: Path) -> str:
-    """Return ``sha256:<hex>`` of the manifest's bytes and the files under its roots.
+    """Return ``sha256:<hex>`` of the manifest's bytes and the trees of its roots.
 
     A manifest that cannot be read hashes as empty; a root outside the
-    manifest's directory, or missing, adds nothing.
+    manifest's directory, or missing, adds nothing. Each root's tree is
+    hashed as the validation ledger hashes a tree: bounded, symbolic links
+    by their text, special files by their kind (never opened),
+    ``__pycache__`` left out.
     """
     hasher = hashlib.sha256()
-    try:
-        data = manifest.read_bytes()
-    except OSError:
-        data = b""
+    data = _read(manifest)
     hasher.update(b"manifest\0%d\0" % len(data) + data)
     base = manifest.absolute().parent
     for root in _roots(data):
         top = (base / root).resolve()
         if not top.is_relative_to(base.resolve()) or not top.is_dir():
             continue
-        for directory, subdirectories, files in os.walk(top):
-            subdirectories[:] = sorted(
-                d for d in subdirectories if d != "__pycache__" and not d.startswith(".")
-            )
-            for name in sorted(files):
-                path = Path(directory, name)
-                relative = path.relative_to(base).as_posix().encode("utf-8", "surrogateescape")
-                hasher.update(b"file\0" + relative + b"\0")
-                if path.is_symlink():
-                    hasher.update(b"link\0" + os.fsencode(os.readlink(path)) + b"\0")
-                    continue
-                try:
-                    content = path.read_bytes()
-                except OSError:
-                    content = b""
-                hasher.update(b"%d\0" % len(content) + content)
+        tree = tree_digest(top) or "unreadable"
+        hasher.update(f"root\0{root}\0{tree}\0".encode("utf-8", "surrogateescape"))
     return f"sha256:{hasher.hexdigest()}"

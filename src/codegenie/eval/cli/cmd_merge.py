@@ -20,10 +20,22 @@ from codegenie.eval.cli._base import PROG, Command, Output, UsageError, step_sum
 __all__ = ("COMMAND",)
 
 
+#: The largest report read: a report of 100,000 task classes stays well under it.
+_REPORT_LIMIT = 512 * 1024 * 1024
+
+
 def _read(path: Path) -> dict[str, Any] | str:
-    """Return the JSON document at ``path``, or why it cannot be read."""
+    """Return the JSON document at ``path``, or why it cannot be read.
+
+    Only a regular file of bounded size is read: a FIFO never blocks the merge.
+    """
+    from codegenie.eval._paths import FileRefused, read_regular_file  # noqa: PLC0415 - start-up: only this command pays for it
+
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        data, _ = read_regular_file(str(path), _REPORT_LIMIT)
+        document = json.loads(data.decode("utf-8"))
+    except FileRefused as refused:
+        return f"cannot read {path}: the file {refused.reason}"
     except OSError as error:
         return f"cannot read {path}: {error.strerror or error}"
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
