@@ -32,7 +32,9 @@ and two ``requirements.txt`` and prints a verdict),
   case's ``expected/``, against the bare subprocess ``python rubric.py CASE
   CANDIDATE`` (stdout captured) and against ``run_rubric`` under ``none``,
   the three alternating case by case, RUNS passes: the median and the
-  minimum over every case run;
+  minimum over every case run; and the CPU time of each (the harness's, its
+  reaped children's and, sandboxed, what the run's cgroup counted), which a
+  machine's load does not inflate as it does wall-clock time;
 - ``grade --jobs 1`` and ``--jobs 2`` in the sandbox, whole runs, against
   each other and against the bare subprocesses in sequence.
 """
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -187,8 +190,23 @@ def _copy_or_overlay(
     return samples
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of the children it reaped."""
+    own, reaped = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
+
+
 def _rubric_samples(bench: Path, runs: int) -> dict[str, list[float]]:
-    """Seconds of each case run: bare, ``run_rubric`` sandboxed, ``run_rubric`` under none."""
+    """Seconds of each case run (bare, ``run_rubric`` sandboxed and under none), and their CPU.
+
+    CPU (``cpu-*``): this process's and its reaped children's, plus, for a
+    sandboxed run, the CPU time its cgroup counted (bubblewrap does not wait
+    for its sandbox, so the sandbox's processes are never this process's
+    reaped children); no ``cpu-sandboxed`` where no cgroup measures it.
+    """
     slug = "cases-00000"
     registry = TaskClassRegistry()
     rubric = load_task_class(slug, bench / "bench", registry=registry).rubric
@@ -196,29 +214,35 @@ def _rubric_samples(bench: Path, runs: int) -> dict[str, list[float]]:
     cases = load_cases(slug, bench / "bench", registry=registry)
     sandboxed, bare = rubrics.choose_sandbox("auto"), rubrics.choose_sandbox("none")
 
-    def plain(case: Any) -> None:
+    def plain(case: Any) -> float:
         command = [sys.executable, str(rubric), str(case.directory), str(case.expected)]
         subprocess.run(command, capture_output=True, stdin=subprocess.DEVNULL, check=True)
+        return 0.0
 
-    def runner(box: rubrics.Sandbox) -> Callable[[Any], None]:
-        def run(case: Any) -> None:
+    def runner(box: rubrics.Sandbox) -> Callable[[Any], float | None]:
+        def run(case: Any) -> float | None:
             result = rubrics.run_rubric(rubric, case, case.expected, sandbox=box)
             assert result.status == "passed", result
+            return result.cpu_s if box.contained else 0.0
 
         return run
 
-    measured: dict[str, Callable[[Any], None]] = {
+    measured: dict[str, Callable[[Any], float | None]] = {
         "bare": plain,
         "sandboxed": runner(sandboxed),
         "none": runner(bare),
     }
     for action in measured.values():  # warm the page cache once
         action(cases[0])
-    samples: dict[str, list[float]] = {name: [] for name in measured}
+    samples: dict[str, list[float]] = {}
     for _ in range(runs):
         for case in cases:
             for name, action in measured.items():
-                samples[name].append(_timed(lambda: action(case)))  # noqa: B023 - called at once
+                started, cpu = time.perf_counter(), _cpu()
+                inside = action(case)
+                samples.setdefault(name, []).append(time.perf_counter() - started)
+                if inside is not None:
+                    samples.setdefault(f"cpu-{name}", []).append(_cpu() - cpu + inside)
     return samples
 
 
@@ -258,6 +282,22 @@ def rubric_rows(size: int, runs: int, env: dict[str, str] | None = None) -> list
                 note=f"minimum {least['none']:.2f} ms",
             ),
         ]
+        for name in ("sandboxed", "none"):
+            if f"cpu-{name}" not in median:
+                continue  # no cgroup measures a sandboxed run's CPU time here
+            rows.append(
+                Row(
+                    f"CPU time of a rubric run, {name}, against a bare subprocess's, per case",
+                    size,
+                    median[f"cpu-{name}"],
+                    median["cpu-bare"],
+                    "CPU time of `python rubric.py CASE CANDIDATE` and of starting it",
+                    "(reported)",
+                    None,
+                    note="the harness's and the run's CPU time: what a busy machine's "
+                    "wall-clock ratio is made of",
+                )
+            )
         rows += _grade_rows(bench, size, runs, env)
         return rows
     finally:

@@ -10,8 +10,11 @@ grades with the installed console script in a subprocess, with the harness's
 ``AWS_SECRET_ACCESS_KEY`` in its environment, and then checks from the
 outside: the case's status (and the limit an ``error`` names), the bench,
 the candidates and ``HOME`` byte for byte unchanged (``tree_digest``), and
-no process the run started still alive (a scan of ``/proc`` for the test's
-own directory, which is in the command line of every process of the run).
+no process the run started still alive: ``grade`` runs under a watcher that
+adopts, as a child subreaper, whatever the run leaves behind (so a process
+that changes its pid a thousand times a second is still its child), and a
+scan of ``/proc`` for the test's own directory, which is in the command line
+of every process of the run, finds nothing either.
 
 The sandboxed tests run ``grade`` as a user would, without ``--sandbox``
 (the default, ``auto``); where bubblewrap cannot start, ``grade`` exits 4 and
@@ -728,6 +731,7 @@ def test_killing_the_harness_outright_leaves_nothing_of_a_sandboxed_run(arena: A
     """SIGKILL of grade while its rubric runs (and a daemon sleeps): bubblewrap takes everything down."""
     arena.attack("sleep")
     with arena.start() as run:
+        before = arena.digests()
         run.release()
         waiting_for_the_sleeper(arena, run)
         os.kill(run.pid, signal.SIGKILL)
@@ -735,6 +739,7 @@ def test_killing_the_harness_outright_leaves_nothing_of_a_sandboxed_run(arena: A
     assert graded.returncode == -signal.SIGKILL
     assert graded.left == []
     assert processes_with(arena.marker) == []
+    assert arena.digests() == before  # only the run directory is left, under TMPDIR
     remove_the_run_cgroups(run.pid)
 
 

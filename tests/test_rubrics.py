@@ -546,6 +546,23 @@ def test_a_link_leading_out_of_the_candidate_is_refused(
 
 
 @SANDBOXES
+def test_a_loop_of_links_is_refused_not_guessed(
+    tmp_path: Path, case: Case, workspace_parent: Path, sandbox: str
+) -> None:
+    """Links that lead to each other (more than 40 hops, where the kernel gives up) are an error."""
+    candidate = tmp_path / "candidate"
+    _link(candidate / "answer.txt", "sub/b")
+    _link(candidate / "sub" / "b", "../answer.txt")
+    result = run_rubric(write_rubric(tmp_path, LINK_RUBRIC), case, candidate, sandbox=sandbox)
+    assert result.status == "error"
+    assert result.reason == (
+        f"cannot copy {candidate / 'answer.txt'}: it is a symbolic link to 'sub/b', "
+        "which goes through more than 40 links (a loop)"
+    )
+    assert list(workspace_parent.iterdir()) == []
+
+
+@SANDBOXES
 def test_a_candidate_that_is_a_link_is_refused(
     tmp_path: Path, case: Case, workspace_parent: Path, sandbox: str
 ) -> None:

@@ -618,7 +618,8 @@ def _copy_tree(source: str, target: str, what: str, *, follow: bool = True) -> N
     recreated, symbolic links copied as links — never followed by the copy,
     and only when they stay inside the tree: a link that, resolved in the
     copy (through the links it meets, as the kernel would), leads outside it
-    is refused. That covers absolute links, ``..`` chains that climb out
+    is refused, and so is a loop of links (the kernel gives up on it; this
+    copy does not guess). That covers absolute links, ``..`` chains that climb out
     (into the run's other copy, the case's ``expected/`` say, through the
     documented layout), links to links and to directories that do. So no
     path in one tree reaches another tree, the bench or the host through
@@ -664,11 +665,15 @@ def _copy_tree(source: str, target: str, what: str, *, follow: bool = True) -> N
                     raise _CopyRefused(entry.path, f"it is {kind}, not a regular file")
     # Judged on the copy, whole: what the rubric will resolve, not what the source says now.
     for copied, original in sorted(links):
-        if _leads_outside(target, copied):
+        where = _where_it_leads(target, copied)
+        if where is not None:
             shown = os.readlink(copied)
-            raise _CopyRefused(
-                original, f"it is a symbolic link to {shown!r}, which leads outside the {what}"
+            why = (
+                f"which leads outside the {what}"
+                if where == "outside"
+                else f"which goes through more than {_LINK_HOPS} links (a loop)"
             )
+            raise _CopyRefused(original, f"it is a symbolic link to {shown!r}, {why}")
     # Directory modes last: a read-only directory must be filled before it is made read-only.
     for src, dst in reversed(directories):
         shutil.copystat(src, dst, follow_symlinks=False)
@@ -678,24 +683,25 @@ def _copy_tree(source: str, target: str, what: str, *, follow: bool = True) -> N
 _LINK_HOPS: Final = 40
 
 
-def _leads_outside(root: str, link: str) -> bool:
-    """Whether the symbolic link ``link`` in the tree ``root`` leads outside it, resolved there.
+def _where_it_leads(root: str, link: str) -> Literal["outside", "loop"] | None:
+    """Whether the symbolic link ``link`` in the tree ``root`` leaves it: ``None`` when it stays.
 
     Resolved as the kernel resolves a path, one name at a time from the
     link's directory: ``..`` leaves the directory actually reached (so after
     a link to a directory, not the link's own), every link met is followed
-    (its target read from the tree). Outside: an absolute target anywhere on
-    the way, a ``..`` above ``root``, or more than :data:`_LINK_HOPS` links
-    (a loop: refused rather than guessed). A name that is missing, or is not
-    a directory, is walked by name from there on (the rubric may create it;
-    what the rest of the path says must still stay inside).
+    (its target read from the tree). ``"outside"``: an absolute target
+    anywhere on the way, or a ``..`` above ``root``. ``"loop"``: more than
+    :data:`_LINK_HOPS` links (the kernel gives up there too; refused rather
+    than guessed). A name that is missing, or is not a directory, is walked
+    by name from there on (the rubric may create it; what the rest of the
+    path says must still stay inside).
     """
     where = os.path.relpath(os.path.dirname(link), root).split(os.sep)
     if where == [os.curdir]:
         where = []
     target = os.readlink(link)
     if os.path.isabs(target):
-        return True
+        return "outside"
     todo = target.split(os.sep)[::-1]  # the next name last
     hops = 1
     while todo:
@@ -704,7 +710,7 @@ def _leads_outside(root: str, link: str) -> bool:
             continue
         if name == os.pardir:
             if not where:
-                return True
+                return "outside"
             where.pop()
             continue
         where.append(name)
@@ -715,12 +721,14 @@ def _leads_outside(root: str, link: str) -> bool:
         except OSError:
             continue
         hops += 1
+        if hops > _LINK_HOPS:
+            return "loop"
         inner = os.readlink(path)
-        if hops > _LINK_HOPS or os.path.isabs(inner):
-            return True
+        if os.path.isabs(inner):
+            return "outside"
         where.pop()
         todo += inner.split(os.sep)[::-1]
-    return False
+    return None
 
 
 @final
