@@ -238,8 +238,14 @@ def test_a_signal_stops_check_rubrics_within_a_second(tmp_path: Path, signum: in
         cwd=bench.base,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # As from a terminal: a job started in the background ignores SIGINT, and
+        # check would rightly keep ignoring it.
+        preexec_fn=_default_signals,  # noqa: PLW1509 - the test process starts no threads here
     )
-    time.sleep(3.0)  # the rubrics are running (they sleep ten minutes)
+    deadline = time.monotonic() + 60
+    rubric = str(bench.root / SLUG / "rubric.py")
+    while not alive_with(rubric, within=0) and time.monotonic() < deadline:
+        time.sleep(0.1)  # until the rubrics run (they sleep ten minutes)
     process.send_signal(signum)
     started = time.monotonic()
     process.communicate(timeout=30)
@@ -247,6 +253,11 @@ def test_a_signal_stops_check_rubrics_within_a_second(tmp_path: Path, signum: in
     assert process.returncode == 128 + signum
     assert alive_with(str(bench.base)) == []
     assert tree_digest(bench.base) == before
+
+
+def _default_signals() -> None:
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
 
 
 def alive_with(marker: str, within: float = 5.0) -> list[str]:
