@@ -910,25 +910,31 @@ def test_the_launcher_joins_by_writing_0_and_sets_the_rlimits(
 
 @pytest.mark.parametrize("prlimit", [None, ""], ids=["shell", "python"])
 def test_writing_0_to_a_cgroup_moves_the_whole_run_into_it(prlimit: str | None) -> None:
-    """A real cgroup: the run's first process joins with 0, and what it starts is born inside."""
+    """Real cgroups: the run's first process joins with 0, and what it starts is born inside."""
     cgroup = RunCgroup.create(Limits(memory=None, processes=64, file_size=None))
     if not cgroup.directories:
         pytest.skip("no cgroup can be made here (runs fall back to rlimits)")
+    directories = {directory for _, directory in cgroup.directories.values()}
     try:
-        (version, directory), *_ = cgroup.directories.values()
-        # One join file per cgroup the run has (the CPU one is always made, to measure it).
-        assert directory / ("tasks" if version == 1 else "cgroup.procs") in cgroup.join_files
+        assert set(cgroup.join_files) == {
+            directory / ("tasks" if version == 1 else "cgroup.procs")
+            for version, directory in cgroup.directories.values()
+        }
         head = launcher_args(cgroup.join_files, [], prlimit=prlimit)
-        code = "import os, subprocess; print(os.getpid(), subprocess.Popen(['sleep', '60']).pid)"
+        code = (
+            "import os, subprocess\n"
+            "sleeper = subprocess.Popen(['sleep', '60'], stdout=subprocess.DEVNULL)\n"
+            "print(os.getpid(), sleeper.pid)"
+        )
         started = subprocess.Popen([*head, sys.executable, "-c", code], stdout=subprocess.PIPE)
         assert started.stdout is not None
-        first, child = (int(pid) for pid in started.stdout.readline().split())
-        members = (directory / "cgroup.procs").read_text().split()
-        assert {str(first), str(child)} <= set(members)
+        first, child = started.stdout.readline().split()
+        for directory in directories:
+            assert {first, child} <= set((directory / "cgroup.procs").read_bytes().split())
         started.communicate()
     finally:
         cgroup.remove()
-    assert not directory.exists()
+    assert not any(directory.exists() for directory in directories)
 
 
 def test_a_cgroup_for_the_limits_a_run_has_and_always_one_for_cpu_time(
