@@ -18,6 +18,7 @@ from codegenie.eval.errors import (
     CandidatesDirInvalid,
     CaseNotFound,
     CaseProblem,
+    CheckUnavailable,
     EvalError,
     InitConflict,
     InvalidTaskClassName,
@@ -174,6 +175,11 @@ EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
         CandidatesDirInvalid(Path("runs/x"), "does not exist"),
         2,
         {"path": Path("runs/x"), "reason": "does not exist"},
+    ),
+    (
+        CheckUnavailable("Too many open files"),
+        4,
+        {"cause": "Too many open files"},
     ),
     (
         RubricMissing("foo", Path("/b/foo/rubric.py")),
