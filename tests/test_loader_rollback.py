@@ -26,8 +26,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
-import warnings
 import types
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
