@@ -193,8 +193,11 @@ def test_a_rubric_that_raises_is_reported_where_it_broke(tmp_path: Path) -> None
         f"on expected/ and input/ of case 'one' of '{SLUG}'"
     ]
     assert "protocol" not in done.stdout
+    assert "  hint: fix the rubric at this line; -v shows the rubric's traceback" in done.stdout
     verbose = cli(bench, "-v", "check", "--rubrics")
     assert "Traceback (most recent call last)" in verbose.stdout
+    assert "  hint: fix the rubric at this line\n" in verbose.stdout  # -v is given: not asked again
+    assert "-v shows" not in verbose.stdout
     document = json.loads(cli(bench, "--format", "json", "check", "--rubrics").stdout)
     [error] = [d for d in document["diagnostics"] if d["code"] == "rubric-error"]
     assert "KeyError: 'digestt'" in error["traceback"]

@@ -15,10 +15,21 @@ from typing import Final
 
 from codegenie.eval.diagnostics import Diagnostic, Severity
 
-__all__ = ("CODES", "VERBOSE_CLAUSE", "Code", "diagnostic")
+__all__ = (
+    "CODES",
+    "RUBRIC_VERBOSE_CLAUSE",
+    "VERBOSE_CLAUSE",
+    "VERBOSE_CLAUSES",
+    "Code",
+    "diagnostic",
+)
 
 #: The end of a hint that sends the reader to ``-v``: left out when ``-v`` is already given.
 VERBOSE_CLAUSE: Final = "; -v shows the registration's traceback"
+#: The same, for a rubric that raised.
+RUBRIC_VERBOSE_CLAUSE: Final = "; -v shows the rubric's traceback"
+#: Every hint ending that ``-v`` makes pointless.
+VERBOSE_CLAUSES: Final = (VERBOSE_CLAUSE, RUBRIC_VERBOSE_CLAUSE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ from codegenie.eval._toml.positions import TomlPositions
 from codegenie.eval.cases import CASE_FILE, CASE_FILE_SIZE_LIMIT, Case
 from codegenie.eval.check.codes import diagnostic
 from codegenie.eval.check.static import display_path
+from codegenie.eval.codes import RUBRIC_VERBOSE_CLAUSE
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.rubrics import (
     RubricResult,
@@ -395,7 +396,7 @@ def _rubric_error(run: CaseRun, result: RubricResult, name: str) -> Diagnostic:
             frame[1],
             1,
             slug=run.slug,
-            hint="fix the rubric at this line; -v shows its traceback",
+            hint="fix the rubric at this line" + RUBRIC_VERBOSE_CLAUSE,
         )
     else:
         reason = f": {result.reason}" if result.reason else ""

@@ -134,13 +134,8 @@ class Output:
             home = os.environ.get("GITHUB_WORKSPACE") or (str(base) if base else None)
             lines = [_rebased(d, home).render_github() for d in found]
         else:
-            from codegenie.eval.codes import VERBOSE_CLAUSE  # noqa: PLC0415 - start-up: only when there is something to report
-
             if self.verbose:  # -v is given: a hint that asks for it says nothing more
-                found = [
-                    replace(d, hint=d.hint.removesuffix(VERBOSE_CLAUSE)) if d.hint else d
-                    for d in found
-                ]
+                found = [_without_verbose_clause(d) for d in found]
             colour = wants_colour(stream)
             lines = []
             for i, diagnostic in enumerate(found):
@@ -153,6 +148,17 @@ class Output:
                     )
                 )
         stream.write("".join(line + "\n" for line in lines))
+
+
+def _without_verbose_clause(diagnostic: Diagnostic) -> Diagnostic:
+    """``diagnostic`` without the end of its hint that sends the reader to ``-v``."""
+    from codegenie.eval.codes import VERBOSE_CLAUSES  # noqa: PLC0415 - start-up: only when there is something to report
+
+    hint = diagnostic.hint
+    if hint is None or not hint.endswith(VERBOSE_CLAUSES):
+        return diagnostic
+    clause = next(clause for clause in VERBOSE_CLAUSES if hint.endswith(clause))
+    return replace(diagnostic, hint=hint.removesuffix(clause))
 
 
 def _rebased(diagnostic: Diagnostic, home: str | None) -> Diagnostic:
