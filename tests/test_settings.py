@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from codegenie.eval._settings import load_settings, resolve
 from codegenie.eval.errors import SettingsInvalid
 
-from .factory import Bench, make_bench
+from .factory import Bench, make_bench, write_case
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -145,3 +146,245 @@ def test_list_never_reads_the_table(bench: Bench) -> None:
     done = run("list", cwd=bench.base)
     assert done.returncode == 0, done.stderr
     assert "aa" in done.stdout
+
+
+# -- grade: jobs, sandbox and format from the table ---------------------------------------
+
+
+def candidates(bench: Bench) -> Path:
+    """Return a candidates directory that solves the bench's only case (aa's example)."""
+    runs = bench.base / "runs"
+    (runs / "example").mkdir(parents=True, exist_ok=True)
+    (runs / "example" / "answer.txt").write_text("solved\n", "utf-8")
+    return runs
+
+
+def test_grade_takes_sandbox_and_format_from_the_table(bench: Bench) -> None:
+    """sandbox and format in the table are grade's too: JSON, graded outside any sandbox."""
+    candidates(bench)
+    settings_file(bench.base, 'sandbox = "none"\nformat = "json"\n')
+    done = run("--no-cache", "grade", "aa", "runs", cwd=bench.base)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["sandbox"] == "none"
+    assert (document["passed"], document["total"]) == (1, 1)
+    assert "warning: --sandbox none" in done.stderr
+
+
+def test_grade_command_line_beats_the_table(bench: Bench) -> None:
+    """--format and --sandbox on the command line win over the table's."""
+    candidates(bench)
+    settings_file(bench.base, 'sandbox = "bwrap"\nformat = "json"\n')
+    done = run("--no-cache", "grade", "aa", "runs", "--sandbox", "none", cwd=bench.base)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["sandbox"] == "none"
+    done = run(
+        "--no-cache",
+        "grade",
+        "aa",
+        "runs",
+        "--sandbox",
+        "none",
+        "--format",
+        "junit",
+        cwd=bench.base,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("<?xml"), done.stdout
+    done = run(
+        "--no-cache",
+        "grade",
+        "aa",
+        "runs",
+        "--sandbox",
+        "none",
+        "--format",
+        "text",
+        cwd=bench.base,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "1/1 passed"
+
+
+# Passes, and says whether another rubric ran at the same time: each one leaves a file
+# in the directory its candidate names, then waits (a few seconds at most) for a second.
+MEETING_RUBRIC = """\
+import json, sys, tempfile, time
+from pathlib import Path
+
+place = Path((Path(sys.argv[2]) / "meet.txt").read_text("utf-8").strip())
+tempfile.mkstemp(dir=place)
+deadline = time.monotonic() + 5
+while len(list(place.iterdir())) < 2 and time.monotonic() < deadline:
+    time.sleep(0.02)
+met = len(list(place.iterdir())) >= 2
+print(json.dumps({"passed": True, "reason": "met" if met else "alone"}))
+"""
+
+
+def test_grade_takes_jobs_from_the_table(tmp_path: Path) -> None:
+    """jobs = 1 in the table: the rubrics of two cases never run at once; --jobs 2 wins."""
+    bench = make_bench(tmp_path / "repo", "aa", parts=True)
+    package = bench.root / "aa"
+    (package / "rubric.py").write_text(MEETING_RUBRIC, "utf-8")
+    write_case(package / "cases", "second", 'description = "A second case."\n')
+    settings_file(bench.base, 'jobs = 1\nsandbox = "none"\nformat = "json"\n')
+
+    def reasons(*options: str) -> list[str]:
+        place = Path(tempfile.mkdtemp(dir=tmp_path))
+        for case in ("example", "second"):
+            candidate = bench.base / "runs" / case
+            candidate.mkdir(parents=True, exist_ok=True)
+            (candidate / "meet.txt").write_text(str(place), "utf-8")
+        done = run("--no-cache", "grade", "aa", "runs", *options, cwd=bench.base)
+        assert done.returncode == 0, done.stderr
+        return sorted(result["reason"] for result in json.loads(done.stdout)["results"])
+
+    # One at a time: the first waits alone; the second finds the first's file.
+    assert reasons() == ["alone", "met"]
+    assert reasons("--jobs", "2") == ["met", "met"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param("jbos = 2\n", id="a misspelt key"),
+        pytest.param("jobs = 0\n", id="a key grade uses"),
+        pytest.param("timeout = 0\n", id="a key only check uses"),
+        pytest.param('select = ["no-such-code"]\n', id="an unknown code"),
+    ],
+)
+def test_grade_refuses_a_bad_table_with_exit_2(bench: Bench, body: str) -> None:
+    """Any bad key is exit 2 in grade as in check (the same mistake), located, before grading."""
+    candidates(bench)
+    settings_file(bench.base, body)
+    done = run("--no-cache", "grade", "aa", "runs", "--sandbox", "none", cwd=bench.base)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert "pyproject.toml:5:" in done.stderr
+    assert "error[settings-invalid]" in done.stderr
+    assert "passed" not in done.stderr
+    assert run("check", "--show-settings", cwd=bench.base).returncode == 2
+    done = run("grade", "aa", "runs", "--format", "json", cwd=bench.base)
+    assert done.returncode == 2
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "settings-invalid"
+    assert error["diagnostics"][0]["line"] == 5
+
+
+def test_grade_passes_over_a_table_format_it_does_not_write(bench: Bench) -> None:
+    """format = "sarif", shared with check: check writes SARIF, grade its default, text.
+
+    --show-settings says why; on the command line --format sarif is still a
+    usage error in grade.
+    """
+    candidates(bench)
+    settings_file(bench.base, 'format = "sarif"\nsandbox = "none"\n')
+    done = run("--no-cache", "grade", "aa", "runs", cwd=bench.base)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].startswith("passed   example")
+    assert done.stdout.splitlines()[-1] == "1/1 passed"
+    shown = run("grade", "aa", "runs", "--show-settings", cwd=bench.base)
+    assert shown.returncode == 0, shown.stderr
+    line = next(x for x in shown.stdout.splitlines() if x.startswith("format ="))
+    assert line.startswith('format = "text"')
+    assert line.endswith(
+        '# default (pyproject.toml:5 sets "sarif", which this command does not write)'
+    )
+    checked = run("check", "--jobs", "1", cwd=bench.base)
+    assert checked.returncode == 0, checked.stderr
+    assert json.loads(checked.stdout)["version"] == "2.1.0"
+    typed = run("grade", "aa", "runs", "--format", "sarif", cwd=bench.base)
+    assert typed.returncode == 2
+    assert "--format sarif is only for check, merge" in typed.stderr
+
+
+def test_grade_ignores_the_keys_only_check_uses(bench: Bench) -> None:
+    """strict, select, ignore, timeout and repeat are check's: grade grades as without them."""
+    candidates(bench)
+    settings_file(
+        bench.base,
+        'strict = true\nselect = ["cases-missing"]\nignore = ["timeout-tight"]\n'
+        'timeout = 0.001\nrepeat = 3\nsandbox = "none"\n',
+    )
+    done = run("--no-cache", "grade", "aa", "runs", cwd=bench.base)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "1/1 passed"
+
+
+def test_grade_show_settings_says_where_its_settings_came_from(bench: Bench) -> None:
+    """grade --show-settings: its three settings only, each with its origin; nothing graded."""
+    settings_file(bench.base, 'strict = true\njobs = 2\nformat = "json"\n')
+    done = run("grade", "aa", "nowhere", "--show-settings", "--sandbox", "none", cwd=bench.base)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document == {
+        "file": str(bench.base / "pyproject.toml"),
+        "settings": {
+            "jobs": {"value": 2, "source": "pyproject.toml", "line": 6},
+            "sandbox": {"value": "none", "source": "command line", "line": None},
+            "format": {"value": "json", "source": "pyproject.toml", "line": 7},
+        },
+    }
+    assert "warning" not in done.stderr  # no rubric runs, so no word about the sandbox
+    done = run("grade", "aa", "nowhere", "--show-settings", "--format", "text", cwd=bench.base)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f"# settings from {bench.base / 'pyproject.toml'}",
+        "jobs = 2          # pyproject.toml:6",
+        'sandbox = "auto"  # default',
+        'format = "text"   # command line',
+    ]
+
+
+# -- which commands open pyproject.toml ---------------------------------------------------
+
+# Runs the command in-process under an audit hook that counts every attempt to open a
+# pyproject.toml (found or not), and prints the count last on stderr.
+PROBE = """\
+import sys
+import tempfile
+tries = []
+def hook(event, args):
+    if event == "open" and str(args[0]).endswith("pyproject.toml"):
+        tries.append(args[0])
+sys.addaudithook(hook)
+from codegenie.eval.cli._app import main
+main(sys.argv[1:])
+sys.stderr.write(f"\\npyproject.toml opened {len(tries)} times\\n")
+"""
+
+
+def pyproject_opened(*args: str, cwd: Path) -> bool:
+    """Whether the command ``args`` tries to open a pyproject.toml, anywhere."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith("pyproject.toml opened"), done.stderr
+    return last != "pyproject.toml opened 0 times"
+
+
+@pytest.mark.parametrize(
+    ("command", "opens"),
+    [
+        pytest.param(("list",), False, id="list"),
+        pytest.param(("show", "aa"), False, id="show"),
+        pytest.param(("plan",), False, id="plan"),
+        pytest.param(("explain", "cases-missing"), False, id="explain"),
+        pytest.param(("schema",), False, id="schema"),
+        pytest.param(("check", "--show-settings"), True, id="check"),
+        pytest.param(("grade", "aa", "runs", "--show-settings"), True, id="grade"),
+    ],
+)
+def test_only_the_commands_that_use_a_setting_open_pyproject(
+    bench: Bench, command: tuple[str, ...], opens: bool
+) -> None:
+    """list, show, plan, explain and schema never open pyproject.toml; check and grade do."""
+    settings_file(bench.base, "jobs = 2\n")
+    assert pyproject_opened(*command, cwd=bench.base) is opens

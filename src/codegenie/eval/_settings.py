@@ -1,4 +1,4 @@
-"""The check's settings: ``[tool.codegenie-bench]`` in ``pyproject.toml``, then the command line.
+"""The settings of check and grade: ``[tool.codegenie-bench]``, then the command line.
 
 A bench repository writes the options it always wants once, where ruff and
 pytest users look for them: the ``[tool.codegenie-bench]`` table of the
@@ -9,13 +9,16 @@ pytest do). The file is read under the manifest's reading rules
 located) and validated by a frozen, closed model; every problem is reported
 with its line, column and (for a misspelt key) the key it probably meant.
 What the command line gives wins over the file; :func:`resolve` says where
-each value in force came from.
+each value in force came from. A command reads the whole table (a broken
+table is the same mistake in every command that reads it) but puts in force
+only the settings it uses: ``grade`` uses ``jobs``, ``sandbox`` and
+``format``, and passes over a ``format`` it does not write.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal, final
@@ -100,13 +103,15 @@ class Setting:
     """One setting in force: its value, and where it came from.
 
     ``source`` is ``"default"``, ``"pyproject.toml"`` (then ``line`` is where
-    the key is written) or ``"command line"``.
+    the key is written) or ``"command line"``. ``note`` says why a value the
+    file gives is not in force (a ``format`` the command does not write).
     """
 
     name: str
     value: object
     source: str
     line: int | None = None
+    note: str = ""
 
     @property
     def origin(self) -> str:
@@ -126,7 +131,7 @@ class Settings:
         return self.values[name].value
 
     def to_json(self) -> dict[str, Any]:
-        """Return the documented JSON shape of ``check --show-settings``."""
+        """Return the documented JSON shape of ``--show-settings``."""
         return {
             "file": None if self.file is None else str(self.file),
             "settings": {
@@ -147,7 +152,8 @@ class Settings:
         lines = [head]
         for name, setting in self.values.items():
             left = f"{name} = {shown[name]}"
-            lines.append(f"{left.ljust(width)}  # {setting.origin}")
+            note = f" ({setting.note})" if setting.note else ""
+            lines.append(f"{left.ljust(width)}  # {setting.origin}{note}")
         return "\n".join(lines) + "\n"
 
 
@@ -251,17 +257,39 @@ def load_settings(start: Path) -> FileSettings:
     return FileSettings(file, model, lines)
 
 
-def resolve(read: FileSettings, given: Mapping[str, object]) -> Settings:
-    """Return the settings in force: ``given`` (command line), else the file's, else defaults."""
+def resolve(
+    read: FileSettings,
+    given: Mapping[str, object],
+    *,
+    names: Iterable[str] | None = None,
+    formats: Collection[str] | None = None,
+) -> Settings:
+    """Return the settings in force: ``given`` (command line), else the file's, else defaults.
+
+    ``names`` are the settings the command uses (default: every one); the
+    others are left out, whatever the file says of them. ``formats`` are the
+    formats the command writes (default: every one): a ``format`` the file
+    gives outside them is passed over, and the default is in force, with a
+    note that says so (a table that ``check`` and ``grade`` share may well
+    say ``"sarif"``, which only ``check`` writes).
+    """
+    used = set(DEFAULTS if names is None else names)
     values = {}
     for name, default in DEFAULTS.items():
+        if name not in used:
+            continue
         from_file = getattr(read.table, name)
+        line = read.lines.get(name)
         if given.get(name) is not None:
             values[name] = Setting(name, given[name], "command line")
-        elif from_file is not None:
-            values[name] = Setting(name, from_file, _FILE_NAME, read.lines.get(name))
-        else:
+        elif from_file is None:
             values[name] = Setting(name, default, "default")
+        elif name == "format" and formats is not None and from_file not in formats:
+            written = f"{_FILE_NAME}:{line} sets {_shown(from_file)}"
+            note = f"{written}, which this command does not write"
+            values[name] = Setting(name, default, "default", note=note)
+        else:
+            values[name] = Setting(name, from_file, _FILE_NAME, line)
     return Settings(read.file, values)
 
 

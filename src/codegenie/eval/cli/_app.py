@@ -28,7 +28,16 @@ from codegenie.eval.cli import (
     cmd_schema,
     cmd_show,
 )
-from codegenie.eval.cli._base import PROG, VERSION, Command, Output, UsageError, dumps
+from codegenie.eval.cli._base import (
+    FORMAT_COMMANDS,
+    FORMATS,
+    PROG,
+    VERSION,
+    Command,
+    Output,
+    UsageError,
+    dumps,
+)
 from codegenie.eval.errors import EvalError, RunPlanError
 
 __all__ = ("COMMANDS", "fail", "main")
@@ -93,7 +102,8 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
     group.add_argument(
         "--format",
         choices=FORMATS,
-        # None: not given, so check may take it from [tool.codegenie-bench] (_parse says text).
+        # None: not given, so check and grade may take it from [tool.codegenie-bench]
+        # (_parse says text).
         default=default(None),
         help="output format (default: text; github: workflow annotations, check, grade and "
         "merge; junit: JUnit XML, check, grade and merge; sarif: SARIF 2.1.0, check and merge)",
@@ -169,15 +179,6 @@ def _requested_format(argv: Sequence[str]) -> str:
     return known.format if known.format in {"json", "github"} else "text"
 
 
-#: The --format values, and the commands that accept each (every command: text and json).
-FORMATS: Final = ("text", "json", "github", "junit", "sarif")
-_FORMAT_COMMANDS: Final[dict[str, tuple[str, ...]]] = {
-    "github": ("check", "grade", "merge"),
-    "junit": ("check", "grade", "merge"),
-    "sarif": ("check", "merge"),
-}
-
-
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
     """Parse ``argv``; raise ``UsageError`` for a command line that does not make sense."""
     parser = _parser()
@@ -185,7 +186,7 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     args.format_given = args.format is not None
     if args.format is None:
         args.format = "text"
-    allowed = _FORMAT_COMMANDS.get(args.format)
+    allowed = FORMAT_COMMANDS.get(args.format)
     if allowed is not None and args.command not in allowed:
         detail = f"--format {args.format} is only for {', '.join(allowed)}"
         raise UsageError(parser.format_usage().strip(), detail)

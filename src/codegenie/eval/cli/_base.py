@@ -19,19 +19,24 @@ from codegenie.eval.errors import EvalError
 
 if TYPE_CHECKING:
     from codegenie.eval._manifest.model import BenchManifest
+    from codegenie.eval._settings import Settings
     from codegenie.eval.diagnostics import Diagnostic
     from codegenie.eval.rubrics import Sandbox
 
 __all__ = (
     "EXIT_USAGE",
+    "FORMATS",
+    "FORMAT_COMMANDS",
     "PROG",
     "VERSION",
     "Command",
     "Output",
     "UsageError",
+    "apply_settings",
     "columns",
     "dumps",
     "load_manifest",
+    "manifest_path",
     "positive_int",
     "shard_type",
     "step_summary",
@@ -40,6 +45,14 @@ __all__ = (
 PROG: Final = "codegenie-bench"
 EXIT_USAGE: Final = 2
 VERSION: Final = f"{PROG} {__version__}"
+
+#: The --format values, and the commands that write each (every command: text and json).
+FORMATS: Final = ("text", "json", "github", "junit", "sarif")
+FORMAT_COMMANDS: Final[dict[str, tuple[str, ...]]] = {
+    "github": ("check", "grade", "merge"),
+    "junit": ("check", "grade", "merge"),
+    "sarif": ("check", "merge"),
+}
 
 
 @final
@@ -224,13 +237,22 @@ def columns(rows: Sequence[tuple[str, ...]]) -> str:
     return "\n".join(lines)
 
 
-def load_manifest(args: argparse.Namespace, out: Output) -> BenchManifest:
-    """Read ``--manifest``, else the nearest ``bench.toml``; remember it for error reports."""
+def manifest_path(args: argparse.Namespace) -> Path:
+    """Return ``--manifest``, else the nearest ``bench.toml`` (``BenchManifestNotFound``: none)."""
+    from codegenie.eval._manifest.read import find_manifest  # noqa: PLC0415 - start-up: only the commands that read the manifest pay for it
+
+    if args.manifest is not None:
+        return Path(args.manifest)
+    return find_manifest(Path.cwd())
+
+
+def load_manifest(args: argparse.Namespace, out: Output, path: Path | None = None) -> BenchManifest:
+    """Read ``path`` (default: :func:`manifest_path`); remember it for error reports."""
     from codegenie.eval._cache.memo import load_manifest_cached  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._manifest.model import BenchManifest  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval._manifest.read import find_manifest  # noqa: PLC0415 - start-up: only this command pays for it
 
-    path = args.manifest if args.manifest is not None else find_manifest(Path.cwd())
+    if path is None:
+        path = manifest_path(args)
     if getattr(args, "no_cache", False):
         manifest = BenchManifest.load(path)
     else:
@@ -248,7 +270,7 @@ def add_sandbox_option(parser: argparse.ArgumentParser, *, default: str | None =
     """Add ``--sandbox auto|bwrap|none`` to a command that runs rubrics.
 
     ``default=None`` lets the command tell a ``--sandbox`` given from one
-    that was not (``check`` then takes it from its settings).
+    that was not (``check`` and ``grade`` then take it from their settings).
     """
     parser.add_argument(
         "--sandbox",
@@ -274,3 +296,38 @@ def choose_sandbox(args: argparse.Namespace, out: Output) -> Sandbox:
             "with your rights, files, environment and network; nothing they start is stopped\n"
         )
     return sandbox
+
+
+def apply_settings(
+    args: argparse.Namespace,
+    out: Output,
+    manifest: Path,
+    names: Sequence[str] | None = None,
+) -> Settings:
+    """Put the command's settings in force: the command line's, else the table's, else the defaults.
+
+    The ``[tool.codegenie-bench]`` table is looked for at and above
+    ``manifest``'s directory and validated whole, so a broken table raises
+    ``SettingsInvalid`` (exit 2) in every command that reads it, even for a
+    key the command does not use. ``names`` are the settings the command
+    uses (default: every one); each is set on ``args`` (an option's value
+    ``None`` means not given), ``format`` on ``out`` too. A ``format`` the
+    table gives that the command does not write is passed over: the
+    command's default, ``text``, is in force (``--show-settings`` says so).
+    """
+    from codegenie.eval._settings import DEFAULTS, load_settings, resolve  # noqa: PLC0415 - start-up: only the commands that use a setting pay for it
+
+    used = tuple(DEFAULTS) if names is None else tuple(names)
+    given = {name: getattr(args, name, None) for name in used}
+    if "format" in used:  # args.format is "text" when not given: only format_given tells
+        given["format"] = args.format if args.format_given else None
+    writes = tuple(f for f in FORMATS if args.command in FORMAT_COMMANDS.get(f, (args.command,)))
+    read = load_settings(manifest.absolute().parent)
+    settings = resolve(read, given, names=used, formats=writes)
+    for name in used:
+        if name != "format":
+            setattr(args, name, settings[name])
+    if "format" in used and not args.format_given:
+        out.format = args.format = str(settings["format"])
+        out.json = out.format == "json"
+    return settings

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codegenie.eval._output import escape_control
@@ -11,14 +10,15 @@ from codegenie.eval.cli._base import (
     Command,
     Output,
     add_sandbox_option,
+    apply_settings,
     choose_sandbox,
+    manifest_path,
     positive_int,
     step_summary,
 )
 from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
 
 if TYPE_CHECKING:
-    from codegenie.eval._settings import Settings
     from codegenie.eval.check import CheckReport
 
 __all__ = ("COMMAND",)
@@ -31,7 +31,6 @@ def run(args: argparse.Namespace, out: Output) -> int:
     1; 4 when there is no manifest it can read (missing, or not TOML: the
     exit code of that mistake in every command).
     """
-    from codegenie.eval._manifest.read import find_manifest  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.check import run_check  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.errors import BenchManifestInvalid, InvalidTaskClassName  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.naming import slug_problem  # noqa: PLC0415 - start-up: only this command pays for it
@@ -40,13 +39,9 @@ def run(args: argparse.Namespace, out: Output) -> int:
         reason = slug_problem(slug)
         if reason is not None:
             raise InvalidTaskClassName(slug, reason)
-    path = args.manifest if args.manifest is not None else find_manifest(Path.cwd())
-    settings = _settings(args, path)
-    for name in ("strict", "jobs", "timeout", "repeat", "sandbox", "select", "ignore"):
-        setattr(args, name, settings[name])
-    if not args.format_given:
-        out.format = args.format = str(settings["format"])
-        out.json = out.format == "json"
+    path = manifest_path(args)
+    # The command line's, else [tool.codegenie-bench]'s (at or above the manifest), else defaults.
+    settings = apply_settings(args, out, path)
     if args.show_settings:
         out.result(settings.to_json(), settings.render())
         return 0
@@ -119,19 +114,6 @@ def _report(args: argparse.Namespace, out: Output, report: CheckReport) -> None:
     else:
         out.diagnostics(report.diagnostics, stream=out.stdout, base=None)
         out.note(report.summary())
-
-
-def _settings(args: argparse.Namespace, manifest: Path) -> Settings:
-    """Return the settings in force: the command line's, else ``[tool.codegenie-bench]``'s.
-
-    The table is looked for at and above the manifest's directory. Raises
-    ``SettingsInvalid`` (exit 2) for a table that cannot be used.
-    """
-    from codegenie.eval._settings import DEFAULTS, load_settings, resolve  # noqa: PLC0415 - start-up: only this command pays for it
-
-    given = {name: getattr(args, name, None) for name in DEFAULTS}
-    given["format"] = args.format if args.format_given else None
-    return resolve(load_settings(manifest.absolute().parent), given)
 
 
 def _codes(text: str) -> list[str]:

@@ -9,6 +9,11 @@ order, printed as soon as it and every case before it are graded, then the
 summary line. JSON: the report, one document. Exit 0 when there was a case
 and every case passed, 1 otherwise (a missing candidate or a rubric error is
 not a pass, and grading nothing proves nothing).
+
+``--jobs``, ``--sandbox`` and ``--format`` not given are taken from the
+``[tool.codegenie-bench]`` table (:data:`SETTINGS`), as ``check`` takes its
+own; a table ``format`` that grade does not write (``"sarif"``) is passed
+over for the default, ``text``.
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ from codegenie.eval.cli._base import (
     Command,
     Output,
     add_sandbox_option,
+    apply_settings,
     choose_sandbox,
     load_manifest,
+    manifest_path,
     positive_int,
     shard_type,
     step_summary,
@@ -40,7 +47,11 @@ if TYPE_CHECKING:
     from codegenie.eval.diagnostics import Diagnostic
     from codegenie.eval.grading import GradeReport, GradeResult, GradeStatus
 
-__all__ = ("COMMAND", "REASON_WIDTH", "grade_diagnostics", "paint", "result_line")
+__all__ = ("COMMAND", "REASON_WIDTH", "SETTINGS", "grade_diagnostics", "paint", "result_line")
+
+#: The settings of ``[tool.codegenie-bench]`` that mean something for grade; the
+#: others (select, ignore, strict, timeout, repeat) are check's, validated but not used.
+SETTINGS = ("jobs", "sandbox", "format")
 
 # The widest status word ("missing"), so that the case ids line up.
 _STATUS_WIDTH = 7
@@ -115,9 +126,15 @@ def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the fl
     from codegenie.eval.problems import with_shown_paths  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415 - start-up: only this command pays for it
 
+    path = manifest_path(args)
+    # The command line's, else [tool.codegenie-bench]'s (at or above the manifest), else defaults.
+    settings = apply_settings(args, out, path, SETTINGS)
+    if args.show_settings:
+        out.result(settings.to_json(), settings.render())
+        return 0
     candidates = _candidates(args.candidates)
     sandbox = choose_sandbox(args, out)
-    manifest = load_manifest(args, out)
+    manifest = load_manifest(args, out, path)
     out.slug = args.slug
     found = resolve(args.slug, manifest, registry=TaskClassRegistry())
     task_class = found.task_class
@@ -351,7 +368,7 @@ def _case_id(text: str) -> str:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Add the slug and CANDIDATES_DIR arguments, --case and --jobs."""
+    """Add grade's arguments; a setting's default is ``None``: not given, so the file's value."""
     parser.add_argument("slug", help="the task class, e.g. vuln-remediation")
     parser.add_argument(
         "candidates",
@@ -413,7 +430,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="grade only slice K of N (1/4 … 4/4) of the cases, for a CI matrix "
         "(the split check --shard makes of slugs, on case ids)",
     )
-    add_sandbox_option(parser)
+    parser.add_argument(
+        "--show-settings",
+        action="store_true",
+        help="print the settings this grading would use (jobs, sandbox, format) and where "
+        "each came from, then exit without grading",
+    )
+    add_sandbox_option(parser, default=None)
 
 
 COMMAND = Command(
@@ -424,6 +447,7 @@ examples:
   codegenie-bench grade vuln-remediation runs/42           CANDIDATES_DIR/<case-id>/ per case
   codegenie-bench grade vuln-remediation runs/42 --case jinja2-cve-2024-22195 --jobs 4
   codegenie-bench grade vuln-remediation runs/42 --format json
+  codegenie-bench grade vuln-remediation runs/42 --show-settings   what pyproject.toml sets
 """,
     run=run,
     configure=configure,
