@@ -205,6 +205,14 @@ class _Result:
             and not self.buffer
         )
 
+    def settled(self) -> bool:
+        """Whether nothing more on the channel can change the verdict: complete, or refused.
+
+        Either way the child's stop is then looked for, so that a refused
+        answer is concluded when the child stops or ends, not at the timeout.
+        """
+        return self.refused is not None or self.complete()
+
     def feed(self, chunk: bytes) -> None:
         """Take the next chunk of the channel; never raises."""
         self.size += len(chunk)
@@ -384,7 +392,7 @@ class _Server:
         timeout = float(request["timeout"])
         # Requests that come meanwhile are kept; the request channel's end is the parent's.
         watch = {self.requests: self._read_requests}
-        ending = child.wait(timeout, watch=watch, drain_grace=0.0, answered=result.complete)
+        ending = child.wait(timeout, watch=watch, drain_grace=0.0, answered=result.settled)
         if self.closed:
             self.stop(1)
         return _answer(request_id, ending, result, timeout)
