@@ -50,7 +50,11 @@ _KNOWN_ACTIONS = (
 )
 _EXPRESSION = re.compile(r"\$\{\{\s*matrix\.(\w+)\s*\}\}")
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+    # One worker builds the release and the machine once for the whole module.
+    pytest.mark.xdist_group("ci-recipes"),
+]
 
 
 def _documents() -> list[Any]:

@@ -90,7 +90,7 @@ def test_shipped_bench_tests_pass_whatever_task_classes_it_holds(tmp_path: Path)
     tests = subprocess.run(
         [
             sys.executable,
-            *("-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "shipped_bench"),
+            *("-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "-m", "shipped_bench"),
             *marked,
         ],
         cwd=repo,
