@@ -22,6 +22,7 @@ It needs ``git`` and the package index the project installs from (for
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import shutil
@@ -36,6 +37,8 @@ import pytest
 import yaml
 
 from codegenie.eval import __version__
+
+from .test_reports import JUNIT_SCHEMA, validate_sarif
 
 REPO = Path(__file__).resolve().parent.parent
 CI_DOC = REPO / "docs" / "ci.md"
@@ -366,6 +369,8 @@ def test_every_github_workflow_passes_on_a_clean_bench(bench_repo: Path, machine
         assert summary.read_text(encoding="utf-8").strip(), "no step summary was appended"
         for produced in re.findall(r"--output-file (\S+)", "\n".join(ran)):
             assert (checkout / produced).stat().st_size > 0, produced
+            if produced.endswith(".sarif"):  # what code scanning is sent
+                validate_sarif(json.loads((checkout / produced).read_text(encoding="utf-8")))
 
 
 def test_the_github_merge_job_fails_when_a_shard_finds_a_problem(
@@ -404,8 +409,8 @@ def test_the_gitlab_pipeline_passes_and_reports_junit(bench_repo: Path, machine:
         if isinstance(job, dict) and "reports" in job.get("artifacts", {})
     ]
     assert reports
-    for report in reports:
-        assert (checkout / report).read_text(encoding="utf-8").startswith("<?xml")
+    for report in reports:  # what GitLab's test tab reads
+        JUNIT_SCHEMA.validate((checkout / report).read_text(encoding="utf-8"))
 
 
 def test_the_gitlab_merge_fails_when_a_shard_report_is_lost(

@@ -1,6 +1,7 @@
 """JUnit XML from a ``check`` or ``grade`` JSON document.
 
-The shape is the common one CI systems read: ``testsuites`` holding one
+The shape is the common one CI systems read (the JUnit schema of Jenkins'
+xUnit plugin, which the tests validate it against): ``testsuites`` holding one
 ``testsuite`` (``name``, ``tests``, ``failures``, ``errors``, ``skipped``,
 ``time``) holding ``testcase`` elements (``classname``, ``name``, ``time``),
 each with at most one ``failure`` or ``error`` child (``message``, ``type``,
@@ -45,7 +46,8 @@ def _render(suite_name: str, cases: Sequence[ET.Element], *, time: float) -> str
         time=f"{time:.3f}",
     )
     suite.extend(cases)
-    for key in ("tests", "failures", "errors", "skipped", "time"):
+    # The totals again on ``testsuites``, as far as the common schema has them (no ``skipped``).
+    for key in ("tests", "failures", "errors", "time"):
         root.set(key, suite.get(key, "0"))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
