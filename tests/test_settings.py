@@ -178,32 +178,23 @@ def test_grade_command_line_beats_the_table(bench: Bench) -> None:
     done = run("--no-cache", "grade", "aa", "runs", "--sandbox", "none", cwd=bench.base)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["sandbox"] == "none"
-    done = run(
-        "--no-cache",
-        "grade",
-        "aa",
-        "runs",
-        "--sandbox",
-        "none",
-        "--format",
-        "junit",
-        cwd=bench.base,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("<?xml"), done.stdout
-    done = run(
-        "--no-cache",
-        "grade",
-        "aa",
-        "runs",
-        "--sandbox",
-        "none",
-        "--format",
-        "text",
-        cwd=bench.base,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == "1/1 passed"
+    graded = {
+        fmt: run(
+            "--no-cache",
+            "grade",
+            "aa",
+            "runs",
+            "--sandbox",
+            "none",
+            "--format",
+            fmt,
+            cwd=bench.base,
+        )
+        for fmt in ("junit", "text")
+    }
+    assert [done.returncode for done in graded.values()] == [0, 0], graded
+    assert graded["junit"].stdout.startswith("<?xml"), graded["junit"].stdout
+    assert graded["text"].stdout.splitlines()[-1] == "1/1 passed"
 
 
 # Passes, and says whether another rubric ran at the same time: each one leaves a file
