@@ -377,8 +377,8 @@ def run_rubrics(
     # Deferred for the check's workers, which import this module but never run
     # rubrics: concurrent.futures brings logging, whose fork handlers would run
     # at the fork of every slug.
-    import queue  # noqa: PLC0415 - with concurrent.futures: only a batch of runs needs it
-    from concurrent.futures import Future, ThreadPoolExecutor  # noqa: PLC0415
+    import queue  # noqa: PLC0415 - as concurrent.futures below: only a batch of runs needs it
+    from concurrent.futures import Future, ThreadPoolExecutor  # noqa: PLC0415 - see the comment above
 
     results: list[RubricResult | None] = [None] * len(runs)
     if not runs:
