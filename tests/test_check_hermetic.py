@@ -333,6 +333,8 @@ def test_forged_answers_are_the_forgers_problem(tmp_path: Path, tail: str, expec
     report = check(bench, jobs=1, timeout=120.0)
     assert [slug for _, slug in codes(report)] == ["forges"]
     assert codes(report)[0][0] in {expected, "import-crashed"}
+    for found in report.diagnostics:  # nothing to show under -v: the hint does not ask for it
+        assert "-v" not in (found.hint or ""), found
     # Concluded when the forger's process ended, not when its import timeout ran out.
     assert time.monotonic() - started < 60
 

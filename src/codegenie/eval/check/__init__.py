@@ -206,7 +206,9 @@ def _import_diagnostics(
         return
     if outcome.kind == "tampered":
         message = f"importing {module} for {slug!r} cannot be judged: {outcome.detail}"
-        yield diagnostic("import-failed", message, *header, slug=slug)
+        # No traceback to show: the registration wrote on descriptors it did not open.
+        hint = "stop the import from writing to file descriptors it did not open itself"
+        yield diagnostic("import-failed", message, *header, slug=slug, hint=hint)
         return
     if outcome.error is not None:
         yield _failed(target, outcome.error, manifest)
