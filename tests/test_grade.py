@@ -391,6 +391,24 @@ def test_candidates_dir_that_is_not_a_directory_exits_2(world: World) -> None:
     assert error["attributes"] == {"path": "file", "reason": "is not a directory"}
 
 
+def test_a_bad_candidates_dir_is_reported_before_a_missing_manifest(tmp_path: Path) -> None:
+    """Both wrong: the command line's mistake (2) comes first, as before the bench is read."""
+
+    def grade_here(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [script(), "grade", SLUG, "nowhere", *args]
+        return subprocess.run(
+            command, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+        )
+
+    done = grade_here()
+    assert done.returncode == 2, done.stderr
+    assert "candidates directory nowhere does not exist" in done.stderr
+    settings = grade_here("--show-settings")
+    assert settings.returncode == 4, (
+        settings.stderr
+    )  # no manifest, so no place to look for settings
+
+
 def test_an_unknown_slug_exits_3_with_suggestions_like_show(world: World) -> None:
     """An undeclared slug is reported exactly as show reports it."""
     grade_run = world.run("grade", "grder", "candidates")

@@ -126,13 +126,15 @@ def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the fl
     from codegenie.eval.problems import with_shown_paths  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415 - start-up: only this command pays for it
 
-    path = manifest_path(args)
-    # The command line's, else [tool.codegenie-bench]'s (at or above the manifest), else defaults.
-    settings = apply_settings(args, out, path, SETTINGS)
-    if args.show_settings:
+    if args.show_settings:  # SLUG and CANDIDATES_DIR are not looked at
+        settings = apply_settings(args, out, manifest_path(args), SETTINGS)
         out.result(settings.to_json(), settings.render())
         return 0
+    # A mistake on the command line (exit 2) is reported before the bench is read.
     candidates = _candidates(args.candidates)
+    path = manifest_path(args)
+    # The command line's, else [tool.codegenie-bench]'s (at or above the manifest), else defaults.
+    apply_settings(args, out, path, SETTINGS)
     sandbox = choose_sandbox(args, out)
     manifest = load_manifest(args, out, path)
     out.slug = args.slug
