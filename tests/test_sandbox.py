@@ -921,17 +921,22 @@ def test_writing_0_to_a_cgroup_moves_the_whole_run_into_it(prlimit: str | None) 
             for version, directory in cgroup.directories.values()
         }
         head = launcher_args(cgroup.join_files, [], prlimit=prlimit)
+        # The first process stays until its stdin closes: it must still be there to be seen.
         code = (
-            "import os, subprocess\n"
+            "import os, subprocess, sys\n"
             "sleeper = subprocess.Popen(['sleep', '60'], stdout=subprocess.DEVNULL)\n"
-            "print(os.getpid(), sleeper.pid)"
+            "print(os.getpid(), sleeper.pid, flush=True)\n"
+            "sys.stdin.read()"
         )
-        started = subprocess.Popen([*head, sys.executable, "-c", code], stdout=subprocess.PIPE)
-        assert started.stdout is not None
-        first, child = started.stdout.readline().split()
-        for directory in directories:
-            assert {first, child} <= set((directory / "cgroup.procs").read_bytes().split())
-        started.communicate()
+        command = [*head, sys.executable, "-c", code]
+        with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE) as started:
+            try:
+                assert started.stdout is not None
+                first, child = started.stdout.readline().split()
+                for directory in directories:
+                    assert {first, child} <= set((directory / "cgroup.procs").read_bytes().split())
+            finally:
+                started.communicate(timeout=60)
     finally:
         cgroup.remove()
     assert not any(directory.exists() for directory in directories)
