@@ -45,6 +45,7 @@ from pydantic import ValidationError
 from codegenie.eval._manifest.model import BenchManifest, ManifestEntry
 from codegenie.eval._manifest.read import read_manifest_bytes
 from codegenie.eval._manifest.schema import json_schema
+from codegenie.eval._paths import replace_file
 from codegenie.eval.errors import (
     BenchManifestInvalid,
     BenchManifestNotFound,
@@ -272,18 +273,7 @@ def _entry_bytes(slug: str, entry: ManifestEntry, existing: bytes) -> bytes:
 
 def _write_atomically(path: Path, data: bytes) -> None:
     """Replace the file ``path`` with ``data``: readers see the old bytes or the new ones."""
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    replace_file(path, data, mode=stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644)
 
 
 def _write_new_file(path: Path, text: str) -> None:

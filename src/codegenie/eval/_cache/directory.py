@@ -47,6 +47,7 @@ __all__ = (
     "hash_hex",
     "open_directory",
     "open_private",
+    "open_to_read",
     "prune",
     "read_key",
     "read_or_make_key",
@@ -122,6 +123,22 @@ def open_directory(name: str, *, create: bool) -> int | None:
         os.close(fd)
         return None
     return fd
+
+
+def open_to_read(name: str) -> int | None:
+    """Open the cache directory ``name`` to read from it; ``None`` when there is none to read.
+
+    Never raises: a platform without the rules (:data:`SUPPORTED`, looked up
+    at each call, so that tests can turn the cache off), a missing
+    directory, one that is not private to this user, or one that cannot be
+    opened, all read as an empty cache.
+    """
+    if not SUPPORTED:
+        return None
+    try:
+        return open_directory(name, create=False)
+    except OSError:
+        return None
 
 
 def open_private(directory: int, name: str, limit: int) -> tuple[int, int] | None:

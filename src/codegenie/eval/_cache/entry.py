@@ -34,12 +34,11 @@ from __future__ import annotations
 
 import os
 
-from codegenie.eval._cache import directory as _directory
 from codegenie.eval._cache.directory import (
     checksum,
     hash_hex,
-    open_directory,
     open_private,
+    open_to_read,
     read_key,
 )
 from codegenie.eval._paths import MANIFEST_SIZE_LIMIT
@@ -336,12 +335,7 @@ def open_entry(manifest_digest: str) -> Entry | None:
     entry's header and table of contents are authenticated here; its
     sections are checked as they are read.
     """
-    if not _directory.SUPPORTED:  # looked up here: tests turn the cache off
-        return None
-    try:
-        directory = open_directory(DIRECTORY, create=False)
-    except OSError:
-        return None
+    directory = open_to_read(DIRECTORY)
     if directory is None:
         return None
     try:

@@ -15,12 +15,13 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from codegenie.eval._cache import directory as _directory
 from codegenie.eval._cache.directory import (
-    SUPPORTED,
     checksum,
     hash_hex,
     open_directory,
     open_private,
+    open_to_read,
     read_key,
     read_or_make_key,
     write_atomically,
@@ -40,12 +41,7 @@ def _name(manifest: Path, task_class: str) -> str:
 
 def read_last_failed(manifest: Path, task_class: str) -> frozenset[str] | None:
     """Return the case ids that did not pass last time; ``None`` when nothing is known."""
-    if not SUPPORTED:
-        return None
-    try:
-        directory = open_directory(DIRECTORY, create=False)
-    except OSError:
-        return None
+    directory = open_to_read(DIRECTORY)
     if directory is None:
         return None
     try:
@@ -85,7 +81,7 @@ def write_last_failed(
     Cases not graded now keep what was known of them. Nothing is raised: a
     cache that cannot be written is no cache.
     """
-    if not SUPPORTED:
+    if not _directory.SUPPORTED:  # looked up here, as every writer does: tests turn it off
         return
     earlier = read_last_failed(manifest, task_class) or frozenset()
     failed = sorted((earlier - set(graded)) | set(not_passed))

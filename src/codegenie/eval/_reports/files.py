@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
+
+from codegenie.eval._paths import replace_file
 
 __all__ = ("append_text", "write_atomically")
 
@@ -15,17 +15,7 @@ def write_atomically(path: Path, text: str) -> None:
     A reader never sees half a report: the file is renamed into place once
     complete. Raises ``OSError`` when the directory cannot be written.
     """
-    directory = path.parent if str(path.parent) else Path()
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    replace_file(path, text.encode("utf-8"))
 
 
 def append_text(path: Path, text: str) -> None:
