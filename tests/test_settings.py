@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -261,6 +262,27 @@ def test_grade_refuses_a_bad_table_with_exit_2(bench: Bench, body: str) -> None:
     error = json.loads(done.stdout)["error"]
     assert error["code"] == "settings-invalid"
     assert error["diagnostics"][0]["line"] == 5
+
+
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "directory"])
+@pytest.mark.parametrize("command", ["check", "grade"])
+def test_a_pyproject_that_is_no_regular_file_is_refused_at_once(
+    bench: Bench, kind: str, command: str
+) -> None:
+    """A FIFO (no writer), an endless device or a directory: exit 2, located, never a hang."""
+    candidates(bench)
+    target = bench.base / "pyproject.toml"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "directory":
+        target.mkdir()
+    else:
+        target.symlink_to(kind)
+    args = ["grade", "aa", "runs", "--sandbox", "none"] if command == "grade" else ["check"]
+    done = run(*args, cwd=bench.base)  # run's timeout fails the test on a hang
+    assert done.returncode == 2, done.stderr
+    assert "pyproject.toml:1:1: error[settings-invalid]: the file is a" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_grade_passes_over_a_table_format_it_does_not_write(bench: Bench) -> None:
