@@ -271,11 +271,16 @@ def attempt(
                 stdin=subprocess.DEVNULL,
                 stdout=stdout,
                 stderr=stderr,
+                pass_fds=run.pass_fds,
             )
+        run.started()
         # Reaped with wait4, as the supervisor does: its rusage is what a run without a
         # CPU cgroup is measured by.
         _, status, rusage = os.wait4(process.pid, 0)
-        process.returncode = returncode = os.waitstatus_to_exitcode(status)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        # The rubric's own status, as the runner reads it (from bubblewrap's status channel).
+        returncode = run.exit_status(process.returncode)
+        assert returncode is not None, err.read_text(errors="replace")
         tail = err.read_bytes()[-64 * 1024 :]
         lines = out.read_text(encoding="utf-8").splitlines()
         result = json.loads(lines[0]) if lines else {}
@@ -555,7 +560,12 @@ def test_a_large_file_the_candidate_brought_is_no_breach(bench: Bench) -> None:
     with prepare(SandboxPolicy("bwrap", run_dir, bench.task_class, limits=TEST_LIMITS)) as run:
         argv = [sys.executable, "-B", str(bench.script), "read", str(data)]
         done = subprocess.run(
-            run.argv(argv), env=run.env, cwd=run.cwd, capture_output=True, check=True
+            run.argv(argv),
+            env=run.env,
+            cwd=run.cwd,
+            capture_output=True,
+            check=True,
+            pass_fds=run.pass_fds,
         )
         assert json.loads(done.stdout)["read"] is True
         assert run.verdict_of_limits(done.returncode, stderr_tail=done.stderr) is None
@@ -1025,11 +1035,22 @@ def test_an_overlaid_candidate_is_read_and_written_without_touching_the_original
     with prepare(policy) as run:
         argv = [sys.executable, "-B", str(bench.script), "write", str(shown / "solution.py")]
         done = subprocess.run(
-            run.argv(argv), env=run.env, cwd=run.cwd, capture_output=True, check=True
+            run.argv(argv),
+            env=run.env,
+            cwd=run.cwd,
+            capture_output=True,
+            check=True,
+            pass_fds=run.pass_fds,
         )
+    with prepare(policy) as run:  # a prepared run is for one process: its filter is read once
         read = [sys.executable, "-B", str(bench.script), "read", str(shown / "solution.py")]
         seen = subprocess.run(
-            run.argv(read), env=run.env, cwd=run.cwd, capture_output=True, check=True
+            run.argv(read),
+            env=run.env,
+            cwd=run.cwd,
+            capture_output=True,
+            check=True,
+            pass_fds=run.pass_fds,
         )
     assert json.loads(done.stdout)["results"] == {str(shown / "solution.py"): "written"}
     assert json.loads(seen.stdout)["content"] == "print('hi')\n"  # a fresh layer per run

@@ -8,8 +8,10 @@ starts from) and ``expected/`` (a known-good solution). ``case.toml`` has
 common keys, all optional — ``description`` (string), ``tags`` (array of
 strings), ``timeout`` (positive number of seconds for one rubric run,
 default 60) and the run's limits: ``memory`` (MiB, default 2048),
-``processes`` (default 512), ``file-size`` (MiB, default 1024) and
-``cpu-time`` (seconds, default none) — plus ``id``, which may be written but
+``processes`` (default 512), ``file-size`` (MiB, default 1024),
+``cpu-time`` (seconds, default none), ``disk`` (MiB the run may add to its
+directory, default 1024) and ``disk-files`` (entries it may add, default
+20,000) — plus ``id``, which may be written but
 must then equal the directory name. Every other key is validated by the task class's
 ``case_model`` (``register_task_class(..., case_model=Model)``), or kept as
 it is when the task class declares none.
@@ -49,6 +51,7 @@ from pydantic import (
 from codegenie.eval._located import locate_errors
 from codegenie.eval._logging import LazyLogger
 from codegenie.eval._paths import FileRefused, read_regular_file
+from codegenie.eval._sandbox.limits import DEFAULT_LIMITS, Limits
 from codegenie.eval._toml.positions import KeyPath, TomlPositions
 from codegenie.eval._toml.read import TomlUnreadable, parse_toml
 from codegenie.eval.errors import BenchCasesInvalid, CaseProblem
@@ -86,21 +89,34 @@ CASE_FILE_SIZE_LIMIT: Final = 1024 * 1024
 CASE_ID_PATTERN: Final = r"^[a-z0-9][a-z0-9._-]*$"
 MAX_CASE_ID_LENGTH: Final = 100
 #: The limits of one rubric run that ``case.toml`` may set, beside ``timeout``.
-LIMIT_KEYS: Final = ("memory", "processes", "file-size", "cpu-time")
+LIMIT_KEYS: Final = ("memory", "processes", "file-size", "cpu-time", "disk", "disk-files")
 #: Keys every ``case.toml`` may have, whatever the task class.
 COMMON_KEYS: Final = ("description", "tags", "timeout", *LIMIT_KEYS)
 #: Keys a ``case_model`` may not declare: the common keys and ``id``.
 RESERVED_KEYS: Final = ("description", "id", "tags", "timeout", *LIMIT_KEYS)
 #: Seconds one rubric run may take when ``case.toml`` does not say.
 DEFAULT_TIMEOUT: Final = 60.0
+
+
+def _required(value: int | None) -> int:
+    """Return a default limit ``case.toml`` always has (only ``cpu-time`` may be none)."""
+    assert value is not None
+    return value
+
+
+# The limits' defaults are the sandbox's (codegenie.eval._sandbox.limits says why).
 #: MiB of memory one rubric run (the rubric and all it starts) may hold.
-DEFAULT_MEMORY: Final = 2048
+DEFAULT_MEMORY: Final = _required(DEFAULT_LIMITS.memory)
 #: Processes and threads one rubric run may have at once.
-DEFAULT_PROCESSES: Final = 512
+DEFAULT_PROCESSES: Final = _required(DEFAULT_LIMITS.processes)
 #: MiB of the largest file one rubric run may write.
-DEFAULT_FILE_SIZE: Final = 1024
+DEFAULT_FILE_SIZE: Final = _required(DEFAULT_LIMITS.file_size)
 #: Seconds of CPU one rubric run may use: none by default (``timeout`` bounds it).
-DEFAULT_CPU_TIME: Final = None
+DEFAULT_CPU_TIME: Final = DEFAULT_LIMITS.cpu_time
+#: MiB one rubric run may add to its directory.
+DEFAULT_DISK: Final = _required(DEFAULT_LIMITS.disk)
+#: Entries (files, directories, links) one rubric run may add to its directory.
+DEFAULT_DISK_FILES: Final = _required(DEFAULT_LIMITS.disk_files)
 #: Schema problems listed for one file; a file with more ends with a count.
 MAX_PROBLEMS_PER_FILE: Final = 100
 
@@ -174,8 +190,10 @@ class Case(BaseModel):
     validation when they agree with it. ``description``, ``tags`` and
     ``timeout`` (seconds, for one rubric run) come from the common keys of
     ``case.toml``, and so do the run's limits: ``memory`` (MiB),
-    ``processes``, ``file_size`` (MiB, ``file-size`` in the file) and
-    ``cpu_time`` (seconds, ``cpu-time``; ``None``: no limit). ``data``
+    ``processes``, ``file_size`` (MiB, ``file-size`` in the file),
+    ``cpu_time`` (seconds, ``cpu-time``; ``None``: no limit), ``disk``
+    (MiB) and ``disk_files`` (``disk-files``); :attr:`limits` holds them
+    as one value. ``data``
     holds the other keys: an instance of the task class's ``case_model``, or
     a plain ``dict`` when it declares none.
 
@@ -196,10 +214,24 @@ class Case(BaseModel):
     processes: int = DEFAULT_PROCESSES
     file_size: int = DEFAULT_FILE_SIZE
     cpu_time: float | None = DEFAULT_CPU_TIME
+    disk: int = DEFAULT_DISK
+    disk_files: int = DEFAULT_DISK_FILES
     data: BaseModel | dict[str, Any] = Field(default_factory=dict)
 
     def __hash__(self) -> int:
         return hash((self.task_class, self.id, self.directory))
+
+    @property
+    def limits(self) -> Limits:
+        """The limits of one rubric run of this case, as the sandbox takes them."""
+        return Limits(
+            memory=self.memory,
+            processes=self.processes,
+            file_size=self.file_size,
+            cpu_time=self.cpu_time,
+            disk=self.disk,
+            disk_files=self.disk_files,
+        )
 
     # input and expected are derived from directory, not stored: a case cannot
     # disagree with the layout, and loading many cases does not build two more
@@ -350,6 +382,8 @@ class _CommonKeys(BaseModel):
     processes: int = Field(DEFAULT_PROCESSES, gt=0)
     file_size: int = Field(DEFAULT_FILE_SIZE, gt=0, alias="file-size")
     cpu_time: float | None = Field(DEFAULT_CPU_TIME, gt=0, alias="cpu-time")
+    disk: int = Field(DEFAULT_DISK, gt=0)
+    disk_files: int = Field(DEFAULT_DISK_FILES, gt=0, alias="disk-files")
 
 
 def _known_keys(case_model: type[BaseModel] | None) -> tuple[str, ...]:
@@ -441,6 +475,8 @@ class _CaseReader:
                 processes=common.processes,
                 file_size=common.file_size,
                 cpu_time=common.cpu_time,
+                disk=common.disk,
+                disk_files=common.disk_files,
                 data=data,
             )
         )

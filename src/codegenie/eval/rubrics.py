@@ -53,10 +53,21 @@ from pydantic import BaseModel, ConfigDict
 
 from codegenie.eval._process.limits import most_at_once
 from codegenie.eval._process.output import Bounds
-from codegenie.eval._process.supervisor import Ending, NotStarted, open_pidfd, run, signal_name
-from codegenie.eval._sandbox import Breach, Bubblewrap, Limits, PreparedRun, SandboxPolicy
-from codegenie.eval._sandbox import bubblewrap as find_bubblewrap
-from codegenie.eval._sandbox import prepare as prepare_sandbox
+from codegenie.eval._process.supervisor import (
+    AnyOf,
+    Ending,
+    NotStarted,
+    open_pidfd,
+    signal_name,
+    spawn,
+)
+from codegenie.eval._sandbox.bwrap import Bubblewrap
+from codegenie.eval._sandbox.bwrap import bubblewrap as find_bubblewrap
+from codegenie.eval._sandbox.keyring import run_in_new_keyring
+from codegenie.eval._sandbox.limits import Breach
+from codegenie.eval._sandbox.policy import SandboxPolicy
+from codegenie.eval._sandbox.preparation import PreparedRun
+from codegenie.eval._sandbox.preparation import prepare as prepare_sandbox
 from codegenie.eval.cases import Case, case_id_problem
 
 __all__ = (
@@ -265,12 +276,7 @@ def run_rubric(
         msg = "rubrics are run in a process group of their own, which needs POSIX"
         raise NotImplementedError(msg)
     box = sandbox if isinstance(sandbox, Sandbox) else choose_sandbox(sandbox)
-    limits = Limits(
-        memory=case.memory,
-        processes=case.processes,
-        file_size=case.file_size,
-        cpu_time=case.cpu_time,
-    )
+    limits = case.limits
     started = time.monotonic()
 
     def error(reason: str) -> RubricResult:
@@ -315,19 +321,11 @@ def run_rubric(
             limits=limits,
             hidden=(Path(os.path.dirname(case.directory)),),
         )
+        command = [sys.executable, "-B", rubric_file, case_copy, candidate_copy]
         try:
             with prepare_sandbox(policy, bwrap=box.bubblewrap) as prepared:
-                ending = run(
-                    prepared.argv([sys.executable, "-B", rubric_file, case_copy, candidate_copy]),
-                    cwd=str(prepared.cwd),
-                    env=prepared.env,
-                    timeout=float(limit),
-                    cancel=cancel,
-                    stdout=Bounds(head=STDOUT_LIMIT),
-                    stderr=Bounds(tail=STDERR_TAIL_LIMIT),
-                    pidfd=_pidfd,
-                )
-                if ending.cancelled:
+                ending = _start_and_watch(prepared, command, float(limit), cancel)
+                if ending.cancelled and prepared.disk.breach is None:
                     return error(CANCELLED_REASON)
                 return _judge(case.id, ending, _Run(prepared, float(limit), started, box.mode))
         except NotStarted as exc:
@@ -336,6 +334,34 @@ def run_rubric(
             return error(f"cannot run the rubric: {exc.strerror or type(exc).__name__}")
     finally:
         _remove_tree(workspace)
+
+
+def _start_and_watch(
+    prepared: PreparedRun, command: list[str], limit: float, cancel: threading.Event | None
+) -> Ending:
+    """Start ``command`` in its prepared sandbox, in a new session keyring; watch it to its end.
+
+    The run is started and watched by a thread of its own that joined a new,
+    empty session keyring (:mod:`codegenie.eval._sandbox.keyring`).
+    """
+    stop = threading.Event()
+
+    def start_and_watch() -> Ending:
+        with spawn(
+            prepared.argv(command),
+            cwd=str(prepared.cwd),
+            env=prepared.env,
+            stdout=Bounds(head=STDOUT_LIMIT),
+            stderr=Bounds(tail=STDERR_TAIL_LIMIT),
+            pass_fds=prepared.pass_fds,
+            pidfd=_pidfd,
+        ) as child:
+            prepared.started()
+            either = stop if cancel is None else AnyOf(cancel, stop)
+            return child.wait(limit, cancel=either, watch=prepared.watch())
+
+    ending, _ = run_in_new_keyring(start_and_watch, stop=stop.set)
+    return ending
 
 
 # -- many runs ------------------------------------------------------------------
@@ -542,14 +568,18 @@ def _judge(case_id: str, ending: Ending, run: _Run) -> RubricResult:
     assert stderr is not None
     tail = stderr.tail.decode("utf-8", "replace")
     usage = run.prepared.usage()
-    killed_by = run.prepared.killed_by(ending.returncode)
+    # The rubric's own exit status: under bubblewrap, from bubblewrap's status channel,
+    # outside the sandbox (None: the rubric never started, or was killed with its sandbox).
+    status = run.prepared.exit_status(ending.returncode)
+    code = ending.returncode if status is None else status
+    killed_by = run.prepared.killed_by(code)
     # The supervisor's rusage measures the process it waited for: the rubric under none,
     # bubblewrap's first process (which does not wait for its sandbox) under bwrap.
     own = ending.usage if run.mode == "none" else None
     result: dict[str, Any] = {
         "case": case_id,
         "duration_s": time.monotonic() - run.started,
-        "exit_status": ending.returncode if killed_by is None else -killed_by,
+        "exit_status": code if killed_by is None else -killed_by,
         "stderr_tail": tail,
         "wall_s": ending.usage.wall_s,
         "cpu_s": usage.cpu_time if usage.cpu_time is not None or own is None else own.cpu_s,
@@ -559,12 +589,18 @@ def _judge(case_id: str, ending: Ending, run: _Run) -> RubricResult:
     if ending.timed_out:
         reason = f"the rubric ran longer than the case's timeout of {run.limit:g} s and was killed"
         return RubricResult(status="timeout", reason=reason, **result)
+    verdict, problem = (None, None) if stdout.overflowed else _parse_verdict(stdout.head)
+    claims_pass = code == 0 and problem is None and verdict is not None and verdict["passed"]
     breach: Breach | None = run.prepared.verdict_of_limits(
-        ending.returncode, stderr_tail=stderr.tail
+        code, stderr_tail=stderr.tail, passed=claims_pass
     )
     if breach is not None:
         return RubricResult(status="error", reason=breach.reason, limit=breach.limit, **result)
-    code = ending.returncode
+    last = _last_line(tail)
+    said = f"; its stderr ends with: {last}" if last else ""
+    if status is None and run.mode == "bwrap":
+        reason = f"the sandbox did not run the rubric to its end{said}"
+        return RubricResult(status="error", reason=reason, **result)
     if killed_by is not None:
         return RubricResult(
             status="error", reason=f"the rubric was killed by {signal_name(killed_by)}", **result
@@ -572,9 +608,6 @@ def _judge(case_id: str, ending: Ending, run: _Run) -> RubricResult:
     if stdout.overflowed:
         reason = f"the rubric printed more than {STDOUT_LIMIT // 1024} KiB on stdout"
         return RubricResult(status="error", reason=reason, **result)
-    verdict, problem = _parse_verdict(stdout.head)
-    last = _last_line(tail)
-    said = f"; its stderr ends with: {last}" if last else ""
     if code not in (0, 1):
         reason = f"the rubric exited with status {code} (0 is a pass, 1 a fail){said}"
         return RubricResult(status="error", reason=reason, verdict=verdict, **result)

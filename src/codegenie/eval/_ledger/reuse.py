@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from codegenie.eval._ledger.key import run_key, task_class_digest, tree_digest
 from codegenie.eval._ledger.store import ResultStore
+from codegenie.eval._sandbox.limits import LIMIT_NAMES
 from codegenie.eval.rubrics import RubricResult, RubricRun, Sandbox
 
 __all__ = ("Ledger",)
@@ -87,12 +88,10 @@ class Ledger:
         )
         if task_class is None or case_digest is None or candidate_digest is None:
             return None
+        run_limits = case.limits
         limits: dict[str, object] = {
             "timeout": case.timeout,
-            "memory": case.memory,
-            "processes": case.processes,
-            "file-size": case.file_size,
-            "cpu-time": case.cpu_time,
+            **{name: run_limits.value(name) for name in LIMIT_NAMES},
             "rubric": os.path.basename(run.rubric),
             "case-id": case.id,
         }

@@ -46,7 +46,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal, NoReturn, final
+from typing import TYPE_CHECKING, Final, Literal, NoReturn, Protocol, final
 
 from codegenie.eval._process import procfs
 from codegenie.eval._process.output import Bounds, Output, Receiver, Sink
@@ -56,8 +56,10 @@ if TYPE_CHECKING:
 
 __all__ = (
     "DRAIN_GRACE",
+    "AnyOf",
     "Child",
     "Ending",
+    "Flag",
     "NotStarted",
     "Reach",
     "Usage",
@@ -223,6 +225,26 @@ def signal_name(number: int, *, bare: bool = False) -> str:
         return signal.Signals(number).name
     except ValueError:
         return str(number) if bare else f"signal {number}"
+
+
+class Flag(Protocol):
+    """What :meth:`Child.wait` takes as its ``cancel``: a :class:`threading.Event`, or any."""
+
+    def is_set(self) -> bool:
+        """Whether the watch is to stop."""
+        ...
+
+
+@final
+class AnyOf:
+    """A flag set when any of its flags is: a run stopped by its batch or by its own reason."""
+
+    def __init__(self, *flags: Flag) -> None:
+        self.flags: Final = flags
+
+    def is_set(self) -> bool:
+        """Whether any of the flags is set."""
+        return any(flag.is_set() for flag in self.flags)
 
 
 # -- process-wide settings (Linux) ------------------------------------------------------------
@@ -476,7 +498,7 @@ class Child:
         self,
         timeout: float | None = None,
         *,
-        cancel: threading.Event | None = None,
+        cancel: Flag | None = None,
         watch: Mapping[int, Callable[[], bool]] | None = None,
         drain_grace: float = DRAIN_GRACE,
         answered: Callable[[], bool] | None = None,

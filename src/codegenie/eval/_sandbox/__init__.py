@@ -2,20 +2,35 @@
 
 A small, replaceable layer under the one rubric runner: the runner builds a
 :class:`SandboxPolicy` per run, calls :func:`prepare`, starts
-``run.argv(command)`` with ``run.env`` in ``run.cwd`` however it supervises
-processes, and asks :meth:`PreparedRun.verdict_of_limits` and
-:meth:`PreparedRun.usage` once the process is reaped. ADR-0004 says why
-bubblewrap, and what each part contains.
+``run.argv(command)`` with ``run.env`` in ``run.cwd`` (passing
+``run.pass_fds``) however it supervises processes, and asks
+:meth:`PreparedRun.verdict_of_limits` and :meth:`PreparedRun.usage` once
+the process is reaped. ADR-0004 says why bubblewrap, and what each part
+contains.
+
+The names below are imported on first use: :mod:`codegenie.eval.cases`
+reads the limits' defaults from :mod:`codegenie.eval._sandbox.limits`
+without paying for the rest of the sandbox (``subprocess``, the cgroup
+code) in every command that reads a case.
 """
 
 from __future__ import annotations
 
-from codegenie.eval._sandbox.bwrap import Bubblewrap, bubblewrap, clear_bubblewrap_cache
-from codegenie.eval._sandbox.env import sandbox_environment
-from codegenie.eval._sandbox.limits import DEFAULT_LIMITS, Breach, LimitName, Limits
-from codegenie.eval._sandbox.policy import Interpreter, SandboxMode, SandboxPolicy, bwrap_args
-from codegenie.eval._sandbox.prepare import Enforcement, PreparedRun, Usage, prepare
-from codegenie.eval.errors import SandboxUnavailable
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from codegenie.eval._sandbox.bwrap import Bubblewrap, bubblewrap, clear_bubblewrap_cache
+    from codegenie.eval._sandbox.env import sandbox_environment
+    from codegenie.eval._sandbox.limits import DEFAULT_LIMITS, Breach, LimitName, Limits
+    from codegenie.eval._sandbox.policy import (
+        Interpreter,
+        SandboxMode,
+        SandboxPolicy,
+        bwrap_args,
+    )
+    from codegenie.eval._sandbox.preparation import Enforcement, PreparedRun, Usage, prepare
+    from codegenie.eval.errors import SandboxUnavailable
 
 __all__ = (
     "DEFAULT_LIMITS",
@@ -36,3 +51,36 @@ __all__ = (
     "prepare",
     "sandbox_environment",
 )
+
+# Where each name of __all__ lives.
+_HOME = {
+    "Bubblewrap": "bwrap",
+    "bubblewrap": "bwrap",
+    "clear_bubblewrap_cache": "bwrap",
+    "sandbox_environment": "env",
+    "DEFAULT_LIMITS": "limits",
+    "Breach": "limits",
+    "LimitName": "limits",
+    "Limits": "limits",
+    "Interpreter": "policy",
+    "SandboxMode": "policy",
+    "SandboxPolicy": "policy",
+    "bwrap_args": "policy",
+    "Enforcement": "preparation",
+    "PreparedRun": "preparation",
+    "Usage": "preparation",
+    "prepare": "preparation",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SandboxUnavailable":
+        from codegenie.eval.errors import SandboxUnavailable  # noqa: PLC0415 - a lazy re-export
+
+        return SandboxUnavailable
+    home = _HOME.get(name)
+    if home is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    # Deferred on purpose: the module docstring says why.
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

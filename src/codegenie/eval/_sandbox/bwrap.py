@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from codegenie.eval._sandbox.seccomp import program as seccomp_program
 from codegenie.eval.errors import SandboxUnavailable
 
 __all__ = (
@@ -62,8 +63,8 @@ class Bubblewrap:
 
     @property
     def can_size_tmpfs(self) -> bool:
-        """Whether it has ``--size`` for a ``--tmpfs`` (0.10)."""
-        return self.version >= (0, 10)
+        """Whether it has ``--size`` for a ``--tmpfs`` (0.7)."""
+        return self.version >= (0, 7)
 
     @property
     def can_overlay(self) -> bool:
@@ -89,13 +90,30 @@ def isolation_args(bwrap: Bubblewrap) -> list[str]:
     return args
 
 
+#: What of the sandbox's ``/proc`` is hidden behind an empty file: the kernel's
+#: keyrings (which are not namespaced; the seccomp filter already denies the
+#: calls, and these list every key its user may view, the host's included).
+PROC_MASKED: Final = ("/proc/keys", "/proc/key-users")
+
+
 def system_args() -> list[str]:
     """Return the mounts any program needs to start: ``/usr``, ``/bin``, ``/lib``… as here.
 
     On a merged-``/usr`` system ``/bin``, ``/sbin`` and ``/lib*`` are links
     into ``/usr`` and are recreated as links; where they are directories
     they are bound read-only. A fresh ``/proc`` (of the sandbox's PID
-    namespace) and a minimal ``/dev`` complete it.
+    namespace) and a minimal ``/dev`` complete it, with two things of
+    ``/proc`` out of reach:
+
+    - ``/proc/1``, bubblewrap's init in the sandbox, is an empty read-only
+      directory. That process belongs to the harness: it holds the
+      harness's pipes and tells the harness how the rubric ended, and it is
+      dumpable, so through ``/proc/1/fd`` or ``/proc/1/mem`` any process of
+      the run could write a verdict or an exit status of its choosing. With
+      its directory hidden (and ``ptrace``, ``process_vm_writev`` and
+      ``pidfd_getfd`` denied by the seccomp filter) nothing of the run can
+      reach it.
+    - :data:`PROC_MASKED`, behind ``/dev/null``.
     """
     args = ["--ro-bind", "/usr", "/usr"]
     for name in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
@@ -103,7 +121,10 @@ def system_args() -> list[str]:
             args += ["--symlink", os.readlink(name), name]
         elif os.path.isdir(name):
             args += ["--ro-bind", name, name]
-    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--proc", "/proc", "--tmpfs", "/proc/1", "--remount-ro", "/proc/1"]
+    for name in PROC_MASKED:
+        args += ["--ro-bind-try", "/dev/null", name]
+    args += ["--dev", "/dev"]
     return args
 
 
@@ -163,24 +184,40 @@ def _version(path: Path) -> tuple[int, ...]:
 def probe(bwrap: Bubblewrap) -> str | None:
     """Start ``bwrap`` as a run would, running ``true``; return ``None`` if it worked, else why not.
 
-    The reason is bubblewrap's own message (its last line), or what stopped
-    it from starting.
+    The same namespaces, the same system mounts (``/proc`` without its PID 1)
+    and the same seccomp filter as a run. The reason is bubblewrap's own
+    message (its last line), or what stopped it from starting.
     """
+    code = seccomp_program()
+    if code is None:
+        return f"there is no seccomp filter for this machine ({os.uname().machine})"
     true = "/usr/bin/true" if os.path.exists("/usr/bin/true") else "/bin/true"
-    argv = [str(bwrap.path), *isolation_args(bwrap), *system_args(), "--", true]
+    reader, writer = os.pipe()
     try:
-        done = subprocess.run(
-            argv,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=_PROBE_TIMEOUT,
-            check=False,
-            env={"PATH": SAFE_PATH},
-        )
-    except subprocess.TimeoutExpired:
-        return f"bwrap did not finish running `true` within {_PROBE_TIMEOUT:g} s"
-    except OSError as exc:
-        return f"{bwrap.path} cannot be run: {exc.strerror or type(exc).__name__}"
+        os.write(writer, code)  # a few kilobytes: the pipe holds them
+        os.close(writer)
+        writer = -1
+        argv = [str(bwrap.path), *isolation_args(bwrap), "--seccomp", str(reader)]
+        argv += [*system_args(), "--remount-ro", "/", "--", true]
+        try:
+            done = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=_PROBE_TIMEOUT,
+                check=False,
+                env={"PATH": SAFE_PATH},
+                pass_fds=(reader,),
+            )
+        except subprocess.TimeoutExpired:
+            return f"bwrap did not finish running `true` within {_PROBE_TIMEOUT:g} s"
+        except OSError as exc:
+            return f"{bwrap.path} cannot be run: {exc.strerror or type(exc).__name__}"
+    finally:
+        for fd in (reader, writer):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
     if done.returncode == 0:
         return None
     lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -215,6 +252,13 @@ def bubblewrap(mode: str = "auto") -> Bubblewrap:
                 mode,
                 f"bubblewrap needs Linux namespaces; this is {sys.platform}",
                 ("run the grading in a Linux container or virtual machine", _NONE_FIX),
+            )
+        if seccomp_program() is None:
+            raise SandboxUnavailable(
+                mode,
+                f"the sandbox's seccomp filter has no system-call table for this machine "
+                f"({os.uname().machine}; there is one for x86_64, aarch64 and riscv64)",
+                ("grade on an x86_64, aarch64 or riscv64 machine", _NONE_FIX),
             )
         found = candidates()
         if not found:

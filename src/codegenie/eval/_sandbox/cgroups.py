@@ -33,7 +33,7 @@ and ``/proc/self/cgroup``:
   delegated subtree such as a systemd user session).
 
 Nothing is created where neither applies; the run then falls back to
-rlimits (see :mod:`codegenie.eval._sandbox.prepare`).
+rlimits (see :mod:`codegenie.eval._sandbox.preparation`).
 """
 
 from __future__ import annotations

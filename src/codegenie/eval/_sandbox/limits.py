@@ -1,7 +1,7 @@
-"""What one rubric run may use: memory, processes, file size, CPU time.
+"""What one rubric run may use: memory, processes, file size, CPU time, disk.
 
 A limit is data; how it is enforced (a cgroup, an rlimit, or not at all on
-this machine) is decided by :func:`codegenie.eval._sandbox.prepare.prepare`,
+this machine) is decided by :func:`codegenie.eval._sandbox.preparation.prepare`,
 and what a run breached by :meth:`PreparedRun.verdict_of_limits`. ``None``
 means "no limit".
 
@@ -22,6 +22,13 @@ The defaults, and why:
   to it would only add a second name for the same runaway loop, and would
   misreport a rubric that legitimately uses several cores. A case that
   wants a CPU budget sets one.
+- ``disk`` 1024 MiB and ``disk_files`` 20,000: what the run may add to its
+  directory (its copies, working directory, ``HOME`` and ``TMPDIR``) beyond
+  the copies it was given — bytes as allocated on disk, and entries (files,
+  directories, links). A build or a test run of a sizeable project fits;
+  200,000 small files, or gigabytes of output, do not, and removing what a
+  run left stays a matter of a fraction of a second. The run's private
+  ``/tmp`` is memory, counted by ``memory`` instead.
 """
 
 from __future__ import annotations
@@ -37,16 +44,26 @@ __all__ = (
     "Limits",
 )
 
-LimitName = Literal["memory", "processes", "file-size", "cpu-time"]
+LimitName = Literal["memory", "processes", "file-size", "cpu-time", "disk", "disk-files"]
 #: The limits, under the names ``case.toml`` gives them.
-LIMIT_NAMES: Final[tuple[LimitName, ...]] = ("memory", "processes", "file-size", "cpu-time")
+LIMIT_NAMES: Final[tuple[LimitName, ...]] = (
+    "memory",
+    "processes",
+    "file-size",
+    "cpu-time",
+    "disk",
+    "disk-files",
+)
 
 _MIB: Final = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """The limits of one run: ``memory`` and ``file_size`` in MiB, ``cpu_time`` in seconds.
+    """The limits of one run: ``memory``, ``file_size``, ``disk`` in MiB, ``cpu_time`` in seconds.
+
+    ``processes`` counts processes and threads at once, ``disk_files`` the
+    entries a run may add to its directory.
 
     Raises ``ValueError`` for a limit that is not a positive number (a
     ``bool`` is not a number here, as TOML tells ``true`` from ``1``).
@@ -56,9 +73,11 @@ class Limits:
     processes: int | None = 512
     file_size: int | None = 1024
     cpu_time: float | None = None
+    disk: int | None = 1024
+    disk_files: int | None = 20_000
 
     def __post_init__(self) -> None:
-        for name in ("memory", "processes", "file_size"):
+        for name in ("memory", "processes", "file_size", "disk", "disk_files"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 msg = f"{name} must be a positive integer or None, got {value!r}"
@@ -79,6 +98,11 @@ class Limits:
         return None if self.memory is None else self.memory * _MIB
 
     @property
+    def disk_bytes(self) -> int | None:
+        """``disk`` in bytes."""
+        return None if self.disk is None else self.disk * _MIB
+
+    @property
     def file_size_bytes(self) -> int | None:
         """``file_size`` in bytes."""
         return None if self.file_size is None else self.file_size * _MIB
@@ -90,14 +114,27 @@ class Limits:
             "processes": self.processes,
             "file-size": self.file_size,
             "cpu-time": self.cpu_time,
+            "disk": self.disk,
+            "disk-files": self.disk_files,
         }[name]
 
     def describe(self, name: LimitName) -> str:
-        """Return ``"memory limit of 2048 MiB"``: the limit called ``name``, with its unit."""
+        """Return ``"memory limit of 2048 MiB"``: the limit called ``name``, with its unit.
+
+        Both disk limits read as the disk's: ``"disk limit of 1024 MiB"``,
+        ``"disk limit of 20000 files"``.
+        """
         value = self.value(name)
         shown = "none" if value is None else f"{value:g}"
-        unit = {"memory": " MiB", "file-size": " MiB", "cpu-time": " s", "processes": ""}[name]
-        noun = "process" if name == "processes" else name
+        unit = {
+            "memory": " MiB",
+            "file-size": " MiB",
+            "cpu-time": " s",
+            "processes": "",
+            "disk": " MiB",
+            "disk-files": " files",
+        }[name]
+        noun = {"processes": "process", "disk-files": "disk"}.get(name, name)
         return f"{noun} limit of {shown}{unit}"
 
 

@@ -210,20 +210,40 @@ def read_only_paths(policy: SandboxPolicy) -> list[str]:
     return [p for p in _outermost(wanted) if os.path.exists(p)]
 
 
-def bwrap_args(policy: SandboxPolicy, bwrap: Bubblewrap) -> list[str]:
+def bwrap_args(
+    policy: SandboxPolicy,
+    bwrap: Bubblewrap,
+    *,
+    seccomp_fd: int | None = None,
+    status_fd: int | None = None,
+) -> list[str]:
     """Return bubblewrap's arguments for ``policy``, ending in ``--``, to go before the command.
 
     Mounts, in order (a later mount inside an earlier one shows through it):
-    ``/usr`` and the ``/bin``, ``/lib`` links, ``/proc``, ``/dev``; a private
-    ``/tmp`` (a tmpfs, sized to the memory limit where bubblewrap can); the
-    few ``/etc`` files of :data:`ETC_FILES`; the read-only directories of
-    :func:`read_only_paths`; the run's directory read-write at its own path;
-    the overlays inside it; an empty read-only directory over each of
-    ``hidden``. The working directory is
-    :attr:`SandboxPolicy.workdir`. Raises ``ValueError`` for overlays that
-    ``bwrap`` cannot make.
+    ``/usr`` and the ``/bin``, ``/lib`` links, ``/proc`` (without its PID 1
+    and the keyrings: :func:`~codegenie.eval._sandbox.bwrap.system_args`),
+    ``/dev``; a private ``/tmp`` (a tmpfs, sized to the memory limit where
+    bubblewrap can); the few ``/etc`` files of :data:`ETC_FILES`; the
+    read-only directories of :func:`read_only_paths`; the run's directory
+    read-write at its own path; the overlays inside it; an empty read-only
+    directory over each of ``hidden``; and last, the sandbox's own root made
+    read-only, so that a write anywhere but the run's directory, ``/tmp``
+    and ``/dev/shm`` fails (``EROFS``) rather than landing in a scratch
+    file system. The working directory is :attr:`SandboxPolicy.workdir`.
+
+    ``seccomp_fd``: a descriptor bubblewrap reads the seccomp filter from
+    (:func:`~codegenie.eval._sandbox.seccomp.program`), for the run's every
+    process. ``status_fd``: a descriptor bubblewrap writes its JSON status
+    to — the rubric's pid, then its exit code once it ended — from outside
+    the sandbox, where nothing of the run can write. Raises ``ValueError``
+    for overlays that ``bwrap`` cannot make.
     """
-    args = [str(bwrap.path), *isolation_args(bwrap), *system_args()]
+    args = [str(bwrap.path), *isolation_args(bwrap)]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
+    if status_fd is not None:
+        args += ["--json-status-fd", str(status_fd)]
+    args += system_args()
     memory = policy.limits.memory_bytes
     if memory is not None and bwrap.can_size_tmpfs:
         args += ["--size", str(memory)]
@@ -247,5 +267,5 @@ def bwrap_args(policy: SandboxPolicy, bwrap: Bubblewrap) -> list[str]:
     ):
         if os.path.isdir(hidden):  # an empty, read-only directory in its place
             args += ["--tmpfs", hidden, "--remount-ro", hidden]
-    args += ["--chdir", str(policy.workdir), "--"]
+    args += ["--remount-ro", "/", "--chdir", str(policy.workdir), "--"]
     return args

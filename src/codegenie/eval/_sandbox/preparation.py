@@ -4,42 +4,52 @@ The rubric runner's side of the sandbox, independent of how the process is
 supervised::
 
     with prepare(policy) as run:
-        outcome = supervise(run.argv(command), env=run.env, cwd=run.cwd)
-        breach = run.verdict_of_limits(outcome.returncode, stderr_tail=outcome.stderr_tail)
+        child = start(run.argv(command), env=run.env, cwd=run.cwd, pass_fds=run.pass_fds)
+        run.started()
+        outcome = child.wait(watch=run.watch())
+        code = run.exit_status(outcome.returncode)
+        breach = run.verdict_of_limits(code, stderr_tail=outcome.stderr_tail, passed=...)
         usage = run.usage()
 
-:func:`prepare` creates the run's cgroups (where the machine allows) and
-the run directory's ``work``, ``tmp`` and ``home``; :class:`PreparedRun`
-holds the argv head (cgroup join, rlimits, bubblewrap), the environment,
-and, after the run, reads what it used and whether it breached a limit.
+:func:`prepare` creates the run's cgroups (where the machine allows), the
+run directory's ``work``, ``tmp`` and ``home``, and measures that directory
+(the baseline of the disk limits); under bubblewrap it also hands
+bubblewrap the seccomp filter and a status channel. :class:`PreparedRun`
+holds the argv head (cgroup join, rlimits, bubblewrap), the environment
+and the descriptors to pass, watches the run's directory while it runs,
+and, after the run, says how the rubric ended, what it used and whether it
+breached a limit.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import resource
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from types import TracebackType
 from typing import Final, Literal, final
 
 from codegenie.eval._sandbox.bwrap import Bubblewrap, bubblewrap
 from codegenie.eval._sandbox.cgroups import RunCgroup
+from codegenie.eval._sandbox.disk import DiskWatch, Footprint
 from codegenie.eval._sandbox.env import sandbox_environment
 from codegenie.eval._sandbox.launch import launcher_args
 from codegenie.eval._sandbox.limits import LIMIT_NAMES, Breach, LimitName, Limits
 from codegenie.eval._sandbox.policy import SandboxPolicy, bwrap_args
 from codegenie.eval._sandbox.rlimits import rlimits_for
+from codegenie.eval._sandbox.seccomp import program as seccomp_program
 
 __all__ = ("Enforcement", "PreparedRun", "Usage", "prepare")
 
 #: How a limit is enforced for a run: on the whole tree by a cgroup, per
-#: process by an rlimit, not at all (a limit the machine cannot enforce),
-#: or there is no limit.
-Enforcement = Literal["cgroup-v1", "cgroup-v2", "rlimit", "none", "unlimited"]
+#: process by an rlimit, by watching the run's directory (the disk limits),
+#: not at all (a limit the machine cannot enforce), or there is no limit.
+Enforcement = Literal["cgroup-v1", "cgroup-v2", "rlimit", "watched", "none", "unlimited"]
 
 # What programs print when an rlimit refused them memory, a process, a file size.
 # Only read for a limit enforced by an rlimit: a cgroup's counters are exact.
@@ -54,8 +64,12 @@ _PROCESS_SAID: Final = (
 _FILE_SIZE_SAID: Final = (b"File too large",)
 # bubblewrap's exit status for a command killed by a signal: this plus its number.
 _SIGNALLED: Final = 128
-# The most entries of the run directory looked at for a file at the file-size limit.
-_SCAN_LIMIT: Final = 100_000
+# How close to its limit a run's peak memory (a cgroup's count) must come to
+# say that the run reached it: a few pages, as the counter stands at the limit
+# when a charge is refused, while reclaimed page cache keeps it further below.
+_AT_LIMIT: Final = 64 * 1024
+# The most of bubblewrap's status read: two short JSON objects.
+_STATUS_LIMIT: Final = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +92,15 @@ class PreparedRun:
     """One run's sandbox, set up: what to start, with what, and what it did afterwards.
 
     ``prefix`` goes in front of the rubric's argv (:meth:`argv`); ``env``
-    and ``cwd`` are the environment and working directory to start it with.
-    ``enforcement`` says, for each limit, how it is enforced here.
-    ``bwrap`` is the bubblewrap used (``None`` under ``none``). Close it
-    (:meth:`close`, or ``with``) once the run is reaped and read: that
-    removes the run's cgroups.
+    and ``cwd`` are the environment and working directory to start it with,
+    ``pass_fds`` the descriptors its first process must inherit (bubblewrap
+    reads the seccomp filter from one and writes its status to the other);
+    call :meth:`started` once it is started. ``enforcement`` says, for each
+    limit, how it is enforced here. ``bwrap`` is the bubblewrap used
+    (``None`` under ``none``). ``disk`` watches the run's directory
+    (:meth:`watch`). Close it (:meth:`close`, or ``with``) once the run is
+    reaped and read: that removes the run's cgroups and closes the
+    descriptors.
     """
 
     def __init__(
@@ -94,6 +112,9 @@ class PreparedRun:
         cgroup: RunCgroup,
         enforcement: dict[LimitName, Enforcement],
         bwrap: Bubblewrap | None,
+        disk: DiskWatch,
+        pass_fds: Sequence[int] = (),
+        status_fd: int | None = None,
     ) -> None:
         self.policy: Final = policy
         self.prefix: Final = tuple(prefix)
@@ -102,6 +123,11 @@ class PreparedRun:
         self.cgroup: Final = cgroup
         self.enforcement: Final = dict(enforcement)
         self.bwrap: Final = bwrap
+        self.disk: Final = disk
+        self.pass_fds: tuple[int, ...] = tuple(pass_fds)
+        self._status_fd = status_fd
+        self._status: dict[str, int] | None = None
+        self._final: tuple[Breach | None, Footprint] | None = None
         # Files written by the run are this new or newer; the copies keep their originals' times.
         self._prepared_ns: Final = time.time_ns()
 
@@ -141,9 +167,53 @@ class PreparedRun:
         """Return the argv to start: the sandbox's head, then ``command`` (unchanged)."""
         return [*self.prefix, *command]
 
+    def started(self) -> None:
+        """Close this process's copies of :attr:`pass_fds`: the run's first process has its own."""
+        _close(self.pass_fds)
+        self.pass_fds = ()
+
+    def watch(self) -> dict[int, Callable[[], bool]]:
+        """Start watching the run's directory; return what the supervisor serves meanwhile.
+
+        A descriptor and its callback (``Child.wait``'s ``watch``): the
+        callback asks for the run to be stopped once it broke a disk limit.
+        """
+        return self.disk.watch()
+
+    def exit_status(self, returncode: int) -> int | None:
+        """Return the rubric's exit status, from the status bubblewrap wrote; call once reaped.
+
+        Under bubblewrap ``returncode`` (bubblewrap's own) is not believed:
+        the status comes from bubblewrap's ``--json-status-fd``, written by
+        its monitor outside the sandbox, and is ``None`` when bubblewrap
+        never started the rubric (it failed to set the sandbox up, or was
+        killed first). Under ``none``, ``returncode`` is the rubric's.
+        """
+        if self.bwrap is None:
+            return returncode
+        return self.status().get("exit-code")
+
+    def status(self) -> dict[str, int]:
+        """Return what bubblewrap said of the run (``child-pid``, ``exit-code``), read once."""
+        if self._status is None:
+            self._status = _read_status(self._status_fd)
+            _close((self._status_fd,) if self._status_fd is not None else ())
+            self._status_fd = None
+        return self._status
+
     def close(self) -> None:
-        """Kill whatever is left in the run's cgroups and remove them; idempotent, never raises."""
-        self.cgroup.remove()
+        """Kill what is left in the run's cgroups and remove them, close the descriptors.
+
+        Idempotent; never raises but a ``KeyboardInterrupt`` that came meanwhile,
+        once all is done.
+        """
+        try:
+            self.disk.close()
+        finally:
+            self.cgroup.remove()
+            _close((*self.pass_fds, *((self._status_fd,) if self._status_fd is not None else ())))
+            self.pass_fds = ()
+            self._status_fd = None
 
     def usage(self, rusage: resource.struct_rusage | None = None) -> Usage:
         """Return what the run used: from its cgroups, else from ``rusage`` (``os.wait4``'s).
@@ -174,25 +244,31 @@ class PreparedRun:
         *,
         stderr_tail: bytes = b"",
         rusage: resource.struct_rusage | None = None,
+        passed: bool = False,
     ) -> Breach | None:
         """Return the limit the run exceeded, or ``None``; call once it is reaped, before closing.
 
-        ``returncode`` is the first process's (negative: killed by that
-        signal; under bubblewrap, the rubric's exit status, or 128 + the
-        signal that killed it: :meth:`killed_by`);
-        ``stderr_tail`` the end of its stderr; ``rusage`` its ``os.wait4``
-        rusage, if the supervisor has it. A breach makes the run an
-        ``error`` whatever the rubric printed: the rubric may have seen a
-        refused allocation or fork and reported ``failed``.
+        ``returncode`` is the rubric's exit status (negative: killed by that
+        signal; under bubblewrap 128 + the signal that killed it:
+        :meth:`killed_by`); ``stderr_tail`` the end of its stderr;
+        ``rusage`` its ``os.wait4`` rusage, if the supervisor has it;
+        ``passed`` whether the rubric said the candidate passed. A breach
+        makes the run an ``error`` whatever the rubric printed: the rubric
+        may have seen a refused allocation, fork or write and reported
+        ``failed``.
 
         Evidence, most certain first: a cgroup's counters (out-of-memory
         kills, refused forks, CPU time); the signal the rubric died of
         (``SIGXCPU``, ``SIGXFSZ``); a file in the run's directory written
-        during the run and as large as the file-size limit; and, for a limit
-        only an rlimit enforced, what the rubric's stderr says
-        (``MemoryError``, ``Cannot fork``, ``File too large``) — which the
-        rubric could print on purpose, turning its own ``failed`` into an
-        ``error``, never into a pass.
+        during the run and as large as the file-size limit; what the run
+        added to its directory, seen while it ran or after (the disk
+        limits); for a limit only an rlimit enforced, what the rubric's
+        stderr says (``MemoryError``, ``Cannot fork``, ``File too large``),
+        which the rubric could print on purpose, turning its own ``failed``
+        into an ``error``, never into a pass. Last, for a run that did not
+        pass, a memory cgroup whose peak stood at the limit: the kernel
+        refused the run memory (a write to ``/tmp`` or ``/dev/shm``, which
+        are memory, fails so without killing anything).
         """
         limits = self.policy.limits
         for name in LIMIT_NAMES:
@@ -201,7 +277,19 @@ class PreparedRun:
             evidence = self._evidence(name, returncode, stderr_tail, rusage)
             if evidence is not None:
                 return Breach(name, f"{limits.describe(name)} exceeded", evidence)
+        memory = limits.memory_bytes
+        peak = self.cgroup.peak_memory()
+        if not passed and memory is not None and peak is not None and peak >= memory - _AT_LIMIT:
+            evidence = f"the run's memory stood at its limit ({peak:,} bytes, cgroup)"
+            return Breach("memory", f"{limits.describe('memory')} reached", evidence)
         return None
+
+    def _final_disk(self) -> tuple[Breach | None, Footprint]:
+        """Return the disk limits' verdict: a breach seen while the run ran, else a last look."""
+        if self._final is None:
+            breach, found = self.disk.check(since_ns=self._prepared_ns)
+            self._final = (self.disk.breach or breach, found)
+        return self._final
 
     def _evidence(
         self,
@@ -230,12 +318,16 @@ class PreparedRun:
             if used is not None and used > limits.cpu_time:
                 return f"the run used {used:.2f} s of CPU time"
             return None
+        if name in ("disk", "disk-files"):
+            breach = self._final_disk()[0]
+            return breach.evidence if breach is not None and breach.limit == name else None
         if self.killed_by(returncode) == signal.SIGXFSZ:
             return "the rubric was killed by SIGXFSZ"
         assert limits.file_size_bytes is not None
-        full = _file_at_least(self.policy.run_dir, limits.file_size_bytes, self._prepared_ns)
-        if full is not None:
-            return f"{full} reached the limit"
+        # A file that was that large before the run (a copied data file) is not its doing.
+        largest = self._final_disk()[1].largest_new
+        if largest is not None and largest[1] >= limits.file_size_bytes:
+            return f"{largest[0]} reached the limit"
         return _said(stderr_tail, _FILE_SIZE_SAID)
 
 
@@ -246,32 +338,33 @@ def _said(stderr_tail: bytes, markers: tuple[bytes, ...]) -> str | None:
     return None
 
 
-def _file_at_least(root: Path, size: int, since_ns: int) -> str | None:
-    """Return a file under ``root`` of ``size`` bytes or more, modified since ``since_ns``.
+def _close(fds: Sequence[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
-    Links are not followed. A file that was that large before the run (a
-    copied candidate's data file) is not the run's doing, and is skipped.
-    """
-    pending = [str(root)]
-    seen = 0
-    while pending and seen < _SCAN_LIMIT:
-        directory = pending.pop()
+
+def _read_status(fd: int | None) -> dict[str, int]:
+    """Return the integers of bubblewrap's JSON status lines on ``fd`` (never blocking)."""
+    if fd is None:
+        return {}
+    data = b""
+    with contextlib.suppress(OSError):
+        while len(data) < _STATUS_LIMIT and (chunk := os.read(fd, _STATUS_LIMIT)):
+            data += chunk
+    found: dict[str, int] = {}
+    for line in data.decode("utf-8", "replace").splitlines():
         try:
-            entries = list(os.scandir(directory))
-        except OSError:
+            value = json.loads(line)
+        except ValueError:
             continue
-        for entry in entries:
-            seen += 1
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append(entry.path)
-                elif entry.is_file(follow_symlinks=False):
-                    info = entry.stat(follow_symlinks=False)
-                    if info.st_size >= size and info.st_mtime_ns >= since_ns:
-                        return entry.path
-            except OSError:
-                continue
-    return None
+        if isinstance(value, dict):
+            found.update(
+                (key, number)
+                for key, number in value.items()
+                if isinstance(number, int) and not isinstance(number, bool)
+            )
+    return found
 
 
 def _enforcement(limits: Limits, cgroup: RunCgroup) -> dict[LimitName, Enforcement]:
@@ -287,6 +380,8 @@ def _enforcement(limits: Limits, cgroup: RunCgroup) -> dict[LimitName, Enforceme
             result[name] = by_cgroup("memory") or "rlimit"
         elif name == "processes":
             result[name] = by_cgroup("pids") or ("rlimit" if os.getuid() != 0 else "none")
+        elif name in ("disk", "disk-files"):
+            result[name] = "watched"
         else:
             result[name] = "rlimit"
     return result
@@ -298,11 +393,14 @@ def prepare(
     """Set up the sandbox of one run described by ``policy``; return what to start it with.
 
     Creates ``workdir``, ``tmpdir`` and ``home`` in the run's directory (it
-    must exist, holding the copies), and under ``bwrap`` the run's cgroups
-    where this machine allows (``cgroups=False`` skips them: rlimits only).
+    must exist, holding the copies) and measures it (the disk limits count
+    what the run adds); under ``bwrap`` the run's cgroups where this machine
+    allows (``cgroups=False`` skips them: rlimits only), and two pipes for
+    bubblewrap: one holding the seccomp filter, one for its status.
     ``bwrap`` defaults to :func:`bubblewrap`, which raises
-    :class:`SandboxUnavailable` when none can start. Under ``none`` nothing
-    is contained and only rlimits apply.
+    :class:`SandboxUnavailable` when none can start (or this machine has no
+    seccomp filter). Under ``none`` nothing is contained and only rlimits
+    and the disk limits apply.
     """
     for directory in (policy.workdir, policy.tmpdir, policy.home):
         directory.mkdir(mode=0o700, exist_ok=True)
@@ -312,16 +410,58 @@ def prepare(
         used = bubblewrap("bwrap") if bwrap is None else bwrap
         if cgroups:
             cgroup = RunCgroup.create(policy.limits)
+    opened: list[int] = []
+    disk: DiskWatch | None = None
     try:
+        disk = DiskWatch.start(str(policy.run_dir), policy.limits)
         enforcement = _enforcement(policy.limits, cgroup)
         covered = [name for name, how in enforcement.items() if how.startswith("cgroup")]
         head = launcher_args(cgroup.join_files, rlimits_for(policy.limits, covered))
+        status_fd: int | None = None
         if used is not None:
-            head += bwrap_args(policy, used)
+            filter_fd = _filter_pipe(opened)
+            status_fd, status_write = os.pipe()
+            opened += [status_fd, status_write]
+            os.set_blocking(status_fd, False)
+            head += bwrap_args(policy, used, seccomp_fd=filter_fd, status_fd=status_write)
+            pass_fds: tuple[int, ...] = (filter_fd, status_write)
+        else:
+            pass_fds = ()
         env = sandbox_environment(policy)
     except BaseException:
+        if disk is not None:
+            disk.close()
+        _close(opened)
         cgroup.remove()
         raise
     return PreparedRun(
-        policy, prefix=head, env=env, cgroup=cgroup, enforcement=enforcement, bwrap=used
+        policy,
+        prefix=head,
+        env=env,
+        cgroup=cgroup,
+        enforcement=enforcement,
+        bwrap=used,
+        disk=disk,
+        pass_fds=pass_fds,
+        status_fd=status_fd,
     )
+
+
+def _filter_pipe(opened: list[int]) -> int:
+    """Return the read end of a pipe that holds the seccomp filter, whole (its write end closed).
+
+    The filter is a few kilobytes: it fits in the pipe at once.
+    """
+    code = seccomp_program()
+    if code is None:  # bubblewrap() refuses such a machine before any run
+        msg = f"there is no seccomp filter for this machine ({os.uname().machine})"
+        raise RuntimeError(msg)
+    reader, writer = os.pipe()
+    opened.append(reader)
+    try:
+        view = memoryview(code)
+        while view:
+            view = view[os.write(writer, view) :]
+    finally:
+        os.close(writer)
+    return reader

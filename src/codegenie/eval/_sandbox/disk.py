@@ -1,0 +1,219 @@
+"""What a run writes to its directory, measured while it runs: the ``disk`` limits.
+
+No kernel mechanism bounds what an unprivileged process writes to a
+directory of an ordinary file system (quotas need root; bubblewrap cannot
+give a tmpfs an inode limit), so the run's directory is measured: once
+before the run (its copies, the baseline), every :data:`INTERVAL` seconds
+while it runs (:class:`DiskWatch`, a thread of its own), and once after.
+A run that added more than its ``disk`` limit (bytes, as allocated on disk)
+or its ``disk_files`` limit (files, directories and links) is stopped and
+is an ``error`` naming the limit. Between two looks a run can write more
+(what it writes in :data:`INTERVAL` seconds; no single file beyond the
+``file-size`` limit): the limit bounds what is left to remove, which is
+what a full disk or a 200,000-file clean-up would cost.
+
+Every scan is iterative (no recursion, whatever the depth), never follows
+a link, and stops as soon as the answer is known (past a limit).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final, final
+
+from codegenie.eval._sandbox.limits import Breach, Limits
+
+__all__ = ("INTERVAL", "DiskWatch", "Footprint", "measure")
+
+#: Seconds between two looks at a running run's directory (at the least: a scan
+#: that takes long is made less often, so that watching costs a small share of a CPU).
+INTERVAL: Final = 0.2
+# A scan may take this share of the time between two (a slow disk, a large tree).
+_SHARE: Final = 0.1
+# The longest pause between two looks, however slow a scan.
+_LONGEST: Final = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """What a directory holds: ``entries`` (files, directories, links…) and ``allocated`` bytes.
+
+    ``complete`` is ``False`` when the scan stopped early, past a bound it was
+    given (the figures are then at least what they say). ``largest_new`` is
+    the largest regular file modified since the time the scan was given, and
+    its size, if any was.
+    """
+
+    entries: int
+    allocated: int
+    complete: bool = True
+    largest_new: tuple[str, int] | None = None
+
+
+def measure(
+    root: str,
+    *,
+    most_entries: int | None = None,
+    most_bytes: int | None = None,
+    since_ns: int | None = None,
+) -> Footprint:
+    """Return the footprint of the tree at ``root`` (``root`` itself not counted).
+
+    Stops once more than ``most_entries`` entries or ``most_bytes`` bytes are
+    seen (``complete=False``). ``since_ns``: also find the largest regular
+    file modified since then. Entries that vanish while the scan runs, and
+    directories it may not read, are passed over.
+    """
+    entries = allocated = 0
+    largest: tuple[str, int] | None = None
+    pending = [root]
+    while pending:
+        directory = pending.pop()
+        try:
+            listing = os.scandir(directory)
+        except OSError:
+            continue
+        with listing:
+            for entry in listing:
+                entries += 1
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+                except OSError:
+                    continue
+                allocated += info.st_blocks * 512
+                if (
+                    since_ns is not None
+                    and entry.is_file(follow_symlinks=False)
+                    and info.st_mtime_ns >= since_ns
+                    and (largest is None or info.st_size > largest[1])
+                ):
+                    largest = (entry.path, info.st_size)
+                over_entries = most_entries is not None and entries > most_entries
+                if over_entries or (most_bytes is not None and allocated > most_bytes):
+                    return Footprint(entries, allocated, complete=False, largest_new=largest)
+    return Footprint(entries, allocated, largest_new=largest)
+
+
+@final
+class DiskWatch:
+    """The disk limits of one run: its baseline, a watch while it runs, the verdict after.
+
+    Made by :meth:`start` once the run's copies are in place. While the run
+    runs (:meth:`watch`), a thread looks at the directory every
+    :data:`INTERVAL` seconds or so; at a breach it records it and makes
+    :attr:`wake_fd` readable, so that the supervisor stops the run.
+    :meth:`close` stops the thread and closes the descriptors; idempotent.
+    """
+
+    def __init__(self, root: str, limits: Limits, baseline: Footprint) -> None:
+        self.root: Final = root
+        self.limits: Final = limits
+        self.baseline: Final = baseline
+        self.breach: Breach | None = None
+        self._stop = threading.Event()
+        self._ended = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._wake_read, self._wake_write = os.pipe()
+
+    @classmethod
+    def start(cls, root: str, limits: Limits) -> DiskWatch:
+        """Measure ``root`` as the run's baseline; return the watch (not yet watching)."""
+        return cls(root, limits, measure(root))
+
+    @property
+    def wake_fd(self) -> int:
+        """Readable once a breach was found while the run ran."""
+        return self._wake_read
+
+    @property
+    def active(self) -> bool:
+        """Whether there is a disk limit to watch at all."""
+        return self.limits.disk is not None or self.limits.disk_files is not None
+
+    def watch(self) -> dict[int, Callable[[], bool]]:
+        """Start looking while the run runs; return the descriptor to serve and its callback.
+
+        The callback tells the supervisor to stop the run (``True``). Empty
+        when there is no disk limit.
+        """
+        if not self.active or self._thread is not None:
+            return {}
+        self._thread = threading.Thread(target=self._loop, name="codegenie-disk", daemon=True)
+        self._thread.start()
+        return {self._wake_read: lambda: True}
+
+    def check(self, *, since_ns: int | None = None) -> tuple[Breach | None, Footprint]:
+        """Measure the directory now; return the breach it shows (or ``None``) and the footprint."""
+        limits = self.limits
+        most_entries = most_bytes = None
+        if limits.disk_files is not None:
+            most_entries = self.baseline.entries + limits.disk_files
+        if limits.disk is not None and limits.disk_bytes is not None:
+            most_bytes = self.baseline.allocated + limits.disk_bytes
+        found = measure(
+            self.root, most_entries=most_entries, most_bytes=most_bytes, since_ns=since_ns
+        )
+        breach = None
+        if most_entries is not None and found.entries > most_entries:
+            added = found.entries - self.baseline.entries
+            breach = Breach(
+                "disk-files",
+                f"{limits.describe('disk-files')} exceeded",
+                f"the run added more than {added:,} entries to its directory",
+            )
+        elif most_bytes is not None and found.allocated > most_bytes:
+            added = (found.allocated - self.baseline.allocated) // (1024 * 1024)
+            breach = Breach(
+                "disk",
+                f"{limits.describe('disk')} exceeded",
+                f"the run added more than {added:,} MiB to its directory",
+            )
+        return breach, found
+
+    def _loop(self) -> None:
+        try:
+            pause = INTERVAL
+            while not self._stop.wait(pause):
+                began = time.monotonic()
+                breach, _ = self.check()
+                if breach is not None:
+                    self.breach = breach
+                    with contextlib.suppress(OSError):
+                        os.write(self._wake_write, b"!")
+                    return
+                pause = min(max(INTERVAL, (time.monotonic() - began) / _SHARE), _LONGEST)
+        finally:
+            self._ended.set()
+
+    def close(self) -> None:
+        """Stop looking and close the descriptors, once a look under way is over; idempotent.
+
+        A ``KeyboardInterrupt`` meanwhile does not cut the wait short (the
+        thread writes to a descriptor that must not be closed, and maybe
+        reused, under it); it is raised once the thread has ended.
+        """
+        self._stop.set()
+        interrupted: KeyboardInterrupt | None = None
+        if self._thread is not None:
+            while True:
+                try:
+                    self._ended.wait()
+                except KeyboardInterrupt as exc:
+                    interrupted = exc
+                    continue
+                break
+            self._thread = None
+        for fd in (self._wake_read, self._wake_write):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._wake_read = self._wake_write = -1
+        if interrupted is not None:
+            raise interrupted
