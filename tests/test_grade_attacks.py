@@ -866,14 +866,17 @@ def test_kill_minus_one_without_sandbox() -> None:
 
 
 def test_ptrace_of_the_harness_fails(arena: Arena) -> None:
-    """The harness's pid does not exist in the run's PID namespace: ptrace finds nothing."""
+    """ptrace is denied to every process of a run (the seccomp filter), the harness's pid aside.
+
+    The harness's pid does not exist in the run's PID namespace either.
+    """
 
     def aim(pid: int) -> None:
         arena.attack("ptrace", pid)
 
     graded, before = arena.grade(aim=aim)
     assert graded.status == "failed"
-    assert graded.reason == "solve.py: 0: contained | ptrace: ESRCH"
+    assert graded.reason == "solve.py: 0: contained | ptrace: EPERM"
     contained(arena, graded, before)
 
 

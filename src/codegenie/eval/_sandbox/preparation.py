@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Final, Literal, final
 
-from codegenie.eval._sandbox.bwrap import Bubblewrap, bubblewrap
+from codegenie.eval._sandbox.bwrap import RUN_FEATURES, Bubblewrap, Feature, bubblewrap
 from codegenie.eval._sandbox.cgroups import RunCgroup
 from codegenie.eval._sandbox.disk import DiskWatch, Footprint
 from codegenie.eval._sandbox.env import sandbox_environment
@@ -407,7 +407,8 @@ def prepare(
     used: Bubblewrap | None = None
     cgroup = RunCgroup({})
     if policy.mode == "bwrap":
-        used = bubblewrap("bwrap") if bwrap is None else bwrap
+        overlay: frozenset[Feature] = frozenset({"overlay"} if policy.overlays else ())
+        used = bubblewrap("bwrap", needs=RUN_FEATURES | overlay) if bwrap is None else bwrap
         if cgroups:
             cgroup = RunCgroup.create(policy.limits)
     opened: list[int] = []

@@ -290,6 +290,10 @@ def choose_sandbox(args: argparse.Namespace, out: Output) -> Sandbox:
     from codegenie.eval.rubrics import choose_sandbox as choose  # noqa: PLC0415 - start-up: only the commands that run rubrics pay for it
 
     sandbox = choose(args.sandbox)
+    used = sandbox.bubblewrap
+    if used is not None and args.verbose and not args.quiet:
+        note = f": {used.note}" if used.note else ""
+        out.stderr.write(f"codegenie-bench: sandbox: {used.describe()}{note}\n")
     if not sandbox.contained:
         out.stderr.write(
             "codegenie-bench: warning: --sandbox none: rubrics, and the code they run, run "
