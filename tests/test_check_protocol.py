@@ -35,6 +35,8 @@ DONE: dict[str, Any] = {
                 "processes": 512,
                 "file_size": 1024,
                 "cpu_time": None,
+                "disk": 1024,
+                "disk_files": 20000,
             }
         ],
         "case_problems": [
@@ -107,7 +109,7 @@ def test_a_well_formed_answer_is_taken_as_it_is(answer: dict[str, Any]) -> None:
         ),
         (
             line(DONE | {"parts": DONE["parts"] | {"cases": [{"id": "one"}]}}),
-            "done.parts.cases.0.directory: Field required (and 5 more)",
+            "done.parts.cases.0.directory: Field required (and 7 more)",
         ),
         (line(DONE | {"threads": -1}), "done.threads: Input should be greater than or equal to 0"),
         (

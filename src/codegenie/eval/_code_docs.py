@@ -565,8 +565,8 @@ bench/vuln_remediation/cases/Requests-CVE: error[case-layout]: case 'Requests-CV
             task class's `case_model`. The common keys, all optional:
             `description` (a string), `tags` (an array of strings), `timeout`
             (seconds one rubric run may take, a number above 0, default 60), the
-            run's limits `memory`, `processes`, `file-size` and `cpu-time`, and `id`
-            (if written, the directory's name). Every other key belongs to the task
+            run's limits `memory`, `processes`, `file-size`, `cpu-time`, `disk` and
+            `disk-files`, and `id` (if written, the directory's name). Every other key belongs to the task
             class's `case_model`. Every problem of every case is reported, at its
             line and column (a wrong value at the value, an unknown key at the key),
             up to 1,000 per task class; then one more `case-invalid`, at the task

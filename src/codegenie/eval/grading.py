@@ -65,7 +65,8 @@ class GradeResult(BaseModel):
     (``duration_s`` is ``None``). ``score`` is the verdict's score, when it
     gave one. ``wall_s``, ``cpu_s`` and ``peak_memory_mib`` are what the run
     used; ``limit`` names the limit an ``"error"`` run exceeded (``"memory"``,
-    ``"processes"``, ``"file-size"``, ``"cpu-time"``): not the candidate's
+    ``"processes"``, ``"file-size"``, ``"cpu-time"``, ``"disk"``,
+    ``"disk-files"``): not the candidate's
     fault, so the summary counts it apart. An ``"error"`` keeps the end of
     the rubric's stderr (``stderr_tail``) and, when it raised, its
     ``traceback``.

@@ -282,6 +282,8 @@ def _case_runs(target: ImportTarget, outcome: Outcome) -> list[CaseRun]:
                 processes=case["processes"],
                 file_size=case["file_size"],
                 cpu_time=case["cpu_time"],
+                disk=case["disk"],
+                disk_files=case["disk_files"],
             ),
             side,
         )

@@ -227,6 +227,8 @@ def _parts(found: Resolved) -> Parts:
                 "processes": case.processes,
                 "file_size": case.file_size,
                 "cpu_time": case.cpu_time,
+                "disk": case.disk,
+                "disk_files": case.disk_files,
             }
             for case in scan.cases
         ],

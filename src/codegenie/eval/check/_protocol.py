@@ -23,7 +23,7 @@ import functools
 import json
 from typing import Annotated, Final, Literal
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError, with_config
+from pydantic import ConfigDict, Field, PositiveInt, TypeAdapter, ValidationError, with_config
 
 # pydantic validates typing.TypedDict only from Python 3.12 on.
 from typing_extensions import TypedDict
@@ -105,10 +105,12 @@ class CaseFound(TypedDict):
     id: str
     directory: str
     timeout: float
-    memory: int
-    processes: int
-    file_size: int
+    memory: PositiveInt
+    processes: PositiveInt
+    file_size: PositiveInt
     cpu_time: float | None
+    disk: PositiveInt
+    disk_files: PositiveInt
 
 
 @with_config(_CLOSED)
