@@ -3,13 +3,21 @@
 Such a repository holds ``bench.toml``, ``bench/`` and a ``requirements.txt``
 that pins codegenie-eval; it is not a Python project. This module builds the
 project's sdist and wheel as a release does (``python -m build``), makes that
-repository in ``tmp_path`` with the installed CLI (``init``, ``new``), installs
-the pin into a fresh virtual environment with the recipes' own install
-command (the wheel is found through ``PIP_FIND_LINKS``, as an index would
-serve it), then runs every command of every GitHub Actions workflow and GitLab
-CI file in docs/ci.md, and the pre-commit hooks through ``pre-commit
-try-repo``. The YAML is read from the document itself, so a recipe that
-changes is the recipe that is run.
+repository in ``tmp_path``: the document's committed-wheel ``requirements.txt``
+as written, beside the built wheel where it says, installed into a fresh
+virtual environment in the repository (``.venv``) with the recipes' own
+install command, then the bench made with the installed CLI (``init``,
+``new``) and committed. Then it runs every command of every GitHub Actions
+workflow and GitLab CI file in docs/ci.md, and the pre-commit hooks through
+``pre-commit try-repo``. The YAML and the pins are read from the document
+itself, so a recipe that changes is the recipe that is run; one of a shape
+this module does not know fails.
+
+The other pins are resolved with ``pip download``, their placeholders filled
+in: the wheel URL with the built wheel's ``file:`` URL, the git commit with
+this checkout and its ``HEAD`` (committed code, not the working tree), and the
+pin a release will have with the built wheel served as an index would serve
+it (``PIP_FIND_LINKS``).
 
 Only the runner's own set-up is not run: ``uses:`` steps (the checkout is the
 repository, ``setup-python`` is the fresh environment, artifacts stay in the
@@ -44,6 +52,17 @@ REPO = Path(__file__).resolve().parent.parent
 CI_DOC = REPO / "docs" / "ci.md"
 SLUGS = ("alpha-one", "beta-two", "gamma-three", "delta-four")
 INSTALL = "python -m pip install -r requirements.txt"
+WHEEL = f"codegenie_eval-{__version__}-py3-none-any.whl"
+#: Each shape of pin the document may give, by name. A ``<…>`` is a placeholder it explains.
+PIN_SHAPES = {
+    "wheel-file": re.compile(r"\./wheels/(?P<wheel>codegenie_eval-\S+\.whl)"),
+    "wheel-url": re.compile(
+        r"codegenie-eval @ (?P<where>https://<[a-z-]+>/)(?P<wheel>codegenie_eval-\S+\.whl)"
+    ),
+    "git-commit": re.compile(
+        r"codegenie-eval @ git\+(?P<repository>https://<[a-z-]+>)@(?P<commit><commit-sha>)"
+    ),
+}
 _KNOWN_ACTIONS = (
     "actions/checkout@",
     "actions/setup-python@",
@@ -82,6 +101,38 @@ def _gitlab_files() -> list[dict[str, Any]]:
 
 def _pre_commit_configs() -> list[dict[str, Any]]:
     return [doc for doc in _documents() if isinstance(doc, dict) and "repos" in doc]
+
+
+def _requirements_files() -> list[str]:
+    """Every ```text block of docs/ci.md that is a ``requirements.txt`` (its first line says so)."""
+    blocks = re.findall(r"^```text\n(.*?)^```", CI_DOC.read_text(encoding="utf-8"), re.M | re.S)
+    return [block for block in blocks if block.startswith("# requirements.txt\n")]
+
+
+def _pins() -> dict[str, tuple[str, re.Match[str]]]:
+    """Each pin of codegenie-eval the document gives, by shape: its requirements file and its match.
+
+    A line of a shape no ``PIN_SHAPES`` entry knows, or a second pin of one
+    shape, fails here: this module would not run it.
+    """
+    found: dict[str, tuple[str, re.Match[str]]] = {}
+    for text in _requirements_files():
+        for line in text.splitlines():
+            if not line.strip() or line.startswith("#"):
+                continue
+            shapes = [(name, shape.fullmatch(line)) for name, shape in PIN_SHAPES.items()]
+            known = [(name, match) for name, match in shapes if match is not None]
+            assert known, f"a pin this module does not know how to run: {line!r}"
+            ((name, match),) = known
+            assert name not in found, f"two pins of the shape {name}: {line!r}"
+            found[name] = (text, match)
+    return found
+
+
+def _release_pin() -> str:
+    """The version the document says a published release will be pinned at."""
+    (version,) = set(re.findall(r"`codegenie-eval==([^`]+)`", CI_DOC.read_text(encoding="utf-8")))
+    return str(version)
 
 
 # --- the release and the repository ------------------------------------------------------------
@@ -124,7 +175,10 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @dataclass
 class Machine:
-    """A CI machine after ``setup-python`` and the recipe's install: a fresh venv on PATH."""
+    """A CI machine after ``setup-python`` and the recipe's install: a fresh venv on PATH.
+
+    The venv is the curator's ``.venv`` in the bench repository, ``home / "my-bench"``.
+    """
 
     env: dict[str, str]
     home: Path
@@ -138,10 +192,10 @@ class Machine:
 
 
 @pytest.fixture(scope="module")
-def machine(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Machine:
+def machine(tmp_path_factory: pytest.TempPathFactory) -> Machine:
     """A fresh virtual environment, first on PATH, with nothing of this checkout in sight."""
     home = tmp_path_factory.mktemp("machine")
-    venv = home / "venv"
+    venv = home / "my-bench" / ".venv"
     _ok(_run([sys.executable, "-m", "venv", str(venv)], cwd=home, env=os.environ))
     gitconfig = home / "gitconfig"
     gitconfig.write_text("[user]\n\tname = Curator\n\temail = curator@example.com\n")
@@ -153,7 +207,6 @@ def machine(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Machine:
     }
     env.update(
         PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}",
-        PIP_FIND_LINKS=str(dist),
         PIP_DISABLE_PIP_VERSION_CHECK="1",
         PRE_COMMIT_HOME=str(home / "pre-commit-home"),
         GIT_CONFIG_GLOBAL=str(gitconfig),
@@ -163,11 +216,14 @@ def machine(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Machine:
 
 
 @pytest.fixture(scope="module")
-def bench_repo(machine: Machine) -> Path:
+def bench_repo(machine: Machine, dist: Path) -> Path:
     """A repository of bench.toml, bench/ and requirements.txt, made as docs/ci.md says."""
     repo = machine.home / "my-bench"
-    repo.mkdir()
-    (repo / "requirements.txt").write_text(f"codegenie-eval=={__version__}\n", encoding="utf-8")
+    requirements, pin = _pins()["wheel-file"]
+    assert pin["wheel"] == WHEEL, "the pin names another wheel than this version builds"
+    (repo / "wheels").mkdir()
+    shutil.copy2(dist / WHEEL, repo / "wheels" / WHEEL)
+    (repo / "requirements.txt").write_text(requirements, encoding="utf-8")
     assert machine.bash(INSTALL, cwd=repo) == 0, machine.log[-1]
     for command in [
         "git init -q",
@@ -177,25 +233,35 @@ def bench_repo(machine: Machine) -> Path:
         assert machine.bash(command, cwd=repo) == 0, machine.log[-1]
     for command in ["git add -A", "git commit -q -m 'a bench'"]:
         assert machine.bash(command, cwd=repo) == 0, machine.log[-1]
+    # The .gitignore init wrote keeps the curator's .venv out: nothing is left untracked.
+    assert machine.bash("git status --porcelain --untracked-files=all", cwd=repo) == 0
+    assert machine.log[-1][2] == "", machine.log[-1]
+    assert machine.bash("git ls-files", cwd=repo) == 0
+    tracked = machine.log[-1][2].splitlines()
+    assert f"wheels/{WHEEL}" in tracked
+    assert not [path for path in tracked if path.startswith(".venv/")]
     installed = _run(
         [
-            str(machine.home / "venv" / "bin" / "python"),
+            str(repo / ".venv" / "bin" / "python"),
             "-c",
             "import codegenie.eval as m; print(m.__file__)",
         ],
         cwd=repo,
         env=machine.env,
     )
-    assert str(machine.home / "venv") in _ok(installed).stdout  # the wheel, not this checkout
+    assert str(repo / ".venv") in _ok(installed).stdout  # the wheel, not this checkout
     assert not (repo / "pyproject.toml").exists()
     return repo
 
 
 def _copy(repo: Path, name: str) -> Path:
-    """A checkout of its own for one pipeline, so that no report of another reaches its merge."""
+    """A checkout of its own for one pipeline, so that no report of another reaches its merge.
+
+    As a CI checkout, it has what git tracks: not the curator's ``.venv``.
+    """
     target = repo.parent / name
     shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(repo, target, symlinks=True)
+    shutil.copytree(repo, target, symlinks=True, ignore=shutil.ignore_patterns(".venv"))
     return target
 
 
@@ -340,18 +406,80 @@ def test_the_document_has_the_recipes_this_module_runs() -> None:
     assert commands.count(INSTALL) == sum(len(wf["jobs"]) for wf in workflows)
     assert "pip install ." not in "\n".join(commands)
     assert gitlab[0]["default"]["before_script"] == [INSTALL]
+    assert set(_pins()) == set(PIN_SHAPES)  # every shape is given, and no other (see _pins)
 
 
-def test_the_pre_commit_config_names_a_release_and_hooks_that_exist() -> None:
-    """``rev:`` names this version's tag; every hook id is one ``.pre-commit-hooks.yaml`` defines."""
+def test_a_pin_of_a_shape_this_module_does_not_know_fails() -> None:
+    """What ``_pins`` does with a line it cannot run: the version pin no index serves yet, say."""
+    for line in (f"codegenie-eval=={__version__}", "codegenie-eval @ git+https://x.org/y.git@main"):
+        assert not any(shape.fullmatch(line) for shape in PIN_SHAPES.values()), line
+
+
+def test_the_pre_commit_config_names_a_commit_and_hooks_that_exist() -> None:
+    """``rev:`` and ``repo:`` are the git pin's placeholders; every hook id is one that exists.
+
+    The document also says how a release will be pinned (its version, its ``v`` tag),
+    and CHANGELOG.md has that version, marked unreleased until it is published.
+    """
     hooks = {hook["id"] for hook in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
     (config,) = _pre_commit_configs()
     (entry,) = config["repos"]
-    assert entry["rev"] == f"v{__version__}"
+    _, git = _pins()["git-commit"]
+    assert entry["rev"] == git["commit"]
+    assert entry["repo"] == git["repository"]
     assert {hook["id"] for hook in entry["hooks"]} <= hooks
-    pin = f"codegenie-eval=={__version__}"
-    assert pin in CI_DOC.read_text(encoding="utf-8")
-    assert f"## {__version__}\n" in (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert _release_pin() == __version__
+    assert f"`v{__version__}`" in CI_DOC.read_text(encoding="utf-8")
+    changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert re.search(rf"^## {re.escape(__version__)}( \(unreleased\))?$", changelog, re.M)
+
+
+def _download(machine: Machine, requirement: str, out: Path, **extra: str) -> list[Path]:
+    """``pip download --no-deps`` one requirement line with the machine's pip; what it saved."""
+    result = _run(
+        ["python", "-m", "pip", "download", "--no-deps", "--dest", str(out), requirement],
+        cwd=machine.home,
+        env={**machine.env, **extra},
+    )
+    assert result.returncode == 0, f"{requirement}\n{result.stdout}\n{result.stderr}"
+    return sorted(out.iterdir())
+
+
+def test_the_wheel_url_pin_fetches_the_built_wheel(
+    machine: Machine, dist: Path, tmp_path: Path
+) -> None:
+    """The wheel URL, its placeholder host made a ``file:`` URL of the built wheel's directory."""
+    _requirements, pin = _pins()["wheel-url"]
+    assert pin["wheel"] == WHEEL
+    line = pin.group(0).replace(pin["where"], f"file://localhost{dist.as_posix()}/")
+    saved = _download(machine, line, tmp_path / "out")
+    assert [path.name for path in saved] == [WHEEL]
+    assert saved[0].read_bytes() == (dist / WHEEL).read_bytes()
+
+
+def test_the_git_commit_pin_builds_this_project(machine: Machine, tmp_path: Path) -> None:
+    """The git pin, its placeholders this checkout and its HEAD: pip clones, checks out, builds."""
+    if not (REPO / ".git").exists():
+        pytest.skip("the git pin needs this project as a git checkout")
+    head = _ok(_run(["git", "rev-parse", "HEAD"], cwd=REPO, env=os.environ)).stdout.strip()
+    assert re.fullmatch(r"[0-9a-f]{40}", head)
+    _, pin = _pins()["git-commit"]
+    line = (
+        pin.group(0)
+        .replace(pin["repository"], f"file://localhost{REPO.as_posix()}")
+        .replace(pin["commit"], head)
+    )
+    saved = _download(machine, line, tmp_path / "out")
+    assert [path.name for path in saved] == [f"codegenie-eval-{__version__}.zip"]
+
+
+def test_the_release_pin_is_what_the_built_release_satisfies(
+    machine: Machine, dist: Path, tmp_path: Path
+) -> None:
+    """``codegenie-eval==VERSION``, with the built sdist and wheel served as an index serves them."""
+    line = f"codegenie-eval=={_release_pin()}"
+    saved = _download(machine, line, tmp_path / "out", PIP_FIND_LINKS=str(dist), PIP_NO_INDEX="1")
+    assert [path.name for path in saved] == [WHEEL]
 
 
 def test_every_github_workflow_passes_on_a_clean_bench(bench_repo: Path, machine: Machine) -> None:

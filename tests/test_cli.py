@@ -15,6 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from codegenie.eval import scaffold
 from codegenie.eval.cli import _app, main
 from codegenie.eval.manifest import BenchManifest, json_schema
 
@@ -754,10 +755,12 @@ def test_console_logs_follow_the_same_colour_rule(tmp_path: Path) -> None:
 
 
 def test_init_starts_a_bench_in_an_empty_directory(tmp_path: Path) -> None:
-    """`init` writes bench.toml, bench/ and the schema its #:schema line names; new and check follow."""
+    """`init` writes bench.toml, bench/, the schema its #:schema line names and a .gitignore."""
     result = run("init", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "bench.toml\nbench/\ndocs/bench.schema.json\n"
+    assert result.stdout == "bench.toml\nbench/\ndocs/bench.schema.json\n.gitignore\n"
+    assert (tmp_path / ".gitignore").read_text(encoding="utf-8") == scaffold.GITIGNORE
+    assert "kept" not in result.stderr
     first = (tmp_path / "bench.toml").read_text().splitlines()[0]
     assert first == "#:schema ./docs/bench.schema.json"
     schema = tmp_path / first.removeprefix("#:schema ")
@@ -817,8 +820,74 @@ def test_init_keeps_what_is_there_and_reports_json(tmp_path: Path) -> None:
     assert result.returncode == 0
     document = json.loads(result.stdout)
     assert_shape(document, "init")
-    assert document["created"] == [str(tmp_path / "bench.toml")]
+    assert document["created"] == [str(tmp_path / "bench.toml"), str(tmp_path / ".gitignore")]
     assert (tmp_path / "docs" / "bench.schema.json").read_text() == "{}"
+
+
+_GITIGNORED = {"file": "node_modules/\n", "empty": "", "crlf": "dist/\r\n*.log"}
+
+
+@pytest.mark.parametrize("kind", [*_GITIGNORED, "dangling-link", "directory"])
+def test_init_never_touches_an_existing_gitignore(tmp_path: Path, kind: str) -> None:
+    """An existing .gitignore, of any kind, is kept byte for byte; init says so and lists it not."""
+    gitignore = tmp_path / ".gitignore"
+    if kind in _GITIGNORED:
+        gitignore.write_bytes(_GITIGNORED[kind].encode())
+    elif kind == "dangling-link":
+        gitignore.symlink_to(tmp_path / "nowhere")
+    else:
+        gitignore.mkdir()
+    result = run("init", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "bench.toml\nbench/\ndocs/bench.schema.json\n"
+    assert result.stderr.splitlines()[0] == (
+        ".gitignore: kept as it is (init writes one only where there is none)"
+    )
+    if kind in _GITIGNORED:
+        assert gitignore.read_bytes() == _GITIGNORED[kind].encode()
+    elif kind == "dangling-link":
+        assert gitignore.is_symlink()
+        assert not gitignore.exists()
+    else:
+        assert gitignore.is_dir()
+        assert not list(gitignore.iterdir())
+    quiet = run("init", "-q", "--manifest", str(tmp_path / "sub" / "bench.toml"), cwd=tmp_path)
+    assert quiet.returncode == 0
+    assert quiet.stderr == ""
+    assert (tmp_path / "sub" / ".gitignore").read_text(encoding="utf-8") == scaffold.GITIGNORE
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_after_init_git_shows_only_the_bench_not_the_venv_or_bytecode(tmp_path: Path) -> None:
+    """The docs put a .venv in the bench repository and Python writes bytecode: git sees neither."""
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, env={**os.environ, **env}, check=True)
+    assert run("init", cwd=tmp_path).returncode == 0
+    assert run("new", "alpha-one", cwd=tmp_path).returncode == 0
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    cache = tmp_path / "bench" / "alpha_one" / "__pycache__"
+    cache.mkdir()
+    (cache / "registration.cpython-311.pyc").write_bytes(b"\0")
+    (tmp_path / "bench" / "alpha_one" / "rubric.pyo").write_bytes(b"\0")
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=tmp_path,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert sorted(line.removeprefix("?? ") for line in status.stdout.splitlines()) == [
+        ".gitignore",
+        "bench.toml",
+        "bench/alpha_one/cases/example/case.toml",
+        "bench/alpha_one/cases/example/expected/README.txt",
+        "bench/alpha_one/cases/example/input/TASK.txt",
+        "bench/alpha_one/registration.py",
+        "bench/alpha_one/rubric.py",
+        "docs/bench.schema.json",
+    ]
 
 
 def test_init_refuses_a_bench_that_is_a_file(tmp_path: Path) -> None:

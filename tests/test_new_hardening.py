@@ -1,4 +1,4 @@
-"""`codegenie-bench new` against bad arguments, concurrent runs, links and failing disks (docs/security.md, section 'Nothing lost')."""
+"""`codegenie-bench new` against bad arguments, concurrent runs, links and failing disks, and `init` against failing disks (docs/security.md, section 'Nothing lost')."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from codegenie.eval import scaffold
 from codegenie.eval.cli import main
 from codegenie.eval.errors import ScaffoldConflict
-from codegenie.eval.manifest import BenchManifest
+from codegenie.eval.manifest import BenchManifest, json_schema
 from codegenie.eval.scaffold import ScaffoldArgumentInvalid, validate_new_entry
 
 from .factory import Bench, make_bench
@@ -209,6 +209,37 @@ def test_a_full_disk_removes_everything_new_created(
     assert "Traceback" not in result.stderr
     assert _snapshot(tmp_path) == before
     assert not (tmp_path / "suite").exists()
+
+
+# What init writes, in order: bench.toml, bench/, .gitignore, docs/bench.schema.json.
+_SCHEMA_SIZE = len(json.dumps(json_schema(), indent=2, ensure_ascii=True)) + 1
+_INIT_LIMITS = {
+    # Over the manifest, under the .gitignore: the .gitignore is cut off partway.
+    ".gitignore": (len(scaffold._MANIFEST) + len(scaffold.GITIGNORE)) // 2,
+    # Over both, under the schema: the .gitignore was written whole before the schema failed.
+    "docs/bench.schema.json": (len(scaffold.GITIGNORE) + _SCHEMA_SIZE) // 2,
+}
+
+
+@pytest.mark.parametrize("failing", list(_INIT_LIMITS))
+def test_a_full_disk_removes_everything_init_created(tmp_path: Path, failing: str) -> None:
+    """EFBIG partway through init: ScaffoldFailed, and nothing is left, the .gitignore included."""
+    assert len(scaffold._MANIFEST) < len(scaffold.GITIGNORE) < _SCHEMA_SIZE
+    script = str(Path(sys.executable).parent / "codegenie-bench")
+    limit = str(_INIT_LIMITS[failing])
+    result = subprocess.run(
+        [sys.executable, "-c", _LIMITED, limit, script, "init", "--manifest", "top/bench.toml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 4, result.stderr
+    assert f"top/{failing}: error[scaffold-failed]" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert _snapshot(tmp_path) == {}
+    assert scaffold.init_bench(tmp_path / "bench.toml").created[-1] == tmp_path / ".gitignore"
 
 
 @pytest.mark.parametrize(

@@ -601,11 +601,11 @@ class ScaffoldArgumentInvalid(EvalError):
 
 @final
 class ScaffoldFailed(EvalError):
-    """``new`` could not write the task class (a read-only tree, a full disk, …).
+    """``new`` or ``init`` could not write (a read-only tree, a full disk, …).
 
     ``path`` is the file or directory being written and ``reason`` what the
     operating system said. Every file and directory the run had created is
-    removed again, and the manifest is unchanged.
+    removed again, and a manifest that was there is unchanged.
     """
 
     code = "scaffold-failed"
@@ -620,7 +620,7 @@ class ScaffoldFailed(EvalError):
     @property
     def hint(self) -> str:
         """What to fix before trying again."""
-        return "make the bench tree writable (or free some space), then run `new` again"
+        return "make the bench tree writable (or free some space), then run the command again"
 
 
 @final

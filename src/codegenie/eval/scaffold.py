@@ -389,9 +389,16 @@ class _Created:
         """Remember ``path`` as a directory tree this run made."""
         self._undo.append(functools.partial(shutil.rmtree, path))
 
-    def file(self, path: Path) -> None:
-        """Remember ``path`` as a file this run made."""
-        self._undo.append(path.unlink)
+    def new_file(self, path: Path, text: str) -> None:
+        """Create the file ``path`` (it must not exist) holding ``text`` in UTF-8.
+
+        It is remembered as soon as it exists, before a byte is written, so a
+        write that fails partway (a full disk, a file-size limit) leaves no
+        half-written file behind.
+        """
+        with path.open("x", encoding="utf-8") as file:
+            self._undo.append(path.unlink)
+            file.write(text)
 
     def undo(self) -> None:
         """Remove everything remembered, newest first, as far as possible."""
@@ -523,12 +530,17 @@ def _create(plan: _Plan, target: Path, description: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Initialized:
-    """What ``init_bench`` made: the manifest, the root, the schema, and what was new."""
+    """What ``init_bench`` made: the manifest, the root, the schema, and what was new.
+
+    ``gitignore`` is the ``.gitignore`` beside the manifest: in ``created``
+    when ``init`` wrote it, else one that was there already and is kept.
+    """
 
     manifest: Path
     root: Path
     schema: Path
     created: tuple[Path, ...]
+    gitignore: Path
 
 
 #: Where ``init`` puts the schema, relative to the manifest: the ``#:schema`` line names it.
@@ -541,6 +553,20 @@ _MANIFEST = f"""\
 schema-version = 1
 """
 
+#: The ``.gitignore`` ``init`` writes beside the manifest where there is none.
+#: codegenie-bench itself writes nothing into the repository (its caches are in
+#: the user's cache directory), so it names only what following the docs makes:
+#: a virtual environment and Python's bytecode.
+GITIGNORE: Final = """\
+# Written by `codegenie-bench init`, which never edits an existing .gitignore:
+# this file is yours. codegenie-bench keeps its caches outside the repository.
+# The virtual environment codegenie-eval is installed into:
+.venv/
+# Python's bytecode:
+__pycache__/
+*.py[cod]
+"""
+
 
 def init_bench(manifest: Path) -> Initialized:
     """Start a bench: create the manifest ``manifest``, ``bench/`` beside it, and the schema.
@@ -549,39 +575,45 @@ def init_bench(manifest: Path) -> Initialized:
     line naming ``docs/bench.schema.json`` beside it, which is written too
     (unless a file of that name is there already, which is kept), so an
     editor validates the manifest as soon as it is opened, offline. An
-    existing ``bench/`` directory is kept as it is.
+    existing ``bench/`` directory is kept as it is. A ``.gitignore`` holding
+    ``GITIGNORE`` is written beside the manifest only when there is none
+    there: an existing one (of any kind) is never read, edited or replaced.
 
     Raises ``InitConflict`` when ``manifest`` exists (whatever it is) or
     ``bench`` beside it is not a directory, and ``ScaffoldFailed`` when the
-    operating system refuses a write; either way nothing is left written.
+    operating system refuses a write; either way nothing is left written,
+    the ``.gitignore`` included.
     """
     if os.path.lexists(manifest):
         raise InitConflict(manifest, "a manifest is already there")
     top = manifest.parent
     root = top / "bench"
     schema = top / SCHEMA_PATH
+    gitignore = top / ".gitignore"
     for path in (root, schema.parent):
         if os.path.lexists(path) and not path.is_dir():
             raise InitConflict(path, "it exists and is not a directory")
     text = json.dumps(json_schema(), indent=2, ensure_ascii=True) + "\n"
     made = _Created()
-    created: list[Path] = []
+    new: set[Path] = set()
     writing = manifest
     try:
         made.directories(top)
-        _write_new_file(manifest, _MANIFEST)
-        made.file(manifest)
-        created.append(manifest)
+        made.new_file(manifest, _MANIFEST)
+        new.add(manifest)
         if not root.exists():
             writing = root
             made.directories(root)
-            created.append(root)
+            new.add(root)
+        if not os.path.lexists(gitignore):
+            writing = gitignore
+            made.new_file(gitignore, GITIGNORE)
+            new.add(gitignore)
         if not os.path.lexists(schema):
             writing = schema
             made.directories(schema.parent)
-            _write_new_file(schema, text)
-            made.file(schema)
-            created.append(schema)
+            made.new_file(schema, text)
+            new.add(schema)
     except FileExistsError:
         made.undo()
         raise InitConflict(writing, "it appeared while init was writing") from None
@@ -591,4 +623,5 @@ def init_bench(manifest: Path) -> Initialized:
     except BaseException:
         made.undo()
         raise
-    return Initialized(manifest, root, schema, tuple(created))
+    created = tuple(path for path in (manifest, root, schema, gitignore) if path in new)
+    return Initialized(manifest, root, schema, created, gitignore)

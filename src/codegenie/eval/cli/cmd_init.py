@@ -12,7 +12,7 @@ __all__ = ("COMMAND",)
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
-    """Create ``bench.toml``, its root directory and the schema editors validate it with."""
+    """Create ``bench.toml``, its root directory, the schema editors use, and a ``.gitignore``."""
     from codegenie.eval.problems import display_path  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.scaffold import init_bench  # noqa: PLC0415 - start-up: only this command pays for it
 
@@ -29,13 +29,19 @@ def run(args: argparse.Namespace, out: Output) -> int:
         for path in created.created
     )
     out.result(document, text)
+    if created.gitignore not in created.created:
+        shown = display_path(created.gitignore)
+        out.note(f"{shown}: kept as it is (init writes one only where there is none)")
     out.note(f"next: {PROG} new SLUG adds a task class")
     return 0
 
 
 COMMAND = Command(
     name="init",
-    summary="Start a bench here: bench.toml, the bench/ directory and the schema editors use.",
+    summary=(
+        "Start a bench here: bench.toml, bench/, the schema editors use"
+        " and, where there is none, a .gitignore."
+    ),
     examples="""\
 examples:
   codegenie-bench init
