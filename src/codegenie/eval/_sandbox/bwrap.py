@@ -65,7 +65,7 @@ Feature = Literal["disable-userns", "size", "overlay"]
 FEATURE_SINCE: Final[dict[Feature, tuple[int, ...]]] = {
     "disable-userns": (0, 8),
     "size": (0, 7),
-    "overlay": (0, 10),
+    "overlay": (0, 11),
 }
 #: What every run uses where its bubblewrap has it. Without ``--disable-userns``
 #: the seccomp filter still denies making a user namespace; without ``--size``
@@ -103,18 +103,18 @@ class Bubblewrap:
 
     @property
     def can_disable_userns(self) -> bool:
-        """Whether it has ``--disable-userns`` (0.8): no nested user namespace inside."""
-        return self.version >= (0, 8)
+        """Whether it has ``--disable-userns``: no nested user namespace inside."""
+        return "disable-userns" in self.features
 
     @property
     def can_size_tmpfs(self) -> bool:
-        """Whether it has ``--size`` for a ``--tmpfs`` (0.7)."""
-        return self.version >= (0, 7)
+        """Whether it has ``--size`` for a ``--tmpfs``."""
+        return "size" in self.features
 
     @property
     def can_overlay(self) -> bool:
-        """Whether it has ``--overlay-src`` and ``--tmp-overlay`` (0.10)."""
-        return self.version >= (0, 10)
+        """Whether it has ``--overlay-src`` and ``--tmp-overlay``."""
+        return "overlay" in self.features
 
 
 def isolation_args(bwrap: Bubblewrap) -> list[str]:

@@ -125,7 +125,7 @@ class SandboxPolicy:
     each must exist. ``overlays`` maps directories inside ``run_dir``
     (``CASE_DIR``, ``CANDIDATE_DIR``) to host directories shown there
     instead of a copy: read from the original, written to a throw-away
-    layer in memory that vanishes with the run (bubblewrap 0.10 or later,
+    layer in memory that vanishes with the run (bubblewrap 0.11 or later,
     ``Bubblewrap.can_overlay``; the original is never written). The
     directories must not change while the run reads them. ``hidden`` lists
     directories inside the readable ones that the run must not see (the task
@@ -258,7 +258,7 @@ def bwrap_args(
         args += [kind, path, path]
     if policy.overlays and not bwrap.can_overlay:
         version = ".".join(map(str, bwrap.version))
-        msg = f"bubblewrap {version} cannot overlay (0.10 can); copy the trees instead"
+        msg = f"bubblewrap {version} cannot overlay (0.11 can); copy the trees instead"
         raise ValueError(msg)
     for destination, source in policy.overlays:
         args += ["--overlay-src", str(source), "--tmp-overlay", str(destination)]
