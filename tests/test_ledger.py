@@ -14,7 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codegenie.eval._ledger.key import run_key, task_class_digest, tree_digest
+from codegenie.eval._ledger.reuse import Ledger
 from codegenie.eval._ledger.store import DIRECTORY, ResultStore
+from codegenie.eval._tree import DEPTH_LIMIT
+from codegenie.eval.cases import Case
+from codegenie.eval.rubrics import RubricRun, Sandbox, _remove_tree
 
 LIMITS = {"timeout": 60.0}
 
@@ -134,6 +138,41 @@ def test_a_tree_that_cannot_be_read_has_no_digest(tmp_path: Path) -> None:
     (tmp_path / "fifo-tree").mkdir()
     os.mkfifo(tmp_path / "fifo-tree" / "pipe")
     assert tree_digest(tmp_path / "fifo-tree") is not None  # a FIFO is hashed as its kind
+
+
+def chain(top: Path, levels: int) -> None:
+    """Make ``top/d/…/d/leaf``, ``levels`` directories deep, by descriptors."""
+    here = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(levels):
+            os.mkdir("d", dir_fd=here)
+            deeper = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=here)
+            os.close(here)
+            here = deeper
+        os.close(os.open("leaf", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=here))
+    finally:
+        os.close(here)
+
+
+@pytest.mark.parametrize(("levels", "keyed"), [(DEPTH_LIMIT - 1, True), (1500, False)])
+def test_a_candidate_deeper_than_the_depth_bound_has_no_key(
+    tmp_path: Path, levels: int, keyed: bool
+) -> None:
+    """A candidate 1,500 levels deep has no key (never stored, never a crash); one at the bound has."""
+    tc = task_class(tmp_path)
+    candidate = tmp_path / "candidate"
+    candidate.mkdir()
+    chain(candidate, levels)  # its leaf is levels + 1 down
+    try:
+        case = Case(task_class="t", id="one", directory=tc / "cases" / "one", timeout=5)
+        run = RubricRun(rubric=tc / "rubric.py", case=case, candidate=candidate)
+        with Ledger.open(enabled=True, sandbox=Sandbox("none")) as ledger:
+            assert ledger.enabled
+            key = ledger.key(run)
+        assert (key is not None) == keyed
+        assert (tree_digest(candidate) is not None) == keyed
+    finally:  # pytest's own clean-up of tmp_path recurses, and fails this deep
+        _remove_tree(str(candidate))
 
 
 def test_the_store_round_trips_and_counts_reuse(tmp_path: Path) -> None:

@@ -545,6 +545,46 @@ def test_a_link_leading_out_of_the_candidate_is_refused(
     assert list(workspace_parent.iterdir()) == []
 
 
+def test_a_link_whose_way_the_copy_cannot_look_along_is_refused(
+    tmp_path: Path, case: Case, workspace_parent: Path
+) -> None:
+    """A link whose way passes PATH_MAX in the copy is refused: it could lead out unseen.
+
+    ``answer.txt`` goes down 16 directories of 249-character names to
+    ``up`` (a link to ``../../..``, which stays inside), then 15 levels up
+    and into ``case``: read as a directory, ``up`` keeps that inside;
+    followed, it lands three levels higher, and the way ends at the run's
+    copy of the case (its ``expected/`` included). The copy is made by
+    descriptors, so it holds such paths; the check cannot look at ``up``
+    through a path that long, and refuses rather than guess it is no link.
+    """
+    candidate = tmp_path / "candidate"
+    candidate.mkdir()
+    names = [f"{n:02d}" + "n" * 247 for n in range(16)]
+    here = os.open(candidate, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for name in names:
+            os.mkdir(name, dir_fd=here)
+            deeper = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=here)
+            os.close(here)
+            here = deeper
+        os.symlink("../../..", "up", dir_fd=here)
+    finally:
+        os.close(here)
+    target = "/".join([*names, "up", *[".."] * 15, "case"])
+    (candidate / "answer.txt").symlink_to(target)
+    try:
+        result = run_rubric(write_rubric(tmp_path, PASS), case, candidate, sandbox="none")
+        assert result.status == "error"
+        assert result.reason == (
+            f"cannot copy {candidate / 'answer.txt'}: it is a symbolic link to {target!r}, "
+            "which this copy cannot follow to its end (a path too long, say)"
+        )
+        assert list(workspace_parent.iterdir()) == []
+    finally:
+        rubrics._remove_tree(str(candidate))
+
+
 @SANDBOXES
 def test_a_loop_of_links_is_refused_not_guessed(
     tmp_path: Path, case: Case, workspace_parent: Path, sandbox: str
@@ -1044,20 +1084,43 @@ def test_a_tree_deeper_than_the_recursion_limit_is_removed(
     assert list(workspace_parent.iterdir()) == []
 
 
-def test_a_deep_candidate_is_graded_and_its_copy_removed(
+def test_a_candidate_deeper_than_the_depth_bound_is_an_error_and_leaves_nothing(
     tmp_path: Path, case: Case, workspace_parent: Path
 ) -> None:
-    """A candidate 1500 directories deep is copied, graded, and its copy removed."""
+    """A candidate 1500 directories deep is refused by name of the depth bound, its copy removed."""
     candidate = tmp_path / "deep-candidate"
     candidate.mkdir()
     try:
         _deep_tree(candidate, 1500)
         result = run_rubric(write_rubric(tmp_path, PASS), case, candidate, timeout=60)
-        assert result.status == "passed", result.reason
+        assert result.status == "error"
+        assert result.reason == (
+            f"cannot copy {candidate}: the tree is deeper than {rubrics.COPY_DEPTH_LIMIT} levels"
+        )
         assert list(workspace_parent.iterdir()) == []
     finally:  # pytest's own clean-up of tmp_path recurses, and fails this deep
         rubrics._remove_tree(str(candidate))
     assert not candidate.exists()
+
+
+def test_a_candidate_exactly_at_the_depth_bound_is_copied_and_graded(
+    tmp_path: Path, case: Case, workspace_parent: Path
+) -> None:
+    """A file exactly COPY_DEPTH_LIMIT levels down is copied: the bound is inclusive."""
+    candidate = tmp_path / "deep-candidate"
+    candidate.mkdir()
+    _deep_tree(candidate, rubrics.COPY_DEPTH_LIMIT - 1)  # d/…/d/leaf: the leaf is 512 down
+    rubric = write_rubric(
+        tmp_path,
+        f"""
+        leaf = candidate_dir.joinpath(*["d"] * {rubrics.COPY_DEPTH_LIMIT - 1}, "leaf")
+        print(json.dumps({{"passed": leaf.is_file()}}))
+        sys.exit(0 if leaf.is_file() else 1)
+        """,
+    )
+    result = run_rubric(rubric, case, candidate, timeout=60)
+    assert result.status == "passed", result.reason
+    assert list(workspace_parent.iterdir()) == []
 
 
 def test_a_negative_zero_score_is_zero(tmp_path: Path, case: Case) -> None:

@@ -22,11 +22,12 @@ receives *copies* of the case directory and of the candidate directory, made
 in the temporary directory (symbolic links copied as links, never followed,
 and only when they resolve inside the tree they are in; a candidate that is
 itself a link, special files, other file systems and trees beyond
-:data:`COPY_ENTRIES_LIMIT` entries or :data:`COPY_BYTES_LIMIT` bytes refused
-as rubric errors), so a rubric that writes or deletes cannot change the bench
-or the candidate, and no path in a candidate leads to the case, the bench or
-another candidate. The temporary directory is removed in every case —
-verdict, error, timeout, ``KeyboardInterrupt``.
+:data:`COPY_ENTRIES_LIMIT` entries, :data:`COPY_BYTES_LIMIT` bytes or
+:data:`COPY_DEPTH_LIMIT` levels refused as rubric errors), so a rubric that
+writes or deletes cannot change the bench or the candidate, and no path in a
+candidate leads to the case, the bench or another candidate. The temporary
+directory is removed in every case — verdict, error, timeout,
+``KeyboardInterrupt``.
 
 POSIX only (process groups); importing the module works everywhere.
 """
@@ -38,7 +39,6 @@ import functools
 import json
 import os
 import secrets
-import shutil
 import stat
 import sys
 import tempfile
@@ -68,11 +68,23 @@ from codegenie.eval._sandbox.limits import Breach
 from codegenie.eval._sandbox.policy import SandboxPolicy
 from codegenie.eval._sandbox.preparation import PreparedRun
 from codegenie.eval._sandbox.preparation import prepare as prepare_sandbox
+from codegenie.eval._tree import (
+    BYTES_LIMIT,
+    DEPTH_LIMIT,
+    ENTRIES_LIMIT,
+    Descent,
+    Entry,
+    TreeBeyondBounds,
+    TreeBounds,
+    Walk,
+    special_kind,
+)
 from codegenie.eval.cases import Case, case_id_problem
 
 __all__ = (
     "CANCELLED_REASON",
     "COPY_BYTES_LIMIT",
+    "COPY_DEPTH_LIMIT",
     "COPY_ENTRIES_LIMIT",
     "SANDBOX_CHOICES",
     "STDERR_TAIL_LIMIT",
@@ -96,10 +108,13 @@ STDOUT_LIMIT: Final = 1024 * 1024
 #: How much of the end of a rubric's stderr is kept (for the error report).
 STDERR_TAIL_LIMIT: Final = 64 * 1024
 #: The most bytes of regular files copied from one tree (a case, a candidate);
-#: a larger tree is a rubric error, not a copy that fills the disk.
-COPY_BYTES_LIMIT: Final = 1024 * 1024 * 1024
+#: a larger tree is a rubric error, not a copy that fills the disk. The bounds
+#: of the copies are those of every walk of a tree (:mod:`codegenie.eval._tree`).
+COPY_BYTES_LIMIT: Final = BYTES_LIMIT
 #: The most entries (files, directories, links) copied from one tree.
-COPY_ENTRIES_LIMIT: Final = 100_000
+COPY_ENTRIES_LIMIT: Final = ENTRIES_LIMIT
+#: The most levels of one tree copied (``a/b/c`` is 3 levels down).
+COPY_DEPTH_LIMIT: Final = DEPTH_LIMIT
 
 RubricStatus = Literal["passed", "failed", "error", "timeout"]
 #: What ``--sandbox`` takes: ``auto`` (bubblewrap, where it starts), ``bwrap``, ``none``.
@@ -674,9 +689,13 @@ def _copy_tree(source: str, target: str, what: str, *, follow: bool = True) -> N
     the copy. Refused too (:class:`_CopyRefused`), because the copy could
     block, never end or fill the disk: a FIFO, socket or device; a directory
     on another file system than ``source`` (a mount point: ``/proc`` under
-    a case that links to ``/``); more than :data:`COPY_ENTRIES_LIMIT`
-    entries or :data:`COPY_BYTES_LIMIT` bytes in all (counted as read, so a
-    file that grows, or says it is empty and is not, is bounded too).
+    a case that links to ``/``); a tree beyond the bounds of
+    :class:`~codegenie.eval._tree.Walk` — more than :data:`COPY_ENTRIES_LIMIT`
+    entries, :data:`COPY_BYTES_LIMIT` bytes (counted as read, so a file that
+    grows, or says it is empty and is not, is bounded too) or
+    :data:`COPY_DEPTH_LIMIT` levels. ``source`` is read and ``target``
+    written one name at a time from a directory descriptor, so neither path
+    length nor depth costs a Python frame or more than a few descriptors.
     ``follow``: whether ``source`` itself may be a link to a directory (a
     case may; a candidate may not: its content must be its own).
     """
@@ -685,55 +704,77 @@ def _copy_tree(source: str, target: str, what: str, *, follow: bool = True) -> N
         raise _CopyRefused(
             source, f"the {what} is a symbolic link (to {shown!r}), not a directory of its own"
         )
-    os.mkdir(target)
-    device = os.stat(source).st_dev
-    budget = _Budget()
-    pending = [(source, target)]
-    directories: list[tuple[str, str]] = []
-    links: list[tuple[str, str]] = []
-    while pending:
-        src, dst = pending.pop()
-        directories.append((src, dst))
-        with os.scandir(src) as entries:
-            for entry in entries:
-                budget.entry(entry.path)
-                to = os.path.join(dst, entry.name)
-                if entry.is_symlink():
-                    os.symlink(os.readlink(entry.path), to)
-                    links.append((to, entry.path))
-                elif entry.is_dir(follow_symlinks=False):
-                    if entry.stat(follow_symlinks=False).st_dev != device:
+    # Read here, not bound at import: a test lowers them on this module.
+    bounds = TreeBounds(entries=COPY_ENTRIES_LIMIT, bytes=COPY_BYTES_LIMIT, depth=COPY_DEPTH_LIMIT)
+    os.mkdir(target, 0o700)
+    # (path in the copy, path in the source, text) of each link.
+    links: list[tuple[str, str, str]] = []
+    try:
+        with Walk(source, bounds=bounds, follow=follow) as walk, Descent(target) as made:
+            device = walk.top_status.st_dev
+            # The status of each directory being filled, to be given once it is full.
+            filling: list[os.stat_result] = [walk.top_status]
+            for entry in walk:
+                while made.depth >= entry.depth:  # the directories it is not in are full
+                    _finish_directory(made, filling.pop())
+                if entry.kind == "link":
+                    text = entry.readlink()
+                    os.symlink(text, entry.name, dir_fd=made.fd())
+                    links.append((entry.relative, entry.path, text))
+                elif entry.kind == "directory":
+                    status = entry.lstat()
+                    if status.st_dev != device:
                         raise _CopyRefused(entry.path, "it is on another file system (a mount)")
-                    os.mkdir(to)
-                    pending.append((entry.path, to))
-                elif entry.is_file(follow_symlinks=False):
-                    _copy_file(entry.path, to, budget)
+                    os.mkdir(entry.name, 0o700, dir_fd=made.fd())
+                    made.enter(entry.name)
+                    filling.append(status)
+                elif entry.kind == "file":
+                    _copy_file(entry, made.fd())
                 else:
-                    kind = _special_kind(entry.stat(follow_symlinks=False).st_mode)
+                    kind = special_kind(entry.lstat().st_mode)
                     raise _CopyRefused(entry.path, f"it is {kind}, not a regular file")
+            while made.depth > 0:
+                _finish_directory(made, filling.pop())
+    except TreeBeyondBounds as exc:
+        raise _CopyRefused(exc.path, exc.reason) from None
     # Judged on the copy, whole: what the rubric will resolve, not what the source says now.
-    for copied, original in sorted(links):
-        where = _where_it_leads(target, copied)
+    for copied, original, shown in sorted(links):
+        where = _where_it_leads(target, copied, shown)
         if where is not None:
-            shown = os.readlink(copied)
-            why = (
-                f"which leads outside the {what}"
-                if where == "outside"
-                else f"which goes through more than {_LINK_HOPS} links (a loop)"
+            raise _CopyRefused(
+                original, f"it is a symbolic link to {shown!r}, {_LEADS[where].format(what=what)}"
             )
-            raise _CopyRefused(original, f"it is a symbolic link to {shown!r}, {why}")
-    # Directory modes last: a read-only directory must be filled before it is made read-only.
-    for src, dst in reversed(directories):
-        shutil.copystat(src, dst, follow_symlinks=False)
+    # The top's mode last: a read-only directory must be filled before it is made read-only.
+    top = filling.pop()
+    os.chmod(target, stat.S_IMODE(top.st_mode))
+    os.utime(target, ns=(top.st_atime_ns, top.st_mtime_ns))
+
+
+def _finish_directory(made: Descent, status: os.stat_result) -> None:
+    """Leave the full directory ``made`` is in, giving it the mode and times of ``status``."""
+    name = made.name
+    made.leave()
+    # Once full: a read-only directory must be filled before it is made read-only.
+    os.chmod(name, stat.S_IMODE(status.st_mode), dir_fd=made.fd())
+    os.utime(name, ns=(status.st_atime_ns, status.st_mtime_ns), dir_fd=made.fd())
 
 
 # How many links one resolution may go through, as Linux's path walk (MAXSYMLINKS).
 _LINK_HOPS: Final = 40
+# Why a link that does not stay inside its tree is refused.
+_LEADS: Final = {
+    "outside": "which leads outside the {what}",
+    "loop": f"which goes through more than {_LINK_HOPS} links (a loop)",
+    "unresolvable": "which this copy cannot follow to its end (a path too long, say)",
+}
 
 
-def _where_it_leads(root: str, link: str) -> Literal["outside", "loop"] | None:
-    """Whether the symbolic link ``link`` in the tree ``root`` leaves it: ``None`` when it stays.
+def _where_it_leads(
+    root: str, link: str, target: str
+) -> Literal["outside", "loop", "unresolvable"] | None:
+    """Whether the symbolic link ``link`` (to ``target``) in the tree ``root`` leaves it.
 
+    ``link`` is the link's path relative to ``root``; ``None`` means it stays.
     Resolved as the kernel resolves a path, one name at a time from the
     link's directory: ``..`` leaves the directory actually reached (so after
     a link to a directory, not the link's own), every link met is followed
@@ -742,12 +783,11 @@ def _where_it_leads(root: str, link: str) -> Literal["outside", "loop"] | None:
     :data:`_LINK_HOPS` links (the kernel gives up there too; refused rather
     than guessed). A name that is missing, or is not a directory, is walked
     by name from there on (the rubric may create it; what the rest of the
-    path says must still stay inside).
+    path says must still stay inside). ``"unresolvable"``: a name on the way
+    that cannot be looked at (a path longer than ``PATH_MAX``, say): the
+    kernel may still follow it, so it is refused rather than guessed too.
     """
-    where = os.path.relpath(os.path.dirname(link), root).split(os.sep)
-    if where == [os.curdir]:
-        where = []
-    target = os.readlink(link)
+    where = [name for name in os.path.dirname(link).split(os.sep) if name]
     if os.path.isabs(target):
         return "outside"
     todo = target.split(os.sep)[::-1]  # the next name last
@@ -766,12 +806,14 @@ def _where_it_leads(root: str, link: str) -> Literal["outside", "loop"] | None:
         try:
             if not stat.S_ISLNK(os.lstat(path).st_mode):
                 continue
-        except OSError:
+            inner = os.readlink(path)
+        except (FileNotFoundError, NotADirectoryError):
             continue
+        except OSError:
+            return "unresolvable"
         hops += 1
         if hops > _LINK_HOPS:
             return "loop"
-        inner = os.readlink(path)
         if os.path.isabs(inner):
             return "outside"
         where.pop()
@@ -779,56 +821,27 @@ def _where_it_leads(root: str, link: str) -> Literal["outside", "loop"] | None:
     return None
 
 
-@final
-class _Budget:
-    """What one tree's copy may still take: entries and bytes."""
-
-    def __init__(self) -> None:
-        self.entries = COPY_ENTRIES_LIMIT
-        self.bytes = COPY_BYTES_LIMIT
-
-    def entry(self, path: str) -> None:
-        self.entries -= 1
-        if self.entries < 0:
-            raise _CopyRefused(path, f"the tree has more than {COPY_ENTRIES_LIMIT:,} entries")
-
-    def spend(self, path: str, count: int) -> None:
-        self.bytes -= count
-        if self.bytes < 0:
-            gib, rest = divmod(COPY_BYTES_LIMIT, 1024 * 1024 * 1024)
-            limit = f"{gib} GiB" if gib and not rest else f"{COPY_BYTES_LIMIT:,} bytes"
-            raise _CopyRefused(path, f"the tree holds more than {limit}")
-
-
-def _copy_file(source: str, target: str, budget: _Budget) -> None:
-    """Copy one regular file (content, mode, times), reading no more than ``budget`` allows."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    reader = os.open(source, flags | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(reader).st_mode):  # swapped since it was listed
-            raise _CopyRefused(source, "it is no longer a regular file")
-        writer = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+def _copy_file(entry: Entry, directory: int) -> None:
+    """Copy one regular file (content, mode, times) into ``directory``, within the walk's bounds."""
+    with entry.open() as reader:
+        if not reader.regular:  # swapped since it was listed
+            raise _CopyRefused(entry.path, "it is no longer a regular file")
+        writer = os.open(
+            entry.name,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0),
+            0o600,
+            dir_fd=directory,
+        )
         try:
-            while chunk := os.read(reader, _COPY_CHUNK):
-                budget.spend(source, len(chunk))
+            for chunk in reader.chunks(_COPY_CHUNK):
                 view = memoryview(chunk)
                 while view:
                     view = view[os.write(writer, view) :]
+            status = reader.status
+            os.fchmod(writer, stat.S_IMODE(status.st_mode))
+            os.utime(writer, ns=(status.st_atime_ns, status.st_mtime_ns))
         finally:
             os.close(writer)
-    finally:
-        os.close(reader)
-    shutil.copystat(source, target, follow_symlinks=False)
-
-
-def _special_kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a special file"
 
 
 def _remove_tree(path: str) -> None:

@@ -6,8 +6,9 @@ the case directory, the candidate tree, the interpreter, this package's
 version, the run's limits and its sandbox. :func:`run_key` hashes all of
 them; an edit to any file it covers changes the key, and nothing else does
 (another case, the manifest, a ``__pycache__`` directory the import system
-wrote). A tree that cannot be read whole, or is beyond the copy bounds, has
-no key: its runs are never stored.
+wrote). A tree that cannot be read whole, or is beyond the bounds of a
+walk (:mod:`codegenie.eval._tree`, the bounds of the copies too), has no
+key: its runs are never stored.
 """
 
 from __future__ import annotations
@@ -19,93 +20,64 @@ import stat
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
+from codegenie.eval._tree import Entry, TreeBeyondBounds, Walk
 from codegenie.eval._version import __version__
 
-__all__ = ("TREE_BYTES_LIMIT", "TREE_ENTRIES_LIMIT", "run_key", "tree_digest")
+__all__ = ("run_key", "task_class_digest", "tree_digest")
 
-#: The most entries (files, directories, links) hashed in one tree.
-TREE_ENTRIES_LIMIT: Final = 100_000
-#: The most bytes of regular files hashed in one tree.
-TREE_BYTES_LIMIT: Final = 1024 * 1024 * 1024
 #: Directories whose content is the import system's, never the bench's.
 _IGNORED: Final = frozenset({"__pycache__"})
-_CHUNK: Final = 1024 * 1024
 # 2: runs since the seccomp filter, the hidden init and the disk limits; no verdict
 # of the earlier sandbox, which a candidate could forge, is served again.
 _FORMAT: Final = "codegenie-eval run key 2"
-# Never follow a link swapped in since the listing, never block on a FIFO or a device.
-_FILE_FLAGS: Final = (
-    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-) | getattr(os, "O_CLOEXEC", 0)
-
-
-class _Unhashable(Exception):
-    """A tree that cannot be read whole, or is beyond the bounds."""
 
 
 def tree_digest(root: Path | str, *, exclude: frozenset[str] = frozenset()) -> str | None:
     """Return the BLAKE2b-256 of the tree at ``root``: names, kinds, modes, contents, links.
 
-    Symbolic links are hashed as the text they hold, never followed; a
-    special file (FIFO, socket, device) as its kind. ``__pycache__``
+    The tree is read by :class:`codegenie.eval._tree.Walk`, within its
+    bounds. Symbolic links are hashed as the text they hold, never followed;
+    a special file (FIFO, socket, device) as its kind. ``__pycache__``
     directories are left out everywhere, and so are the top-level names in
     ``exclude``. Returns ``None`` when the tree cannot be read whole or is
-    beyond :data:`TREE_ENTRIES_LIMIT` entries or :data:`TREE_BYTES_LIMIT` bytes.
+    beyond the walk's bounds (entries, bytes, depth).
     """
     digest = hashlib.blake2b(digest_size=32)
-    budget = [TREE_ENTRIES_LIMIT, TREE_BYTES_LIMIT]  # entries, bytes left
+
+    def skip(entry: Entry) -> bool:
+        return entry.name in _IGNORED or (entry.depth == 1 and entry.name in exclude)
+
     try:
-        _hash_tree(os.fspath(root), "", digest, budget, exclude)
-    except (OSError, _Unhashable):
+        with Walk(root, skip=skip) as walk:
+            for entry in walk:
+                name = entry.relative
+                if entry.kind == "link":
+                    digest.update(f"l {name!r} {entry.readlink()!r}\n".encode())
+                elif entry.kind == "directory":
+                    digest.update(f"d {name!r}\n".encode())
+                elif entry.kind == "file":
+                    _hash_file(entry, name, digest)
+                else:  # a FIFO, a socket, a device: its kind only, never opened
+                    kind = stat.S_IFMT(entry.lstat().st_mode)
+                    digest.update(f"s {name!r} {kind}\n".encode())
+    except (OSError, TreeBeyondBounds):
         return None
     return digest.hexdigest()
 
 
-def _hash_tree(
-    path: str, relative: str, digest: Any, budget: list[int], exclude: frozenset[str]
-) -> None:
-    with os.scandir(path) as listing:
-        entries = sorted(listing, key=lambda entry: entry.name)
-    for entry in entries:
-        if entry.name in _IGNORED or (not relative and entry.name in exclude):
-            continue
-        budget[0] -= 1
-        if budget[0] < 0:
-            raise _Unhashable("too many entries")
-        name = f"{relative}/{entry.name}" if relative else entry.name
-        # The listing's own file types: no system call for directories and links.
-        if entry.is_symlink():
-            digest.update(f"l {name!r} {os.readlink(entry.path)!r}\n".encode())
-        elif entry.is_dir(follow_symlinks=False):
-            digest.update(f"d {name!r}\n".encode())
-            _hash_tree(entry.path, name, digest, budget, exclude)
-        elif entry.is_file(follow_symlinks=False):
-            _hash_file(entry.path, name, digest, budget)
-        else:  # a FIFO, a socket, a device: its kind only, never opened
-            kind = stat.S_IFMT(entry.stat(follow_symlinks=False).st_mode)
-            digest.update(f"s {name!r} {kind}\n".encode())
-
-
-def _hash_file(path: str, name: str, digest: Any, budget: list[int]) -> None:
-    """Hash the regular file at ``path`` (its mode, size, content), or a special file's kind."""
-    fd = os.open(path, _FILE_FLAGS)
-    try:
-        status = os.fstat(fd)
-        mode = status.st_mode
-        if not stat.S_ISREG(mode):  # swapped for a FIFO or a device since the listing
+def _hash_file(entry: Entry, name: str, digest: hashlib.blake2b) -> None:
+    """Hash a regular file (its mode, size, content), or the kind of a special file swapped in."""
+    with entry.open() as file:
+        mode = file.status.st_mode
+        if not file.regular:  # swapped for a FIFO or a device since the listing
             digest.update(f"s {name!r} {stat.S_IFMT(mode)}\n".encode())
             return
-        budget[1] -= status.st_size
-        if budget[1] < 0:
-            raise _Unhashable("too many bytes")
         executable = "x" if mode & 0o111 else "-"
-        digest.update(f"f {name!r} {executable} {status.st_size}\n".encode())
-        while chunk := os.read(fd, _CHUNK):
+        digest.update(f"f {name!r} {executable} {file.status.st_size}\n".encode())
+        for chunk in file.chunks():
             digest.update(chunk)
-    finally:
-        os.close(fd)
     digest.update(b"\n")
 
 

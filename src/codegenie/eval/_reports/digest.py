@@ -4,8 +4,12 @@
 it declares (registrations, rubrics, and each case's ``case.toml``,
 ``input/`` and ``expected/``), by relative path, so every shard of one
 checkout gets the same digest and a shard run on another commit does not.
-``__pycache__`` and hidden directories are left out (running a bench
-writes them); a symbolic link counts by its target's name, never followed.
+Each root is hashed as the validation ledger hashes a tree
+(:func:`codegenie.eval._ledger.key.tree_digest`, a walk of
+:mod:`codegenie.eval._tree`): ``__pycache__`` is left out (running a bench
+writes it), a symbolic link counts by its text, never followed, a special
+file by its kind, and a root beyond the walk's bounds (entries, bytes,
+depth) or unreadable counts as ``unreadable``.
 """
 
 from __future__ import annotations
@@ -57,9 +61,9 @@ def bench_digest(manifest: Path) -> str:
 
     A manifest that cannot be read hashes as empty; a root outside the
     manifest's directory, or missing, adds nothing. Each root's tree is
-    hashed as the validation ledger hashes a tree: bounded, symbolic links
-    by their text, special files by their kind (never opened),
-    ``__pycache__`` left out.
+    hashed as the validation ledger hashes a tree: bounded in entries, bytes
+    and depth, symbolic links by their text, special files by their kind
+    (never opened), ``__pycache__`` left out.
     """
     hasher = hashlib.sha256()
     data = _read(manifest)

@@ -7,9 +7,11 @@ valid on its own is still checked, so one run reports every inconsistency.
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import stat
-from collections.abc import Callable, Iterator, Sequence
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from codegenie.eval._manifest.read import read_manifest_bytes
 from codegenie.eval._paths import MANIFEST_SIZE_LIMIT
 from codegenie.eval._toml.positions import TomlPositions
 from codegenie.eval._toml.read import parse_toml
+from codegenie.eval._tree import DEPTH_LIMIT, Entry, TreeBeyondBounds, TreeBounds, Walk
 from codegenie.eval.codes import diagnostic
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.errors import BenchManifestInvalid, BenchManifestNotFound
@@ -153,24 +156,41 @@ def _salvage(raw: dict[str, object]) -> dict[str, ManifestEntry]:
     return entries
 
 
-def _walk_registrations(root: Path) -> Iterator[Path]:
-    """Yield every ``registration.py`` under ``root``, in a stable order.
+def _walk_registrations(root: Path) -> list[Path]:
+    """Return every ``registration.py`` under ``root``, in a stable order (a directory's first).
 
     Hidden directories, ``__pycache__`` and the ``cases/`` directory of a task
     class package (a directory holding a ``registration.py``) are not
     entered: cases are data — a case's ``input/`` may well hold a
     ``registration.py`` for the solver to work on — and a bench's cases are
-    most of its directories.
+    most of its directories. The tree is walked as every tree is
+    (:class:`~codegenie.eval._tree.Walk`: links never followed, no recursion,
+    a few descriptors); a directory that cannot be read is passed over, and
+    one at the depth bound is not entered (no module that deep is imported
+    by anyone). The entries are not bounded: a bench is no candidate, and one
+    of 100,000 task classes holds several entries for each, while the search
+    keeps nothing of an entry but a registration's path.
     """
-    for directory, subdirectories, files in os.walk(root):
-        package = "registration.py" in files
-        subdirectories[:] = sorted(
-            d
-            for d in subdirectories
-            if not d.startswith(".") and d != "__pycache__" and not (package and d == "cases")
+
+    def skip(entry: Entry) -> bool:
+        if entry.kind != "directory":
+            return False
+        name = entry.name
+        return (
+            name.startswith(".")
+            or name == "__pycache__"
+            or (name == "cases" and "registration.py" in entry.siblings)
+            or entry.depth >= DEPTH_LIMIT
         )
-        if package:
-            yield Path(directory) / "registration.py"
+
+    found: list[Path] = []
+    every = TreeBounds(entries=sys.maxsize)
+    with contextlib.suppress(OSError, TreeBeyondBounds):  # the top unreadable, say
+        for entry in Walk(root, bounds=every, skip=skip, unreadable="skip"):
+            if entry.name == "registration.py" and entry.kind != "directory":
+                found.append(root / entry.relative)
+    # A directory's own registration before those of its subdirectories, as os.walk gave them.
+    return sorted(found, key=lambda path: path.parent.parts)
 
 
 _IMPORTERS = frozenset({"import_module", "__import__", "run_path", "spec_from_file_location"})
@@ -472,7 +492,7 @@ def check_static(
                 manifest_dir=manifest_dir,
                 result=result,
             )
-    walked = {root: list(_walk_registrations(root)) for root in sorted(roots)}
+    walked = {root: _walk_registrations(root) for root in sorted(roots)}
     declared |= _misplaced(walked, expected, result.every_slug)
     result.diagnostics += _orphans(walked, declared, read.mentioned, orphans_in or in_shard)
     return result
