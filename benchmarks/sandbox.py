@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 from codegenie.eval import TaskClassRegistry, rubrics
 from codegenie.eval._sandbox import Bubblewrap, SandboxPolicy, bubblewrap, bwrap_args, prepare
+from codegenie.eval._sandbox.bwrap import RUN_FEATURES
 from codegenie.eval.loader import load_cases, load_task_class
 
 HERE = Path(__file__).resolve().parent
@@ -87,8 +88,13 @@ def _timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
-def _run(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
-    subprocess.run(argv, env=env, cwd=cwd, check=True, stdin=subprocess.DEVNULL)
+def _run(
+    argv: list[str],
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    pass_fds: tuple[int, ...] = (),
+) -> None:
+    subprocess.run(argv, env=env, cwd=cwd, check=True, stdin=subprocess.DEVNULL, pass_fds=pass_fds)
 
 
 def _tree(root: Path, files: int, size: int) -> Path:
@@ -114,12 +120,12 @@ def measure(runs: int) -> dict[str, object]:
 
         def sandboxed() -> None:
             with prepare(SandboxPolicy("bwrap", fixed_run, task), bwrap=bwrap) as run:
-                _run(run.argv(python), run.env, run.cwd)
+                _run(run.argv(python), run.env, run.cwd, run.pass_fds)
 
         def rlimited() -> None:
             policy = SandboxPolicy("bwrap", fixed_run, task)
             with prepare(policy, bwrap=bwrap, cgroups=False) as run:
-                _run(run.argv(python), run.env, run.cwd)
+                _run(run.argv(python), run.env, run.cwd, run.pass_fds)
 
         def prepared() -> None:
             prepare(SandboxPolicy("bwrap", fixed_run, task), bwrap=bwrap).close()
@@ -167,17 +173,21 @@ def _copy_or_overlay(
         with prepare(SandboxPolicy("bwrap", run_dir, task), bwrap=bwrap) as run:
             rubrics._copy_tree(str(tree), str(destination), "case")  # the runner's own copy
             try:
-                _run(run.argv([sys.executable, "-c", READ_ALL, str(destination)]), run.env)
+                argv = run.argv([sys.executable, "-c", READ_ALL, str(destination)])
+                _run(argv, run.env, pass_fds=run.pass_fds)
             finally:
                 rubrics._remove_tree(str(destination))
 
+    # The overlay is bubblewrap 0.11's: the bundled one, where the system's is older.
+    layered = bubblewrap(needs=frozenset({"overlay", *RUN_FEATURES}))
+
     def overlaid() -> None:
-        with prepare(SandboxPolicy("bwrap", run_dir, task), bwrap=bwrap) as run:
+        with prepare(SandboxPolicy("bwrap", run_dir, task), bwrap=layered) as run:
             argv = run.argv([sys.executable, "-c", READ_ALL, str(destination)])
             at = argv.index("--chdir")
             overlay = ["--overlay-src", str(tree), "--tmp-overlay", str(destination)]
             try:
-                _run([*argv[:at], *overlay, *argv[at:]], run.env)
+                _run([*argv[:at], *overlay, *argv[at:]], run.env, pass_fds=run.pass_fds)
             finally:
                 destination.rmdir()  # the mount point bubblewrap made in the run directory
 
