@@ -34,6 +34,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from codegenie.eval._paths import fs_path
 from codegenie.eval.codes import diagnostic
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.errors import (
@@ -345,7 +346,7 @@ def root_hint(manifest_dir: Path, root: str, package_parts: Sequence[str] = ()) 
     is the best guess, else the closest name. ``root = "bnch"`` beside a
     ``bench/`` suggests ``bench``.
     """
-    parent, _, name = root.rpartition("/")
+    parent, _, name = fs_path(root).rpartition("/")
     base = manifest_dir / parent if parent else manifest_dir
     try:
         with os.scandir(base) as entries:

@@ -45,7 +45,7 @@ from pydantic import ValidationError
 from codegenie.eval._manifest.model import BenchManifest, ManifestEntry
 from codegenie.eval._manifest.read import read_manifest_bytes
 from codegenie.eval._manifest.schema import json_schema
-from codegenie.eval._paths import replace_file
+from codegenie.eval._paths import fs_path, replace_file
 from codegenie.eval.errors import (
     BenchManifestInvalid,
     BenchManifestNotFound,
@@ -457,9 +457,9 @@ def _plan(
             detail = f"its module {entry.module!r} is already the module of {other!r}"
             raise ScaffoldConflict(slug, "module", path, detail, entry=other)
     top = manifest.directory
-    directory = entry.case_dir(top / root)
+    directory = entry.case_dir(top / fs_path(root))
     inside = top.resolve()
-    resolved = (top / root).resolve()
+    resolved = (top / fs_path(root)).resolve()
     if not resolved.is_relative_to(inside):
         reason = f"resolves to {resolved}, outside the manifest's directory {inside}"
         raise ScaffoldArgumentInvalid("--root", root, reason)

@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from codegenie.eval._output import readable_data
 from codegenie.eval._version import __version__
 from codegenie.eval.codes import CODES
 
@@ -92,7 +93,10 @@ def check_sarif(document: Mapping[str, Any]) -> str:
             }
         ],
     }
-    return json.dumps(log, indent=2, ensure_ascii=True) + "\n"
+    text = json.dumps(log, indent=2, ensure_ascii=True)
+    if "\\ud" in text:  # a path the locale could not decode: write the text it stands for
+        text = json.dumps(readable_data(log), indent=2, ensure_ascii=True)
+    return text + "\n"
 
 
 def _file_uri(directory: str) -> str:

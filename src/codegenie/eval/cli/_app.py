@@ -15,7 +15,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
-from codegenie.eval._output import ResultStream, escape_control, reserve_stdout, wants_colour
+from codegenie.eval._output import (
+    ResultStream,
+    escape_control,
+    readable_data,
+    reserve_stdout,
+    wants_colour,
+)
 from codegenie.eval.cli import (
     cmd_check,
     cmd_explain,
@@ -36,6 +42,7 @@ from codegenie.eval.cli._base import (
     Command,
     Output,
     UsageError,
+    command_line_text,
     dumps,
 )
 from codegenie.eval.errors import EvalError, RunPlanError
@@ -75,7 +82,20 @@ examples:
 
 
 class _Parser(argparse.ArgumentParser):
-    """An argument parser that raises ``UsageError`` instead of printing and exiting."""
+    """An argument parser that raises ``UsageError`` instead of printing and exiting.
+
+    Every argument given no ``type`` is text (a slug, a description, a root
+    written into ``bench.toml``): it goes through :func:`command_line_text`,
+    which recovers what a locale that could not decode it made of it, or
+    refuses it, naming it. The parser of the whole command line hands the
+    subcommand's arguments over untouched (:func:`_parser`), so each is
+    converted once, by its own type; a path (``type=Path``) keeps the bytes
+    it names in the file system's form.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("type", None, command_line_text)
 
     def error(self, message: str) -> NoReturn:
         """Raise ``UsageError`` for ``message`` (argparse's own errors end here)."""
@@ -153,6 +173,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG, description=description, epilog=_EXAMPLES, formatter_class=formatter
     )
+    # The subcommand's name and arguments pass through as typed: the subcommand's
+    # parser converts them, each by its own type (a path must not become text first).
+    parser.register("type", None, _as_typed)
     _global_options(parser, defaults=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS.values():
@@ -166,6 +189,10 @@ def _parser() -> argparse.ArgumentParser:
         _global_options(sub, defaults=False)
         command.configure(sub)
     return parser
+
+
+def _as_typed(text: str) -> str:
+    return text
 
 
 def _requested_format(argv: Sequence[str]) -> str:
@@ -327,7 +354,7 @@ def _configure_logging(args: argparse.Namespace) -> None:
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
     if args.log_format == "json":
-        processors.append(structlog.processors.JSONRenderer(sort_keys=True))
+        processors += [_readable_log_values, structlog.processors.JSONRenderer(sort_keys=True)]
     else:
         processors += [
             _escape_log_strings,
@@ -344,7 +371,13 @@ def _configure_logging(args: argparse.Namespace) -> None:
 
 def _escape_log_strings(_logger: object, _method: str, event: dict[str, Any]) -> dict[str, Any]:
     """Escape control characters in a console log line's strings (JSON escapes its own)."""
+    event = _readable_log_values(_logger, _method, event)
     return {key: escape_control(v) if isinstance(v, str) else v for key, v in event.items()}
+
+
+def _readable_log_values(_logger: object, _method: str, event: dict[str, Any]) -> dict[str, Any]:
+    """Write a log line's paths that the locale could not decode as the text they stand for."""
+    return {key: readable_data(value) for key, value in event.items()}
 
 
 def main(argv: Sequence[str] | None = None, *, console: bool = False) -> int:
