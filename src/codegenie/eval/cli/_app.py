@@ -84,18 +84,22 @@ examples:
 class _Parser(argparse.ArgumentParser):
     """An argument parser that raises ``UsageError`` instead of printing and exiting.
 
-    Every argument given no ``type`` is text (a slug, a description, a root
-    written into ``bench.toml``): it goes through :func:`command_line_text`,
-    which recovers what a locale that could not decode it made of it, or
-    refuses it, naming it. The parser of the whole command line hands the
-    subcommand's arguments over untouched (:func:`_parser`), so each is
-    converted once, by its own type; a path (``type=Path``) keeps the bytes
-    it names in the file system's form.
+    Every argument but a path is text (a slug, a description, a root written
+    into ``bench.toml``, a case id): before its type sees it, it goes through
+    :func:`command_line_text`, which recovers what a locale that could not
+    decode it made of it, or refuses it, naming it. A path (``type=Path``)
+    keeps the form the file system gives names, which is what opens it. The
+    subcommand's name and arguments pass through the parser of the whole
+    command line as they are: the subcommand's parser converts each.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.register("type", None, command_line_text)
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        if action.type is not Path and action.nargs != argparse.PARSER:
+            try:
+                arg_string = command_line_text(arg_string)
+            except argparse.ArgumentTypeError as exc:
+                raise argparse.ArgumentError(action, str(exc)) from None
+        return super()._get_value(action, arg_string)
 
     def error(self, message: str) -> NoReturn:
         """Raise ``UsageError`` for ``message`` (argparse's own errors end here)."""
@@ -173,9 +177,6 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG, description=description, epilog=_EXAMPLES, formatter_class=formatter
     )
-    # The subcommand's name and arguments pass through as typed: the subcommand's
-    # parser converts them, each by its own type (a path must not become text first).
-    parser.register("type", None, _as_typed)
     _global_options(parser, defaults=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS.values():
@@ -189,10 +190,6 @@ def _parser() -> argparse.ArgumentParser:
         _global_options(sub, defaults=False)
         command.configure(sub)
     return parser
-
-
-def _as_typed(text: str) -> str:
-    return text
 
 
 def _requested_format(argv: Sequence[str]) -> str:
