@@ -13,6 +13,8 @@ JSON, XML and the files written in UTF-8 (docs/cli.md, "Any locale works").
 
 from __future__ import annotations
 
+import argparse
+import io
 import json
 import os
 import subprocess
@@ -22,6 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from codegenie.eval._output import READABLE, readable, readable_data
+from codegenie.eval._paths import fs_path
+from codegenie.eval.cli._base import command_line_text
 
 from .factory import Bench, registration_source, write_case
 from .test_cli import script
@@ -52,14 +58,16 @@ def shown(text: str) -> str:
     return text.encode("ascii", "backslashreplace").decode("ascii")
 
 
-def _environment(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """This process's environment with the ASCII locale, ``LANG`` and every ``LC_*`` unset."""
+def _environment(
+    extra: dict[str, str] | None = None, locale: dict[str, str] = ASCII_LOCALE
+) -> dict[str, str]:
+    """This process's environment with ``locale``, ``LANG`` and every ``LC_*`` unset."""
     kept = {
         name: value
         for name, value in os.environ.items()
         if name not in {"LANG", "LANGUAGE", "PYTHONIOENCODING"} and not name.startswith("LC_")
     }
-    return {**kept, **ASCII_LOCALE, **(extra or {})}
+    return {**kept, **locale, **(extra or {})}
 
 
 @dataclass(frozen=True)
@@ -71,7 +79,12 @@ class Ran:
     stderr: str
 
 
-def run_c(*args: str | bytes, cwd: Path, env: dict[str, str] | None = None) -> Ran:
+def run_c(
+    *args: str | bytes,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    locale: dict[str, str] = ASCII_LOCALE,
+) -> Ran:
     """Run the installed console script under the ASCII locale; check that it did not crash.
 
     ``args`` are passed as the bytes a UTF-8 terminal would pass (or as the
@@ -84,7 +97,7 @@ def run_c(*args: str | bytes, cwd: Path, env: dict[str, str] | None = None) -> R
         capture_output=True,
         timeout=300,
         check=False,
-        env=_environment(env),
+        env=_environment(env, locale),
     )
     assert done.stdout.isascii(), done.stdout
     assert done.stderr.isascii(), done.stderr
@@ -283,6 +296,18 @@ def test_check_passes_in_every_format(good: Bench, rubrics: list[str]) -> None:
     base_uri = sarif["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"]
     assert base_uri == good.base.as_uri() + "/"
     assert "d%C3%A9p%C3%B4t-x" in base_uri
+
+
+def test_check_workers_decode_names_as_the_command_does(good: Bench) -> None:
+    """`LANG=C` without `LC_ALL`: the workers, run isolated, would be coerced to UTF-8; they are not.
+
+    A path a worker answers with must name the same file in the command, or
+    `check --rubrics` cannot hash or copy the case it names.
+    """
+    legacy = {"LANG": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
+    ran = run_c("check", "--rubrics", "--sandbox", "none", cwd=good.base, locale=legacy)
+    assert ran.code == 0, ran.stdout + ran.stderr
+    assert ran.stderr.endswith("checked 1 task class in bench.toml: 0 errors, 0 warnings\n")
 
 
 def test_check_reports_non_ascii_problems_in_every_format(broken: Bench) -> None:
@@ -513,3 +538,70 @@ def test_explain_and_schema(good: Bench) -> None:
     unknown = run_c("explain", "modulé-missing", cwd=good.base)
     assert unknown.code == 2
     assert f"unknown check code '{shown('modulé-missing')}'" in unknown.stderr
+
+
+# -- the pieces: readable text, the stream handler, arguments, paths -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("plain", "plain"),
+        ("déjà 日本", "déjà 日本"),
+        ("d\udcc3\udca9p\udcc3\udcb4t/donn\u00e9es", "dépôt/données"),
+        ("caf\udcff", "caf\\xff"),
+        ("lone \ud800 high", "lone \\ud800 high"),
+    ],
+)
+def test_readable_recovers_what_surrogateescape_hid(text: str, expected: str) -> None:
+    """Surrogate-escaped UTF-8 becomes its text; an undecodable byte and a stray surrogate, escapes."""
+    assert readable(text) == expected
+    assert readable(expected) == expected
+    assert readable_data({text: [text, (text,), 1]}) == {expected: [expected, [expected], 1]}
+
+
+@pytest.mark.parametrize(
+    ("encoding", "written"),
+    [
+        ("ascii", "d\\xe9p\\xf4t \\u65e5 \\x9b \\xff\n"),
+        ("utf-8", "dépôt 日 \\x9b \\xff\n"),
+        ("latin-1", "dépôt \\u65e5 \\x9b \\xff\n"),
+        ("cp1252", "d\\xe9pôt \\u65e5 \\x9b \\xff\n"),  # a code page: ASCII escapes
+    ],
+)
+def test_the_stream_handler_writes_any_string(encoding: str, written: str) -> None:
+    """Any string reaches any stream: recovered, its controls escaped, the rest as the stream can."""
+    buffer = io.BytesIO()
+    stream = io.TextIOWrapper(buffer, encoding=encoding, errors=READABLE)
+    stream.write("d\udcc3\udca9p\u00f4t \u65e5 \udcc2\udc9b \udcff\n")
+    stream.flush()
+    assert buffer.getvalue().decode(encoding) == written
+
+
+def test_a_command_line_argument_is_text_or_refused() -> None:
+    """An argument decoded with surrogateescape is decoded again as UTF-8, else refused."""
+    assert command_line_text("new") == "new"
+    assert command_line_text("ünï") == "ünï"
+    assert command_line_text(os.fsdecode("ünï".encode())) == "ünï"
+    with pytest.raises(argparse.ArgumentTypeError, match=r"not UTF-8 text: 'caf\\xff'"):
+        command_line_text(os.fsdecode(b"caf\xff"))
+
+
+def test_fs_path_gives_the_form_the_file_system_takes(tmp_path: Path) -> None:
+    """Under an ASCII file system a manifest's `données` becomes the name `os` can take."""
+    (tmp_path / "données").mkdir()
+    # The source in ASCII: the child decodes its command line as ASCII too.
+    code = (
+        "from codegenie.eval._paths import fs_path; import os; "
+        "print(os.listdir(fs_path('donn\\u00e9es')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_environment(),
+    )
+    assert done.stdout == "[]\n"
+    assert fs_path("données") == "données"  # this process's file system is UTF-8
