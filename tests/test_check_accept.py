@@ -145,8 +145,8 @@ def test_an_undeclared_slug_is_exit_3_with_suggestions(bench: Bench) -> None:
     assert "did you mean" in done.stderr
 
 
-def test_a_slug_that_breaks_the_rules_is_a_usage_error(bench: Bench) -> None:
-    """check Foo exits 2, as show does."""
+def test_a_slug_that_breaks_the_rules_exits_1(bench: Bench) -> None:
+    """check Foo exits 1 (InvalidTaskClassName), as show does."""
     done = run("check", "Foo", cwd=bench.base)
-    assert done.returncode == 2
+    assert done.returncode == 1
     assert "invalid-task-class-name" in done.stderr

@@ -225,16 +225,17 @@ def test_typo_exits_3_with_the_suggestion(tmp_path: Path) -> None:
     assert error["attributes"]["suggestions"] == ["vuln-remediation"]
 
 
-def test_invalid_slug_exits_2(tmp_path: Path) -> None:
-    """An invalid slug exits 2 (a command-line mistake) with InvalidTaskClassName, located at the command line."""
+def test_invalid_slug_exits_1(tmp_path: Path) -> None:
+    """An invalid slug exits 1 (a validation error) with InvalidTaskClassName, located at the command line."""
     make_bench(tmp_path, "aa")
     result = run("show", "Vuln", cwd=tmp_path)
-    assert result.returncode == 2
+    assert result.returncode == 1
     assert result.stdout == ""
     assert result.stderr.startswith(
         "codegenie-bench: error[invalid-task-class-name]: invalid task-class name 'Vuln': wrong case"
     )
     error = json_error(run("show", "Vuln", "--format", "json", cwd=tmp_path))
+    assert error["exit_code"] == 1
     assert error["attributes"] == {"name": "Vuln", "reason": "wrong case"}
 
 
@@ -490,7 +491,7 @@ def _tree(path: Path) -> dict[str, bytes]:
     [
         ("foo", None, 1),
         ("bar", "directory", 1),
-        ("Bad", None, 2),
+        ("Bad", None, 1),
         ("baz", "module", 1),
         ("baz", "invalid", 4),
     ],
@@ -498,7 +499,7 @@ def _tree(path: Path) -> dict[str, bytes]:
 def test_new_refuses_with_nothing_written(
     tmp_path: Path, slug: str, setup: str | None, code: int
 ) -> None:
-    """An existing slug, directory or module (1), a bad slug (2, usage), an invalid manifest (4): nothing written."""
+    """An existing slug, directory or module (1), a bad slug (1), an invalid manifest (4): nothing written."""
     bench = make_bench(tmp_path, "foo")
     if setup == "directory":
         (bench.root / "bar").mkdir()
@@ -603,10 +604,10 @@ def test_cheap_commands_import_no_loader_no_structlog_no_registration(tmp_path: 
 
 @pytest.mark.parametrize("typed", ["Alpha-One", "alpha_one", "ALPHA_ONE"])
 def test_an_invalid_slug_suggests_its_slug_form(tmp_path: Path, typed: str) -> None:
-    """`show Alpha-One` and `show alpha_one` say what is wrong and suggest `alpha-one` (exit 2)."""
+    """`show Alpha-One` and `show alpha_one` say what is wrong and suggest `alpha-one` (exit 1)."""
     make_bench(tmp_path, "alpha-one", "beta-two")
     result = run("show", typed, cwd=tmp_path)
-    assert result.returncode == 2
+    assert result.returncode == 1
     first = result.stderr.splitlines()[0]
     assert first.startswith(
         f"codegenie-bench: error[invalid-task-class-name]: invalid task-class name {typed!r}: "
@@ -615,11 +616,14 @@ def test_an_invalid_slug_suggests_its_slug_form(tmp_path: Path, typed: str) -> N
 
 
 def test_new_suggests_the_slug_form_of_an_invalid_slug(tmp_path: Path) -> None:
-    """`new Alpha_One` is a usage error that suggests `alpha-one`."""
+    """`new Alpha_One` is the invalid slug of every command (exit 1), and suggests `alpha-one`."""
     make_bench(tmp_path, "aa")
     result = run("new", "Alpha_One", cwd=tmp_path)
-    assert result.returncode == 2
-    assert result.stderr.splitlines()[0].endswith("wrong case; did you mean 'alpha-one'?")
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[0] == (
+        "codegenie-bench: error[invalid-task-class-name]: invalid task-class name 'Alpha_One': "
+        "wrong case; did you mean 'alpha-one'?"
+    )
 
 
 def test_new_names_the_entry_that_holds_its_module(tmp_path: Path) -> None:

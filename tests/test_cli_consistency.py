@@ -52,6 +52,10 @@ def _module_missing(base: Path) -> None:
     _clean(base).add("beta-two", write=False)
 
 
+def _registers_an_invalid_slug(base: Path) -> None:
+    _clean(base).add("beta-two", register="Beta-Two", parts=True)
+
+
 def _raises(base: Path) -> None:
     _clean(base).add("beta-two", before="raise RuntimeError('boom')", parts=True)
 
@@ -70,10 +74,21 @@ MISTAKES: dict[str, tuple[Callable[[Path], object], dict[tuple[str, ...], int]]]
     "invalid slug typed": (
         _clean,
         {
-            ("show", "Alpha"): 2,
-            ("plan", "Alpha"): 2,
-            ("grade", "Alpha", "runs"): 2,
-            ("new", "Alpha"): 2,
+            ("show", "Alpha"): 1,
+            ("plan", "Alpha"): 1,
+            ("plan", "Alpha", "alpha-one"): 1,
+            ("grade", "Alpha", "runs"): 1,
+            ("new", "Alpha"): 1,
+            ("check", "Alpha"): 1,
+        },
+    ),
+    "invalid slug a registration declares": (
+        _registers_an_invalid_slug,
+        {
+            ("show", "beta-two"): 1,
+            ("plan", "beta-two"): 1,
+            ("grade", "beta-two", "runs"): 1,
+            ("check",): 1,
         },
     ),
     "bad option value": (

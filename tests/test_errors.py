@@ -47,7 +47,7 @@ EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
             "problems": (ManifestProblem(5, 1, "jbos", "unknown key"),),
         },
     ),
-    (InvalidTaskClassName("Foo", "wrong case"), 2, {"name": "Foo", "reason": "wrong case"}),
+    (InvalidTaskClassName("Foo", "wrong case"), 1, {"name": "Foo", "reason": "wrong case"}),
     (
         TaskClassRegistrationFailed(
             "foo", "RuntimeError", "boom", Path("/b/foo/registration.py"), 3

@@ -13,7 +13,7 @@ import pytest
 
 from codegenie.eval import scaffold
 from codegenie.eval.cli import main
-from codegenie.eval.errors import ScaffoldConflict
+from codegenie.eval.errors import InvalidTaskClassName, ScaffoldConflict
 from codegenie.eval.manifest import BenchManifest, json_schema
 from codegenie.eval.scaffold import ScaffoldArgumentInvalid, validate_new_entry
 
@@ -77,13 +77,18 @@ def test_new_refuses_a_root_the_manifest_would_refuse(tmp_path: Path, root: str)
         ("", "empty"),
     ],
 )
-def test_new_refuses_a_bad_slug_as_a_usage_error(tmp_path: Path, slug: str, reason: str) -> None:
-    """A slug that breaks the slug rules is a usage error (exit 2), nothing written."""
+def test_new_refuses_a_bad_slug_as_every_command_does(
+    tmp_path: Path, slug: str, reason: str
+) -> None:
+    """A slug that breaks the slug rules is InvalidTaskClassName (exit 1), nothing written."""
     make_bench(tmp_path, "foo")
     before = _snapshot(tmp_path)
-    error = json_error(run("new", slug, "--format", "json", cwd=tmp_path))
-    assert error["exit_code"] == 2
-    assert error["attributes"] == {"argument": "SLUG", "value": slug, "reason": reason}
+    result = run("new", slug, "--format", "json", cwd=tmp_path)
+    assert result.returncode == 1
+    error = json_error(result)
+    assert error["type"] == "InvalidTaskClassName"
+    assert error["exit_code"] == 1
+    assert error["attributes"] == {"name": slug, "reason": reason}
     assert _snapshot(tmp_path) == before
 
 
@@ -98,6 +103,28 @@ def test_validate_new_entry_uses_the_manifest_model() -> None:
     assert "'..'" in caught.value.reason
     with pytest.raises(ScaffoldArgumentInvalid):
         validate_new_entry("secret-rotation", "x\x00y/bench")
+    with pytest.raises(InvalidTaskClassName) as invalid:
+        validate_new_entry("Secret", "bench")
+    assert (invalid.value.name, invalid.value.reason, invalid.value.exit_code) == (
+        "Secret",
+        "wrong case",
+        1,
+    )
+
+
+def test_new_refuses_text_it_cannot_write(tmp_path: Path) -> None:
+    """A root or description holding lone surrogates (undecodable bytes) is refused, nothing written."""
+    bench = make_bench(tmp_path, "foo")
+    before = _snapshot(tmp_path)
+    manifest = BenchManifest.load(bench.manifest)
+    with pytest.raises(ScaffoldArgumentInvalid) as caught:
+        scaffold.scaffold_task_class(manifest, "bar", root="donn\udcc3es/bench")
+    assert (caught.value.argument, caught.value.value) == ("--root", "donn\udcc3es/bench")
+    with pytest.raises(ScaffoldArgumentInvalid) as caught:
+        scaffold.scaffold_task_class(manifest, "bar", description="caf\udcff")
+    assert (caught.value.argument, caught.value.exit_code) == ("--description", 2)
+    assert "UTF-8" in caught.value.hint
+    assert _snapshot(tmp_path) == before
 
 
 def test_new_refuses_a_root_that_a_link_takes_outside(tmp_path: Path) -> None:

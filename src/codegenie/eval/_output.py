@@ -1,6 +1,6 @@
 """Writing to a terminal or a pipe that we do not control.
 
-Three dangers, three tools:
+Four dangers, four tools:
 
 - a string from a manifest, a path or a registration that holds control
   characters could forge an output line or send an escape sequence to the
@@ -13,15 +13,24 @@ Three dangers, three tools:
 - a registration may write to file descriptor 1 by any route (``print``,
   ``os.write(1, …)``, ``sys.__stdout__``, a child process, a thread that
   outlives its import): :func:`reserve_stdout` keeps the real stdout for the
-  command's results on a private descriptor and points descriptor 1 at stderr.
+  command's results on a private descriptor and points descriptor 1 at stderr;
+- text the output's encoding cannot take (``LC_ALL=C`` makes it ASCII), and
+  names that the file system or the command line decoded with
+  ``surrogateescape`` (``"d\udcc3\udca9p\udcc3\udcb4t"`` for ``dépôt`` under
+  ``LC_ALL=C``), which no encoding takes: :func:`readable` turns such a
+  string back into the text it stood for, and the :data:`READABLE` error
+  handler, which every stream of the command line is set to, does that and
+  escapes what is still left over, so that writing any string succeeds.
 
 Only the command line uses this module (the library never prints). It
-imports nothing beyond ``os`` and ``sys``: the console entry point runs it
-before anything else, on the cached ``list`` path too.
+imports nothing beyond ``codecs``, ``os`` and ``sys`` (the interpreter has
+loaded all three before it runs a line of ours): the console entry point runs
+it before anything else, on the cached ``list`` path too.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import sys
 
@@ -30,11 +39,14 @@ if TYPE_CHECKING:
     from typing import TextIO
 
 __all__ = (
+    "READABLE",
     "LineSafeStream",
     "ResultStream",
     "escape_control",
     "finish_console",
     "prepare_console",
+    "readable",
+    "readable_data",
     "reserve_stdout",
     "wants_colour",
 )
@@ -71,6 +83,81 @@ def escape_control(text: str) -> str:
     whole multi-line output (its own newlines would be escaped too).
     """
     return text.translate(_TABLE)
+
+
+def readable(text: str) -> str:
+    r"""Return ``text`` with the bytes that ``surrogateescape`` hid in it turned back into text.
+
+    A name decoded by a locale that could not decode it — a path under
+    ``LC_ALL=C``, a command-line argument, a file name that is not UTF-8 —
+    holds lone surrogates (U+DC80 to U+DCFF, one per undecodable byte) that
+    no encoder takes. Those bytes, with the text around them, are decoded as
+    UTF-8: ``"d\udcc3\udca9p\udcc3\udcb4t"`` becomes ``"dépôt"``, and a byte
+    that is not UTF-8 becomes a visible escape (``\xff``). Any other lone
+    surrogate becomes ``\udXXX``. Text without lone surrogates is returned
+    as it is, so this is cheap for the usual string and applying it twice is
+    applying it once; the result always encodes as UTF-8.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        return text
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no decoding made: escape it, keep the rest
+        data = b"".join(
+            f"\\u{ord(char):04x}".encode()
+            if "\ud800" <= char <= "\udfff" and not "\udc80" <= char <= "\udcff"
+            else char.encode("utf-8", "surrogateescape")
+            for char in text
+        )
+    return data.decode("utf-8", "backslashreplace")
+
+
+def readable_data(value: object) -> object:
+    """Return ``value`` (JSON data) with every string, keys included, made :func:`readable`."""
+    if isinstance(value, str):
+        return readable(value)
+    if isinstance(value, dict):
+        return {readable_data(k): readable_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [readable_data(item) for item in value]
+    return value
+
+
+#: The codec error handler that writes any string on any stream (:func:`_write_unencodable`).
+READABLE = "codegenie-readable"
+
+
+def _write_unencodable(error: UnicodeError) -> tuple[str | bytes, int]:
+    r"""Replace what a stream's encoding cannot encode with what it can: :data:`READABLE`.
+
+    The characters are first made :func:`readable` (a name the locale could
+    not decode is decoded as UTF-8), then the control characters that gives
+    are escaped as :func:`escape_control` escapes them, and whatever the
+    encoding still cannot take is written as ``backslashreplace`` writes it:
+    ``é`` is ``\xe9`` and ``日`` is ``\u65e5`` on an ASCII stream.
+    """
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    text = readable(error.object[error.start : error.end]).translate(_TABLE)
+    # The code pages' codecs all say "charmap": which one is unknown, so ASCII it is.
+    encoding = "ascii" if error.encoding == "charmap" else error.encoding
+    try:
+        replacement = text.encode(encoding, "backslashreplace").decode(encoding)
+    except (LookupError, UnicodeError):
+        replacement = text.encode("ascii", "backslashreplace").decode("ascii")
+    if replacement.isascii():
+        return replacement, error.end
+    # The UTF-8 encoder takes nothing but ASCII text back from a handler: give it bytes.
+    return replacement.encode(error.encoding), error.end
+
+
+codecs.register_error(READABLE, _write_unencodable)
 
 
 _TABLE_KEEPING_NEWLINES = {code: text for code, text in _TABLE.items() if code != ord("\n")}
@@ -224,8 +311,9 @@ def prepare_console() -> None:
     descriptor, so that no file the command opens later takes descriptor 0, 1
     or 2 (where a registration's input or output would land in it), and
     ``sys.stdout`` exists; what the command prints there is dropped. Both
-    streams escape what the locale cannot encode (``backslashreplace``), so
-    any locale, ``LC_ALL=C`` included, can print any text.
+    streams write what the locale cannot encode as the :data:`READABLE`
+    error handler does, so any locale, ``LC_ALL=C`` included, can print any
+    text and any path.
     """
     if not _fd_is_open(0):
         _silence(0, os.O_RDONLY)
@@ -233,13 +321,13 @@ def prepare_console() -> None:
         if not _fd_is_open(fd):
             _silence(fd)
             if getattr(sys, name) is None and _fd_is_open(fd):
-                stream: TextIO = open(fd, "w", closefd=False, errors="backslashreplace")  # noqa: SIM115
+                stream: TextIO = open(fd, "w", closefd=False, errors=READABLE)  # noqa: SIM115
                 setattr(sys, name, stream)
                 setattr(sys, f"__{name}__", stream)
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
-            reconfigure(errors="backslashreplace")
+            reconfigure(errors=READABLE)
 
 
 def finish_console() -> None:
@@ -283,7 +371,7 @@ def reserve_stdout() -> TextIO | None:
     if reconfigure is not None:
         reconfigure(line_buffering=True)
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
-    return open(private, "w", encoding=encoding, errors="backslashreplace")
+    return open(private, "w", encoding=encoding, errors=READABLE)
 
 
 def wants_colour(stream: object) -> bool:

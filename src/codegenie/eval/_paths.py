@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import sys
 
 __all__ = (
     "MANIFEST_NAME",
@@ -17,6 +18,7 @@ __all__ = (
     "absolute",
     "cache_dir",
     "find_manifest_path",
+    "fs_path",
     "read_regular_file",
     "replace_file",
 )
@@ -34,6 +36,9 @@ _READ_FLAGS = (
     | getattr(os, "O_CLOEXEC", 0)
     | getattr(os, "O_BINARY", 0)
 )
+
+
+_FS_UTF8 = sys.getfilesystemencoding().lower().replace("-", "").replace("_", "") == "utf8"
 
 
 class FileRefused(Exception):
@@ -126,6 +131,23 @@ def absolute(path: str) -> str:
     # Path.absolute() drops empty and "." components but keeps "..".
     parts = [part for part in joined.split("/") if part not in {"", "."}]
     return "/" + "/".join(parts)
+
+
+def fs_path(text: str) -> str:
+    """Return the path written as ``text`` (in ``bench.toml``, say) in the file system's form.
+
+    File names are bytes; a manifest holds text, written as UTF-8. When the
+    file system's encoding is not UTF-8 (``LC_ALL=C`` without Python's UTF-8
+    mode: ASCII), ``os`` functions cannot take ``"données"`` at all: they
+    take the name's UTF-8 bytes decoded as the file system decodes names
+    (``"donn\udcc3\udca9es"``), which is what ``os.getcwd``, ``os.listdir``
+    and the command line give. Every path made from a manifest's text goes
+    through here, once, before it meets a path from the file system. Under
+    a UTF-8 file system (the usual case) it is returned unchanged.
+    """
+    if _FS_UTF8 or text.isascii():
+        return text
+    return os.fsdecode(text.encode("utf-8", "surrogateescape"))
 
 
 def find_manifest_path(start: str) -> tuple[str, str | None]:

@@ -105,15 +105,17 @@ def _quote_list(names: tuple[str, ...], limit: int = 5) -> str:
 
 @final
 class InvalidTaskClassName(EvalError):
-    """A requested slug breaks the slug rules; nothing was touched.
+    """A slug breaks the slug rules; nothing was touched.
 
-    Exit 2: the slug is what the caller typed (on the command line, a usage
-    error, as ``new``'s ``ScaffoldArgumentInvalid`` and ``grade --case Bad`` are);
-    a manifest's own bad slug is a schema problem of the manifest instead.
+    Exit 1, a validation error, as the story pins it: the same for a slug
+    typed on the command line (``show``, ``plan``, ``grade``, ``check SLUG``,
+    ``new``) and one a registration passes to ``register_task_class``. Other
+    command-line mistakes exit 2; a manifest's own bad slug is a schema
+    problem of the manifest (``BenchManifestInvalid``) instead.
     """
 
     code = "invalid-task-class-name"
-    exit_code = 2
+    exit_code = 1
     fields = ("name", "reason")
 
     def __init__(self, name: str, reason: str) -> None:
@@ -566,11 +568,13 @@ class RunPlanError(EvalError):
 
 @final
 class ScaffoldArgumentInvalid(EvalError):
-    """``new`` refused an argument: the slug or ``--root`` breaks the manifest's rules.
+    """``new`` refused an argument: ``--root`` breaks the manifest's rules, or it is not text.
 
-    ``argument`` is ``"SLUG"`` or ``"--root"``, ``value`` what was given and
-    ``reason`` the rule it breaks. A command-line usage error (exit 2);
-    nothing was written.
+    ``argument`` is ``"--root"`` or ``"--description"``, ``value`` what was
+    given and ``reason`` the rule it breaks (a description, like a root, must
+    be text that UTF-8 can write: no lone surrogates). A command-line usage
+    error (exit 2); nothing was written. An invalid slug is
+    ``InvalidTaskClassName`` (exit 1), in ``new`` as in every command.
     """
 
     code = "invalid-argument"
@@ -592,11 +596,7 @@ class ScaffoldArgumentInvalid(EvalError):
                 "without '..' or '.', whose last component is a Python identifier "
                 "(e.g. 'bench' or 'suites/bench')"
             )
-        return (
-            "a slug is 2 to 64 characters of lowercase ASCII letters, digits and "
-            "hyphens, starts with a letter and does not end with a hyphen "
-            "(e.g. 'secret-rotation')"
-        )
+        return "pass the description as text: bench files are written in UTF-8"
 
 
 @final

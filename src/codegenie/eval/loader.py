@@ -44,7 +44,7 @@ from codegenie.eval._imports import (
 )
 from codegenie.eval._logging import LazyLogger
 from codegenie.eval._manifest.model import BenchManifest, ManifestEntry
-from codegenie.eval._paths import absolute, find_manifest_path
+from codegenie.eval._paths import absolute, find_manifest_path, fs_path
 from codegenie.eval.cases import Case, read_cases
 from codegenie.eval.errors import (
     BenchCaseLoadError,
@@ -220,7 +220,7 @@ def _declared_entry(name: str, root: str, manifest: BenchManifest) -> ManifestEn
         )
         raise
     manifest_dir = os.path.dirname(str(manifest.path))
-    declared_root = os.path.join(manifest_dir, entry.root)
+    declared_root = os.path.join(manifest_dir, fs_path(entry.root))
     # ``root`` has no symbolic link left in it, so an equal string needs no
     # resolving, and lies inside ``manifest_dir`` (a manifest root has no "..").
     if declared_root != root:

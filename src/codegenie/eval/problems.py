@@ -34,6 +34,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from codegenie.eval._paths import fs_path
 from codegenie.eval.codes import diagnostic
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.errors import (
@@ -345,7 +346,7 @@ def root_hint(manifest_dir: Path, root: str, package_parts: Sequence[str] = ()) 
     is the best guess, else the closest name. ``root = "bnch"`` beside a
     ``bench/`` suggests ``bench``.
     """
-    parent, _, name = root.rpartition("/")
+    parent, _, name = fs_path(root).rpartition("/")
     base = manifest_dir / parent if parent else manifest_dir
     try:
         with os.scandir(base) as entries:
@@ -685,25 +686,23 @@ def _suggesting(suggestions: Iterable[str], available: Sequence[str] = ()) -> st
 
 
 def _invalid_name(error: InvalidTaskClassName, manifest: BenchManifest | None) -> Diagnostic:
+    """Describe a slug that breaks the rules: the declared slugs close to it, else its slug form."""
     message = str(error)
-    if manifest is not None:
-        suggestions = closest(error.name, manifest.slugs())
-        if suggestions:
-            message += _suggesting(suggestions)
+    suggestions = closest(error.name, manifest.slugs()) if manifest is not None else []
+    if suggestions:
+        message += _suggesting(suggestions)
+    elif (meant := suggest_slug(error.name)) is not None:
+        message += f"; did you mean {meant!r}?"
     return Diagnostic(error.code, "error", message, None, None, None, None, error.hint)
 
 
 def _invalid_argument(error: ScaffoldArgumentInvalid) -> Diagnostic:
-    """``new``'s refused SLUG or ``--root``, with what was probably meant."""
+    """``new``'s refused ``--root`` (with what was probably meant) or ``--description``."""
     from codegenie.eval._manifest.model import suggest_root  # noqa: PLC0415 - only when a failure is described
 
     found = _as_is(error, (None, None, None), None)
-    if error.argument == "SLUG":
-        meant = suggest_slug(error.value)
-        shown = f"{meant!r}" if meant else None
-    else:
-        meant = suggest_root(error.value)
-        shown = f"--root {meant}" if meant else None
+    meant = suggest_root(error.value) if error.argument == "--root" else None
+    shown = f"--root {meant}" if meant else None
     return replace(found, message=f"{found.message}; did you mean {shown}?") if shown else found
 
 

@@ -3,7 +3,8 @@
 Everything is checked before anything is written. The slug and ``--root`` are
 checked with the manifest's own rules (a ``ManifestEntry`` is built from them)
 and ``--root`` must stay inside the manifest's directory once symbolic links
-are resolved: ``ScaffoldArgumentInvalid``, a usage error. Then, holding an
+are resolved: ``InvalidTaskClassName`` for the slug (a validation error, as
+everywhere), ``ScaffoldArgumentInvalid`` for the root (a usage error). Then, holding an
 exclusive lock on the manifest file, the manifest is read again (so that
 concurrent runs each see the entries the others added), and the slug, its
 module and its directory must be new: ``ScaffoldConflict``.
@@ -45,12 +46,11 @@ from pydantic import ValidationError
 from codegenie.eval._manifest.model import BenchManifest, ManifestEntry
 from codegenie.eval._manifest.read import read_manifest_bytes
 from codegenie.eval._manifest.schema import json_schema
-from codegenie.eval._paths import replace_file
+from codegenie.eval._paths import fs_path, replace_file
 from codegenie.eval.errors import (
     BenchManifestInvalid,
     BenchManifestNotFound,
     InitConflict,
-    InvalidTaskClassName,
     ScaffoldArgumentInvalid,
     ScaffoldConflict,
     ScaffoldFailed,
@@ -288,19 +288,31 @@ def _write_new_file(path: Path, text: str) -> None:
         file.write(text)
 
 
+_NOT_TEXT: Final = "holds bytes that are not UTF-8 (lone surrogates): it cannot be written"
+
+
+def _is_text(value: str) -> bool:
+    """Whether UTF-8 can write ``value``: no lone surrogate (an undecodable byte) in it."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def validate_new_entry(slug: str, root: str) -> ManifestEntry:
     """Return the manifest entry ``new`` would add for ``slug`` under ``root``.
 
     The slug and the root are checked with the manifest's own rules: the slug
     rules, then a ``ManifestEntry`` built from them (so ``root`` is a relative,
     normalized POSIX path without ``..`` whose last component is an
-    identifier). Raises ``ScaffoldArgumentInvalid`` naming the argument and the
+    identifier). Raises ``InvalidTaskClassName`` for the slug, as every
+    command does, and ``ScaffoldArgumentInvalid`` naming ``--root`` and the
     rule it breaks. Pure: no I/O.
     """
-    try:
-        check_slug(slug)
-    except InvalidTaskClassName as exc:
-        raise ScaffoldArgumentInvalid("SLUG", slug, exc.reason) from None
+    check_slug(slug)
+    if not _is_text(root):
+        raise ScaffoldArgumentInvalid("--root", root, _NOT_TEXT)
     package = root.rpartition("/")[2]
     try:
         module = f"{package}.{slug_to_identifier(slug)}.registration"
@@ -425,8 +437,10 @@ def scaffold_task_class(
 
     ``manifest`` names the file to update (``manifest.path``); it is read
     again under an exclusive lock, so concurrent runs lose no entry. Raises
-    ``ScaffoldArgumentInvalid`` (exit 2) when the slug or ``root`` breaks the
-    manifest's rules or ``root`` resolves outside the manifest's directory;
+    ``InvalidTaskClassName`` (exit 1) when the slug breaks the slug rules;
+    ``ScaffoldArgumentInvalid`` (exit 2) when ``root`` breaks the manifest's
+    rules or resolves outside the manifest's directory, or ``root`` or
+    ``description`` is not text UTF-8 can write;
     ``ScaffoldConflict`` when the slug, its module or its directory exists, a
     path component of the directory is a file, or the manifest cannot take
     the entry; ``BenchManifestNotFound`` or ``BenchManifestInvalid`` when the
@@ -435,6 +449,8 @@ def scaffold_task_class(
     raises.
     """
     entry = validate_new_entry(slug, root)
+    if description is not None and not _is_text(description):
+        raise ScaffoldArgumentInvalid("--description", description, _NOT_TEXT)
     path = manifest.path
     fd, target = _lock_manifest(path)
     try:
@@ -470,9 +486,9 @@ def _plan(
             detail = f"its module {entry.module!r} is already the module of {other!r}"
             raise ScaffoldConflict(slug, "module", path, detail, entry=other)
     top = manifest.directory
-    directory = entry.case_dir(top / root)
+    directory = entry.case_dir(top / fs_path(root))
     inside = top.resolve()
-    resolved = (top / root).resolve()
+    resolved = (top / fs_path(root)).resolve()
     if not resolved.is_relative_to(inside):
         reason = f"resolves to {resolved}, outside the manifest's directory {inside}"
         raise ScaffoldArgumentInvalid("--root", root, reason)

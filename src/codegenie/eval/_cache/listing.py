@@ -21,6 +21,7 @@ import os
 import sys
 
 from codegenie.eval._cache.entry import Damaged, digest, open_entry
+from codegenie.eval._output import readable
 from codegenie.eval._paths import FileRefused, absolute, find_manifest_path, read_regular_file
 
 TYPE_CHECKING = False
@@ -71,7 +72,7 @@ def render_json(manifest: str, listing: Listing) -> str:
 
     slugs, modules, roots = listing
     document = {
-        "manifest": manifest,
+        "manifest": readable(manifest),  # its path, as text even when the locale is ASCII
         "task_classes": [
             {"slug": slug, "module": module, "root": root}
             for slug, module, root in zip(slugs, modules, roots, strict=True)

@@ -42,7 +42,7 @@ from pydantic_core import PydanticCustomError
 
 from codegenie.eval._located import locate_errors, render_key
 from codegenie.eval._manifest.read import file_problem, find_manifest, read_manifest_bytes
-from codegenie.eval._paths import MANIFEST_NAME, MANIFEST_SIZE_LIMIT
+from codegenie.eval._paths import MANIFEST_NAME, MANIFEST_SIZE_LIMIT, fs_path
 from codegenie.eval._toml.positions import (
     KeyPath,
     Position,
@@ -477,7 +477,7 @@ class BenchManifest(BaseModel):
 
     def root_dir(self, slug: str) -> Path:
         """Return the root directory of ``slug``, absolute but not resolved."""
-        return self.directory / self.entry(slug).root
+        return self.directory / fs_path(self.entry(slug).root)
 
     def position(self, *key: str | int) -> tuple[int, int]:
         """Return the (line, column) where ``key`` (or its nearest parent) is written.

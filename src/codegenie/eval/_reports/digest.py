@@ -20,6 +20,7 @@ from typing import Any
 
 from codegenie.eval._ledger.key import tree_digest
 from codegenie.eval._manifest.read import read_manifest_bytes
+from codegenie.eval._paths import fs_path
 from codegenie.eval._toml.read import TomlUnreadable, parse_toml
 from codegenie.eval.errors import EvalError
 
@@ -70,7 +71,7 @@ def bench_digest(manifest: Path) -> str:
     hasher.update(b"manifest\0%d\0" % len(data) + data)
     base = manifest.absolute().parent
     for root in _roots(data):
-        top = (base / root).resolve()
+        top = (base / fs_path(root)).resolve()
         if not top.is_relative_to(base.resolve()) or not top.is_dir():
             continue
         tree = tree_digest(top) or "unreadable"

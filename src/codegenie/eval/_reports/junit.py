@@ -19,6 +19,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from codegenie.eval._output import readable
+
 __all__ = ("check_junit", "grade_junit")
 
 # XML 1.0 cannot hold most control characters even escaped: they are written as visible escapes.
@@ -26,7 +28,7 @@ _XML_INVALID = {c: f"\\x{c:02x}" for c in (*range(0x09), 0x0B, 0x0C, *range(0x0E
 
 
 def _text(value: object) -> str:
-    return str(value).translate(_XML_INVALID)
+    return readable(str(value)).translate(_XML_INVALID)
 
 
 def _render(suite_name: str, cases: Sequence[ET.Element], *, time: float) -> str:
@@ -50,7 +52,9 @@ def _render(suite_name: str, cases: Sequence[ET.Element], *, time: float) -> str
     for key in ("tests", "failures", "errors", "time"):
         root.set(key, suite.get(key, "0"))
     ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    xml = ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    # ASCII, every other character a reference (&#233;): exact under any locale, as JSON is.
+    return xml.encode("ascii", "xmlcharrefreplace").decode("ascii")
 
 
 def _case(classname: str, name: str, time: float = 0.0) -> ET.Element:

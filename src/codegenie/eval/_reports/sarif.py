@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from codegenie.eval._output import readable, readable_data
 from codegenie.eval._version import __version__
 from codegenie.eval.codes import CODES
 
@@ -35,7 +36,7 @@ def _rules() -> list[dict[str, Any]]:
 
 
 def _location(found: Mapping[str, Any], base: str | None) -> dict[str, Any]:
-    file = str(found["file"])
+    file = readable(str(found["file"]))
     uri = file
     if base is not None and os.path.isabs(file):
         relative = os.path.relpath(file, base)
@@ -59,7 +60,10 @@ def check_sarif(document: Mapping[str, Any]) -> str:
     Paths are made relative to ``$GITHUB_WORKSPACE`` when set, else to the
     manifest's directory, so that code-scanning shows them in the repository.
     """
-    base = os.environ.get("GITHUB_WORKSPACE") or os.path.dirname(str(document["manifest"]))
+    # As text (readable): a merged report's paths are, a path of this process may not be.
+    base = readable(
+        os.environ.get("GITHUB_WORKSPACE") or os.path.dirname(str(document["manifest"]))
+    )
     index = {name: i for i, name in enumerate(CODES)}
     results = []
     for found in document["diagnostics"]:
@@ -92,10 +96,20 @@ def check_sarif(document: Mapping[str, Any]) -> str:
             }
         ],
     }
-    return json.dumps(log, indent=2, ensure_ascii=True) + "\n"
+    text = json.dumps(log, indent=2, ensure_ascii=True)
+    if "\\ud" in text:  # a path the locale could not decode: write the text it stands for
+        text = json.dumps(readable_data(log), indent=2, ensure_ascii=True)
+    return text + "\n"
 
 
 def _file_uri(directory: str) -> str:
+    """Return the ``file:`` URI of ``directory`` (each character of its name as UTF-8)."""
     from pathlib import Path  # noqa: PLC0415 - only to spell a file URI
 
-    return Path(os.path.abspath(directory)).as_uri() + "/"
+    path = os.path.abspath(directory)
+    try:
+        return Path(path).as_uri() + "/"
+    except UnicodeEncodeError:  # text the file system's encoding (ASCII under LC_ALL=C) lacks
+        from urllib.parse import quote  # noqa: PLC0415 - only for such a name
+
+        return "file://" + quote(readable(path)) + "/"

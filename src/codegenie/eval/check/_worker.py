@@ -59,6 +59,7 @@ from typing import Final, Literal, NoReturn
 import pydantic
 
 from codegenie.eval import cases, loader, models, registry
+from codegenie.eval._paths import fs_path
 from codegenie.eval._process.output import Bounds, Output
 from codegenie.eval._process.supervisor import (
     Ending,
@@ -328,7 +329,7 @@ class _Server:
         directories again. This reads directory listings (validated by their
         modification time on every lookup, as always); it imports nothing.
         """
-        root = os.path.join(os.path.dirname(request["manifest"]), request["root"])
+        root = os.path.join(os.path.dirname(request["manifest"]), fs_path(request["root"]))
         for directory in (os.path.dirname(root), root):
             if directory in sys.path_importer_cache or not os.path.isdir(directory):
                 continue

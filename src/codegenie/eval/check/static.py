@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from codegenie.eval._manifest.model import BenchManifest, ManifestEntry
 from codegenie.eval._manifest.read import read_manifest_bytes
-from codegenie.eval._paths import MANIFEST_SIZE_LIMIT
+from codegenie.eval._paths import MANIFEST_SIZE_LIMIT, fs_path
 from codegenie.eval._toml.positions import TomlPositions
 from codegenie.eval._toml.read import parse_toml
 from codegenie.eval._tree import DEPTH_LIMIT, Entry, TreeBeyondBounds, TreeBounds, Walk
@@ -61,7 +61,7 @@ class ImportTarget:
     @property
     def root_dir(self) -> str:
         """The root directory, absolute, symbolic links resolved."""
-        return os.path.realpath(os.path.join(os.path.dirname(self.manifest), self.root))
+        return os.path.realpath(os.path.join(os.path.dirname(self.manifest), fs_path(self.root)))
 
 
 @dataclass
@@ -471,7 +471,9 @@ def check_static(
     for slug, entry in read.entries.items():
         root = located.get(entry.root)
         if root is None:
-            root = located[entry.root] = _Root.locate(path.parent / entry.root, manifest_dir)
+            root = located[entry.root] = _Root.locate(
+                path.parent / fs_path(entry.root), manifest_dir
+            )
         if root.inside and root.resolved is not None:
             roots.add(root.resolved)
             registration = entry.registration_file(root.resolved)

@@ -146,6 +146,29 @@ class _NoWorker(Exception):
         self.reason = reason
 
 
+def _as_this_process_decodes() -> tuple[list[str], dict[str, str] | None]:
+    """Interpreter options and environment that make a worker decode names as this process does.
+
+    Paths cross between this process and its workers as strings, and a
+    string names the same file in both only when both decode file names
+    alike. A worker runs isolated (``-I``), so it would not see
+    ``PYTHONUTF8=0`` or ``PYTHONCOERCECLOCALE=0``: in the C locale it would
+    switch to UTF-8 while this process decodes names as ASCII (each byte
+    beyond it a lone surrogate), and a path from one would name nothing in
+    the other. ``-X utf8`` says this process's UTF-8 mode; under an ASCII
+    file-system encoding (the C locale, not coerced), ``LC_ALL=C`` keeps the
+    worker's locale from being coerced to UTF-8, as this process's was not.
+    """
+    options = ["-X", f"utf8={sys.flags.utf8_mode}"]
+    if sys.flags.utf8_mode or sys.getfilesystemencoding().lower() not in _ASCII_NAMES:
+        return options, None
+    return options, {**os.environ, "LC_ALL": "C"}
+
+
+# What sys.getfilesystemencoding() says under the C locale.
+_ASCII_NAMES: Final = frozenset({"ascii", "us-ascii", "ansi_x3.4-1968"})
+
+
 def most_workers() -> int | None:
     """Return how many workers fit in the open-file limit (``None``: no limit known)."""
     return most_at_once(_FDS_PER_WORKER)
@@ -167,11 +190,13 @@ class _Worker:
             os.close(request_read)
             os.close(request_write)
             raise _NoWorker(exc.strerror or str(exc)) from exc
+        options, env = _as_this_process_decodes()
         try:
             self.child: Final[Child] = spawn(
                 [
                     sys.executable,
                     "-I",
+                    *options,
                     # The check writes nothing into the repository, bytecode included.
                     "-B",
                     "-c",
@@ -179,6 +204,7 @@ class _Worker:
                     str(request_read),
                     str(answer_write),
                 ],
+                env=env,
                 pass_fds=(request_read, answer_write),
                 stderr=Bounds(tail=4 * _STDERR_TAIL),
             )

@@ -15,7 +15,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
-from codegenie.eval._output import ResultStream, escape_control, reserve_stdout, wants_colour
+from codegenie.eval._output import (
+    ResultStream,
+    escape_control,
+    readable_data,
+    reserve_stdout,
+    wants_colour,
+)
 from codegenie.eval.cli import (
     cmd_check,
     cmd_explain,
@@ -36,6 +42,7 @@ from codegenie.eval.cli._base import (
     Command,
     Output,
     UsageError,
+    command_line_text,
     dumps,
 )
 from codegenie.eval.errors import EvalError, RunPlanError
@@ -75,7 +82,24 @@ examples:
 
 
 class _Parser(argparse.ArgumentParser):
-    """An argument parser that raises ``UsageError`` instead of printing and exiting."""
+    """An argument parser that raises ``UsageError`` instead of printing and exiting.
+
+    Every argument but a path is text (a slug, a description, a root written
+    into ``bench.toml``, a case id): before its type sees it, it goes through
+    :func:`command_line_text`, which recovers what a locale that could not
+    decode it made of it, or refuses it, naming it. A path (``type=Path``)
+    keeps the form the file system gives names, which is what opens it. The
+    subcommand's name and arguments pass through the parser of the whole
+    command line as they are: the subcommand's parser converts each.
+    """
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        if action.type is not Path and action.nargs != argparse.PARSER:
+            try:
+                arg_string = command_line_text(arg_string)
+            except argparse.ArgumentTypeError as exc:
+                raise argparse.ArgumentError(action, str(exc)) from None
+        return super()._get_value(action, arg_string)
 
     def error(self, message: str) -> NoReturn:
         """Raise ``UsageError`` for ``message`` (argparse's own errors end here)."""
@@ -327,7 +351,7 @@ def _configure_logging(args: argparse.Namespace) -> None:
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
     if args.log_format == "json":
-        processors.append(structlog.processors.JSONRenderer(sort_keys=True))
+        processors += [_readable_log_values, structlog.processors.JSONRenderer(sort_keys=True)]
     else:
         processors += [
             _escape_log_strings,
@@ -344,7 +368,13 @@ def _configure_logging(args: argparse.Namespace) -> None:
 
 def _escape_log_strings(_logger: object, _method: str, event: dict[str, Any]) -> dict[str, Any]:
     """Escape control characters in a console log line's strings (JSON escapes its own)."""
+    event = _readable_log_values(_logger, _method, event)
     return {key: escape_control(v) if isinstance(v, str) else v for key, v in event.items()}
+
+
+def _readable_log_values(_logger: object, _method: str, event: dict[str, Any]) -> dict[str, Any]:
+    """Write a log line's paths that the locale could not decode as the text they stand for."""
+    return {key: readable_data(value) for key, value in event.items()}
 
 
 def main(argv: Sequence[str] | None = None, *, console: bool = False) -> int:

@@ -13,7 +13,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO, final
 
-from codegenie.eval._output import ResultStream, escape_control, wants_colour
+from codegenie.eval._output import (
+    ResultStream,
+    escape_control,
+    readable,
+    readable_data,
+    wants_colour,
+)
 from codegenie.eval._version import __version__
 from codegenie.eval.errors import EvalError
 
@@ -34,6 +40,7 @@ __all__ = (
     "UsageError",
     "apply_settings",
     "columns",
+    "command_line_text",
     "dumps",
     "load_manifest",
     "manifest_path",
@@ -217,11 +224,46 @@ def positive_int(text: str) -> int:
     return value
 
 
+def command_line_text(text: str) -> str:
+    r"""Return the command-line argument ``text`` as the text it was typed (an argparse ``type``).
+
+    Python decodes the command line as the locale says, keeping each byte it
+    cannot decode as a lone surrogate: under ``LC_ALL=C`` (ASCII), ``données``
+    arrives as ``"donn\udcc3\udca9es"``. Such an argument is decoded again as
+    the UTF-8 it was; one whose bytes are not UTF-8 either is refused
+    (``argparse`` names the argument: a usage error, exit 2), so that no
+    undecodable byte is written into ``bench.toml`` or a file ``new`` makes.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        return text
+    try:
+        return os.fsencode(text).decode("utf-8")
+    except UnicodeError:
+        shown = escape_control(readable(text))
+        msg = f"not UTF-8 text: '{shown}' (\\xNN: a byte that is not UTF-8)"
+        raise argparse.ArgumentTypeError(msg) from None
+
+
 def dumps(document: object) -> str:
-    """Return ``document`` as JSON text: ASCII only, so valid under any locale."""
+    r"""Return ``document`` as JSON text: ASCII only, so valid under any locale.
+
+    A path the locale could not decode holds lone surrogates, which JSON can
+    only write as ``\udcc3`` escapes that mean nothing to a reader: such
+    strings are written as the text they stand for (:func:`readable_data`).
+    """
     import json  # noqa: PLC0415 - only --format json and schema print JSON (1 ms at start-up)
 
-    return json.dumps(document, indent=2, ensure_ascii=True) + "\n"
+    text = json.dumps(document, indent=2, ensure_ascii=True)
+    # Rare (a lone surrogate, or a character beyond the BMP): look at the strings again.
+    if "\\ud" in text:
+        text = json.dumps(readable_data(document), indent=2, ensure_ascii=True)
+    return text + "\n"
 
 
 def columns(rows: Sequence[tuple[str, ...]]) -> str:

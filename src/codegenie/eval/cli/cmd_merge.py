@@ -45,6 +45,13 @@ def _read(path: Path) -> dict[str, Any] | str:
     return document
 
 
+def _path(text: str) -> Path:
+    """Return a report's path (text, in JSON) as a path of this process, to compare with its own."""
+    from codegenie.eval._paths import fs_path  # noqa: PLC0415 - start-up: only this command pays for it
+
+    return Path(fs_path(text))
+
+
 def run(args: argparse.Namespace, out: Output) -> int:
     """Merge the reports; print the merged one; exit 1 when they do not add up or it failed."""
     from codegenie.eval._reports.merge import MergeRefused, merge_reports  # noqa: PLC0415 - start-up: only this command pays for it
@@ -87,7 +94,7 @@ def _print_check(document: dict[str, Any], out: Output) -> None:
     elif out.format == "sarif":
         out.stdout.write(check_sarif(document))
     elif out.format == "github":
-        out.diagnostics(found, stream=out.stdout, base=Path(document["manifest"]).parent)
+        out.diagnostics(found, stream=out.stdout, base=_path(document["manifest"]).parent)
     else:
         out.diagnostics(found, stream=out.stdout, base=None)
         out.note(summary)
@@ -108,8 +115,8 @@ def _print_grade(document: dict[str, Any], out: Output) -> None:
     elif out.format == "junit":
         out.stdout.write(grade_junit(document))
     elif out.format == "github":
-        files = {case: Path(file) for case, file in document.get("case_files", {}).items()}
-        base = Path(document["manifest"]).parent if document.get("manifest") else None
+        files = {case: _path(file) for case, file in document.get("case_files", {}).items()}
+        base = _path(document["manifest"]).parent if document.get("manifest") else None
         out.diagnostics(grade_diagnostics(document, files), stream=out.stdout, base=base)
     else:
         results = [GradeResult.model_validate(r, strict=False) for r in document["results"]]
