@@ -453,7 +453,7 @@ def test_init_in_a_non_ascii_directory(tmp_path: Path) -> None:
     base = _base(tmp_path)
     ran = run_c("init", cwd=base)
     assert ran.code == 0
-    assert ran.stdout == "bench.toml\nbench/\ndocs/bench.schema.json\n"
+    assert ran.stdout == "bench.toml\nbench/\ndocs/bench.schema.json\n.gitignore\n"
     again = run_c("init", "--format", "json", cwd=base)
     assert again.code == 1
     assert json.loads(again.stdout)["error"]["attributes"]["path"] == str(base / "bench.toml")
