@@ -320,7 +320,8 @@ def _grade_rows(bench: Path, size: int, runs: int, env: dict[str, str]) -> list[
     candidates = bench / "candidates"
     for case in case_dirs:
         shutil.copytree(case / "expected", candidates / case.name)
-    command = [SCRIPT, "grade", "cases-00000", str(candidates), "--format", "json"]
+    # --no-cache: every run runs; a result served from the ledger is not a run.
+    command = [SCRIPT, "grade", "cases-00000", str(candidates), "--format", "json", "--no-cache"]
     env = {**env, "XDG_CACHE_HOME": str(bench / "cache")}
 
     def graded(jobs: str) -> float:

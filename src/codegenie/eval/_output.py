@@ -44,6 +44,7 @@ __all__ = (
     "ResultStream",
     "escape_control",
     "finish_console",
+    "has_lone_surrogates",
     "prepare_console",
     "readable",
     "readable_data",
@@ -85,6 +86,17 @@ def escape_control(text: str) -> str:
     return text.translate(_TABLE)
 
 
+def has_lone_surrogates(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (no UTF-8 encoder takes it); cheap for ASCII."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def readable(text: str) -> str:
     r"""Return ``text`` with the bytes that ``surrogateescape`` hid in it turned back into text.
 
@@ -98,13 +110,7 @@ def readable(text: str) -> str:
     as it is, so this is cheap for the usual string and applying it twice is
     applying it once; the result always encodes as UTF-8.
     """
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        pass
-    else:
+    if not has_lone_surrogates(text):
         return text
     try:
         data = text.encode("utf-8", "surrogateescape")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO, final
 from codegenie.eval._output import (
     ResultStream,
     escape_control,
+    has_lone_surrogates,
     readable,
     readable_data,
     wants_colour,
@@ -234,13 +235,7 @@ def command_line_text(text: str) -> str:
     (``argparse`` names the argument: a usage error, exit 2), so that no
     undecodable byte is written into ``bench.toml`` or a file ``new`` makes.
     """
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        pass
-    else:
+    if not has_lone_surrogates(text):
         return text
     try:
         return os.fsencode(text).decode("utf-8")
