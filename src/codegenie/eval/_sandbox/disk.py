@@ -4,8 +4,9 @@ No kernel mechanism bounds what an unprivileged process writes to a
 directory of an ordinary file system (quotas need root; bubblewrap cannot
 give a tmpfs an inode limit), so the run's directory is measured: once
 before the run (its copies, the baseline), every :data:`INTERVAL` seconds
-while it runs (:class:`DiskWatch`, a thread of its own), and once after.
-A run that added more than its ``disk`` limit (bytes, as allocated on disk)
+while it runs (:class:`DiskWatch`; one thread of the process watches every
+run), and once after. A run that added more than its ``disk`` limit (bytes,
+as allocated on disk)
 or its ``disk_files`` limit (files, directories and links) is stopped and
 is an ``error`` naming the limit. Between two looks a run can write more
 (what it writes in :data:`INTERVAL` seconds; no single file beyond the
@@ -178,10 +179,12 @@ class DiskWatch:
     """The disk limits of one run: its baseline, a watch while it runs, the verdict after.
 
     Made by :meth:`start` once the run's copies are in place. While the run
-    runs (:meth:`watch`), a thread looks at the directory every
-    :data:`INTERVAL` seconds or so; at a breach it records it and makes
-    :attr:`wake_fd` readable, so that the supervisor stops the run.
-    :meth:`close` stops the thread and closes the descriptors; idempotent.
+    runs (:meth:`watch`), the process's one disk monitor (a thread shared by
+    every run, started when there is a run to watch and ending when there is
+    none) looks at the run's directory every :data:`INTERVAL` seconds or
+    so; at a breach it records it and makes :attr:`wake_fd` readable, so
+    that the supervisor stops the run. :meth:`close` ends the watch and
+    closes the descriptors; idempotent.
     """
 
     def __init__(self, root: str, limits: Limits, baseline: Footprint) -> None:
@@ -189,9 +192,10 @@ class DiskWatch:
         self.limits: Final = limits
         self.baseline: Final = baseline
         self.breach: Breach | None = None
-        self._stop = threading.Event()
-        self._ended = threading.Event()
-        self._thread: threading.Thread | None = None
+        # Held while the monitor looks at this run, and while the watch is closed.
+        self.lock: Final = threading.Lock()
+        self.due = 0.0
+        self._watched = False
         self._wake_read, self._wake_write = os.pipe()
 
     @classmethod
@@ -215,10 +219,10 @@ class DiskWatch:
         The callback tells the supervisor to stop the run (``True``). Empty
         when there is no disk limit.
         """
-        if not self.active or self._thread is not None:
+        if not self.active or self._watched:
             return {}
-        self._thread = threading.Thread(target=self._loop, name="codegenie-disk", daemon=True)
-        self._thread.start()
+        self._watched = True
+        _MONITOR.add(self)
         return {self._wake_read: lambda: True}
 
     def check(self, *, since_ns: int | None = None) -> tuple[Breach | None, Footprint]:
@@ -249,43 +253,94 @@ class DiskWatch:
             )
         return breach, found
 
-    def _loop(self) -> None:
-        try:
-            pause = INTERVAL
-            while not self._stop.wait(pause):
-                began = time.monotonic()
-                breach, _ = self.check()
-                if breach is not None:
-                    self.breach = breach
-                    with contextlib.suppress(OSError):
-                        os.write(self._wake_write, b"!")
-                    return
-                pause = min(max(INTERVAL, (time.monotonic() - began) / _SHARE), _LONGEST)
-        finally:
-            self._ended.set()
+    def look(self) -> bool:
+        """Look at the directory once (the monitor's call, under :attr:`lock`); whether it broke."""
+        breach, _ = self.check()
+        if breach is None:
+            return False
+        self.breach = breach
+        with contextlib.suppress(OSError):
+            os.write(self._wake_write, b"!")
+        return True
 
     def close(self) -> None:
-        """Stop looking and close the descriptors, once a look under way is over; idempotent.
+        """Stop watching and close the descriptors, once a look under way is over; idempotent.
 
         A ``KeyboardInterrupt`` meanwhile does not cut the wait short (the
-        thread writes to a descriptor that must not be closed, and maybe
-        reused, under it); it is raised once the thread has ended.
+        monitor writes to a descriptor that must not be closed, and maybe
+        reused, under it); it is raised once the watch is closed.
         """
-        self._stop.set()
+        _MONITOR.discard(self)
         interrupted: KeyboardInterrupt | None = None
-        if self._thread is not None:
-            while True:
-                try:
-                    self._ended.wait()
-                except KeyboardInterrupt as exc:
-                    interrupted = exc
-                    continue
-                break
-            self._thread = None
-        for fd in (self._wake_read, self._wake_write):
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self._wake_read = self._wake_write = -1
+        while True:
+            try:
+                self.lock.acquire()
+            except KeyboardInterrupt as exc:
+                interrupted = exc
+                continue
+            break
+        try:
+            for fd in (self._wake_read, self._wake_write):
+                if fd >= 0:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+            self._wake_read = self._wake_write = -1
+        finally:
+            self.lock.release()
         if interrupted is not None:
             raise interrupted
+
+
+@final
+class _Monitor:
+    """The thread that watches every running run's directory: one per process, while there are runs.
+
+    One thread for all runs rather than one per run: a run that lasts less
+    than :data:`INTERVAL` (most do) costs a set insertion, not a thread.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._watches: set[DiskWatch] = set()
+        self._thread: threading.Thread | None = None
+
+    def add(self, watch: DiskWatch) -> None:
+        with self._lock:
+            watch.due = time.monotonic() + INTERVAL
+            self._watches.add(watch)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._loop, name="codegenie-disk", daemon=True
+                )
+                self._thread.start()
+
+    def discard(self, watch: DiskWatch) -> None:
+        with self._lock:
+            self._watches.discard(watch)
+
+    def _loop(self) -> None:
+        while True:
+            with self._lock:
+                if not self._watches:
+                    self._thread = None
+                    return
+                now = time.monotonic()
+                due = [w for w in self._watches if w.due <= now]
+                # A watch added meanwhile is due in INTERVAL at the latest.
+                pause = min(INTERVAL, *(w.due - now for w in self._watches))
+            for watch in due:
+                with watch.lock:
+                    if watch.wake_fd < 0:  # closed meanwhile
+                        continue
+                    began = time.monotonic()
+                    broke = watch.look()
+                    spent = time.monotonic() - began
+                with self._lock:
+                    if broke:
+                        self._watches.discard(watch)
+                    watch.due = time.monotonic() + min(max(INTERVAL, spent / _SHARE), _LONGEST)
+            if not due:
+                time.sleep(max(pause, 0.0))
+
+
+_MONITOR: Final = _Monitor()
