@@ -49,6 +49,7 @@ elsewhere, and the sandbox refuses to start, naming the machine).
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import struct
 from dataclasses import dataclass
@@ -306,11 +307,19 @@ def _when(number: int, body: list[bytes]) -> list[bytes]:
 def program(name: str | None = None) -> bytes | None:
     """Return the filter for machine ``name`` (default: this one), as ``--seccomp`` reads it.
 
+    Compiled once per machine name and process (every run hands it to
+    bubblewrap).
+
     ``None`` for a machine without a table here. The program checks the
     ABI first (another one kills the process), then denies each call of
     :data:`DENIED` with ``EPERM``, ``clone3`` with ``ENOSYS``, and looks at
     the arguments of ``clone``, ``socket``, ``socketpair`` and ``ioctl``.
     """
+    return _compiled(os.uname().machine if name is None else name)
+
+
+@functools.cache
+def _compiled(name: str) -> bytes | None:
     table = machine(name)
     if table is None:
         return None
