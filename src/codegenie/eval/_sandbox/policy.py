@@ -222,8 +222,8 @@ def bwrap_args(
     Mounts, in order (a later mount inside an earlier one shows through it):
     ``/usr`` and the ``/bin``, ``/lib`` links, ``/proc`` (without its PID 1
     and the keyrings: :func:`~codegenie.eval._sandbox.bwrap.system_args`),
-    ``/dev``; a private ``/tmp`` (a tmpfs, sized to the memory limit where
-    bubblewrap can); the few ``/etc`` files of :data:`ETC_FILES`; the
+    ``/dev``; a private ``/tmp`` and ``/dev/shm`` (tmpfs, each sized to the
+    memory limit where bubblewrap can); the few ``/etc`` files of :data:`ETC_FILES`; the
     read-only directories of :func:`read_only_paths`; the run's directory
     read-write at its own path; the overlays inside it; an empty read-only
     directory over each of ``hidden``; and last, the sandbox's own root made
@@ -245,9 +245,12 @@ def bwrap_args(
         args += ["--json-status-fd", str(status_fd)]
     args += system_args()
     memory = policy.limits.memory_bytes
-    if memory is not None and bwrap.can_size_tmpfs:
-        args += ["--size", str(memory)]
-    args += ["--tmpfs", "/tmp"]  # noqa: S108 - the sandbox's own, empty /tmp
+    # /tmp and /dev/shm are memory: each sized to the memory limit, where bubblewrap can,
+    # so that they are bounded where no memory cgroup counts them (an unprivileged harness).
+    for place in ("/tmp", "/dev/shm"):  # noqa: S108 - the sandbox's own, empty ones
+        if memory is not None and bwrap.can_size_tmpfs:
+            args += ["--size", str(memory)]
+        args += ["--tmpfs", place]
     for name in ETC_FILES:
         args += ["--ro-bind-try", name, name]
     run_dir = str(policy.run_dir)
