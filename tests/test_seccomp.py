@@ -35,7 +35,8 @@ def errno_of(action: int) -> int | None:
 
 def evaluate(program: bytes, nr: int, arch: int, args: tuple[int, ...] = ()) -> int:
     """Run a classic-BPF seccomp program over one made-up call; return its action."""
-    data = struct.pack("=iIQ6Q", nr, arch, 0, *(list(args) + [0] * (6 - len(args))))
+    words = [arg & 0xFFFFFFFFFFFFFFFF for arg in args]  # as the kernel passes them: unsigned
+    data = struct.pack("=iIQ6Q", nr, arch, 0, *(words + [0] * (6 - len(words))))
     ops = [struct.unpack("=HBBI", program[i : i + 8]) for i in range(0, len(program), 8)]
     accumulator, pc = 0, 0
     for _ in range(len(ops) + 1):
@@ -112,6 +113,29 @@ def test_the_arguments_of_clone_socket_socketpair_and_ioctl_decide(name: str) ->
 
 
 @pytest.mark.parametrize("name", MACHINES)
+def test_no_file_without_a_name_and_no_preallocation(name: str) -> None:
+    """O_TMPFILE and fallocate fail with EOPNOTSUPP, openat2 with ENOSYS; other opens pass."""
+    table = seccomp.machine(name)
+    program = seccomp.program(name)
+    assert table is not None
+    assert program is not None
+    numbers, arch = table.numbers, table.audit_arch
+
+    def action(call: str, *args: int) -> int:
+        return evaluate(program, numbers[call], arch, args)
+
+    o_tmpfile = 0x400000 | (0x4000 if name == "aarch64" else 0x10000)
+    assert errno_of(action("openat", -100, 0, o_tmpfile | 2)) == errno.EOPNOTSUPP
+    assert action("openat", -100, 0, 0o102 | 0x80000) == ALLOW  # O_CREAT|O_RDWR|O_CLOEXEC
+    assert action("openat", -100, 0, 0x10000) == ALLOW  # O_DIRECTORY alone
+    if "open" in numbers:
+        assert errno_of(action("open", 0, o_tmpfile | 1)) == errno.EOPNOTSUPP
+        assert action("open", 0, 0o1101) == ALLOW  # O_WRONLY|O_CREAT|O_TRUNC
+    assert errno_of(action("fallocate", 3, 0, 0, 1 << 30)) == errno.EOPNOTSUPP
+    assert errno_of(action("openat2", -100, 0, 0, 24)) == errno.ENOSYS
+
+
+@pytest.mark.parametrize("name", MACHINES)
 def test_another_system_call_table_kills_the_process(name: str) -> None:
     """A call through the 32-bit table (another audit arch) is killed, and on x86_64 an x32 one."""
     table = seccomp.machine(name)
@@ -124,7 +148,17 @@ def test_another_system_call_table_kills_the_process(name: str) -> None:
         assert evaluate(program, 0x40000000 | 0, table.audit_arch) == KILL_PROCESS
 
 
-SPECIAL = ("clone", "socket", "socketpair", "ioctl", "clone3")
+SPECIAL = (
+    "clone",
+    "socket",
+    "socketpair",
+    "ioctl",
+    "clone3",
+    "openat2",
+    "fallocate",
+    "open",
+    "openat",
+)
 
 
 @given(st.integers(min_value=0, max_value=600))

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, final
 
 from pydantic import BaseModel, ConfigDict
 
+from codegenie.eval._process import procfs
 from codegenie.eval._process.limits import most_at_once
 from codegenie.eval._process.output import Bounds
 from codegenie.eval._process.supervisor import (
@@ -371,7 +372,7 @@ def _start_and_watch(
             pass_fds=prepared.pass_fds,
             pidfd=_pidfd,
         ) as child:
-            prepared.started()
+            prepared.started(lambda: [child.pid, *procfs.descendants(child.pid)])
             either = stop if cancel is None else AnyOf(cancel, stop)
             return child.wait(limit, cancel=either, watch=prepared.watch())
 

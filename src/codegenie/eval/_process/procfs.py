@@ -75,6 +75,17 @@ def children(pid: int | None = None, *, tasks: list[str] | None = None) -> list[
     return found
 
 
+def descendants(pid: int, *, most: int = 100_000) -> list[int]:
+    """Return the processes below ``pid`` still attached to it (at most ``most`` of them)."""
+    found: list[int] = []
+    pending = children(pid)
+    while pending and len(found) < most:
+        child = pending.pop()
+        found.append(child)
+        pending += children(child)
+    return found
+
+
 def running(pid: int) -> bool:
     """Whether ``pid`` exists and has not ended (a zombie awaiting its reaper has ended)."""
     fields = _stat_fields(pid)

@@ -357,7 +357,7 @@ def kill_children(exclude: Sequence[int] = ()) -> int:
         children = [pid for pid in procfs.children() if pid not in exclude]
         if not children:
             break
-        below = [pid for child in children for pid in _descendants(child)]
+        below = [pid for child in children for pid in procfs.descendants(child)]
         for pid in children:
             _kill(pid)
         for pid in below:
@@ -384,17 +384,6 @@ def _kill(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _descendants(pid: int) -> list[int]:
-    """Return the processes below ``pid`` that are still attached to it (through /proc)."""
-    found: list[int] = []
-    pending = procfs.children(pid)
-    while pending and len(found) < 100_000:
-        child = pending.pop()
-        found.append(child)
-        pending += procfs.children(child)
-    return found
 
 
 # -- the child ----------------------------------------------------------------------------
@@ -636,7 +625,7 @@ class Child:
                 except ChildProcessError:  # pragma: no cover - reaped behind the supervisor's back
                     pass
             return kill_children(exclude=(pid,))
-        below = _descendants(pid)
+        below = procfs.descendants(pid)
         _kill(pid)
         for other in below:
             _kill(other)

@@ -159,6 +159,15 @@ def system_args() -> list[str]:
       ``pidfd_getfd`` denied by the seccomp filter) nothing of the run can
       reach it.
     - :data:`PROC_MASKED`, behind ``/dev/null``.
+
+    And ``/proc`` is read-only: a harness run as root has a sandbox whose
+    uid 0 is the host's root, and the kernel lets the host's root write
+    ``/proc/sys`` (``kernel.core_pattern``, a program the kernel runs as
+    root) with no capability at all; bubblewrap's own cover of
+    ``/proc/sys`` is skipped when its permission bits say read-only, which
+    they do not mean for root. Nothing of ``/proc`` — ``/proc/sys``,
+    ``/proc/PID/mem`` of any process, ``/proc/self/oom_score_adj`` — can
+    be written.
     """
     args = ["--ro-bind", "/usr", "/usr"]
     for name in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
@@ -169,7 +178,7 @@ def system_args() -> list[str]:
     args += ["--proc", "/proc", "--tmpfs", "/proc/1", "--remount-ro", "/proc/1"]
     for name in PROC_MASKED:
         args += ["--ro-bind-try", "/dev/null", name]
-    args += ["--dev", "/dev"]
+    args += ["--remount-ro", "/proc", "--dev", "/dev"]
     return args
 
 

@@ -305,6 +305,14 @@ class RunCgroup:
         usec = None if text is None else _keyed(text, "usage_usec")
         return None if usec is None else usec / 1e6
 
+    def processes(self) -> list[int] | None:
+        """Return the pids of every process of the run (``None``: the run has no cgroup)."""
+        for _, directory in self.directories.values():
+            text = _read(directory / "cgroup.procs")
+            if text is not None:
+                return [int(pid) for pid in text.split() if pid.isdigit()]
+        return None
+
     def remove(self) -> None:
         """Kill what is left in the run's cgroups and remove them; never raises.
 

@@ -25,7 +25,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final, final
 
@@ -116,6 +116,33 @@ def measure(
         os.close(fd)
 
 
+def unnamed_files(pids: Iterable[int], device: int) -> Footprint:
+    """Return the regular files on ``device`` that ``pids`` hold open and that have no name.
+
+    A file unlinked while open takes its space until it is closed, and no
+    look at a directory finds it. Each counts once, however many
+    descriptors hold it. Seen through ``/proc/PID/fd``: every process's as
+    root; only those of dumpable processes of the same user otherwise.
+    """
+    seen: set[int] = set()
+    allocated = 0
+    for pid in pids:
+        try:
+            names = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for name in names:
+            try:
+                info = os.stat(f"/proc/{pid}/fd/{name}")
+            except OSError:
+                continue
+            unnamed = stat.S_ISREG(info.st_mode) and info.st_nlink == 0
+            if unnamed and info.st_dev == device and info.st_ino not in seen:
+                seen.add(info.st_ino)
+                allocated += info.st_blocks * 512
+    return Footprint(len(seen), allocated)
+
+
 def _open_in(fd: int, name: str) -> int | None:
     """Return a descriptor of the directory ``name`` in ``fd``, or ``None``."""
     try:
@@ -192,6 +219,12 @@ class DiskWatch:
         self.limits: Final = limits
         self.baseline: Final = baseline
         self.breach: Breach | None = None
+        #: The run's processes, once it started (their files without a name count too).
+        self.processes: Callable[[], Iterable[int]] | None = None
+        try:
+            self._device: int | None = os.stat(root).st_dev
+        except OSError:
+            self._device = None
         # Held while the monitor looks at this run, and while the watch is closed.
         self.lock: Final = threading.Lock()
         self.due = 0.0
@@ -236,6 +269,13 @@ class DiskWatch:
         found = measure(
             self.root, most_entries=most_entries, most_bytes=most_bytes, since_ns=since_ns
         )
+        if found.complete and self.processes is not None and self._device is not None:
+            hidden = unnamed_files(self.processes(), self._device)
+            found = Footprint(
+                found.entries + hidden.entries,
+                found.allocated + hidden.allocated,
+                largest_new=found.largest_new,
+            )
         breach = None
         if most_entries is not None and found.entries > most_entries:
             added = found.entries - self.baseline.entries

@@ -29,7 +29,7 @@ import os
 import resource
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Final, Literal, final
@@ -167,10 +167,20 @@ class PreparedRun:
         """Return the argv to start: the sandbox's head, then ``command`` (unchanged)."""
         return [*self.prefix, *command]
 
-    def started(self) -> None:
-        """Close this process's copies of :attr:`pass_fds`: the run's first process has its own."""
+    def started(self, processes: Callable[[], Iterable[int]] | None = None) -> None:
+        """Say that the run started; close this process's copies of :attr:`pass_fds`.
+
+        The disk watch counts the files the run's processes hold without a
+        name: the processes of the run's cgroup, else those ``processes``
+        returns (the supervisor's view of the run's tree).
+        """
         _close(self.pass_fds)
         self.pass_fds = ()
+        cgroup = self.cgroup
+        if cgroup.processes() is not None:
+            self.disk.processes = lambda: cgroup.processes() or ()
+        else:
+            self.disk.processes = processes
 
     def watch(self) -> dict[int, Callable[[], bool]]:
         """Start watching the run's directory; return what the supervisor serves meanwhile.

@@ -37,6 +37,12 @@ why (``EPERM`` unless said otherwise):
   ``nfsservctl``, ``uselib``, ``iopl``, ``ioperm``, ``modify_ldt``, and the
   terminal ioctls that push input or talk to the console (``TIOCSTI``,
   ``TIOCLINUX``).
+- **Disk space no one sees**: ``fallocate`` (``EOPNOTSUPP``: the C library's
+  ``posix_fallocate`` then writes the bytes, at the speed of a write, which
+  the disk limits watch), ``open``/``openat`` with ``O_TMPFILE``
+  (``EOPNOTSUPP``: a file without a name, which no look at the run's
+  directory finds) and ``openat2``, whose flags a filter cannot read
+  (``ENOSYS``, so that callers fall back to ``openat``).
 - **Another system-call table**: a call made through the 32-bit or x32
   entry points of a 64-bit kernel kills the process (the numbers there
   mean other calls, which this filter would not recognise).
@@ -97,6 +103,8 @@ CLONE_NAMESPACES: Final = (
 _AF_UNIX: Final = 1
 _SOCK_DGRAM: Final = 2
 _SOCK_TYPE_MASK: Final = 0xF
+# O_TMPFILE without O_DIRECTORY: the same bit on every machine here.
+_O_TMPFILE_BIT: Final = 0x400000
 _TIOCSTI: Final = 0x5412
 _TIOCLINUX: Final = 0x541C
 # x32 system calls are the x86_64 numbers with this bit set.
@@ -201,6 +209,8 @@ _GENERIC: Final = {
     "socket": 198,
     "socketpair": 199,
     "ioctl": 29,
+    "fallocate": 47,
+    "openat": 56,
 }
 # Numbered alike on every architecture since Linux 5.0 (the unified table, 424 on).
 _UNIFIED: Final = {
@@ -219,6 +229,7 @@ _UNIFIED: Final = {
     "io_uring_register": 427,
     "quotactl_fd": 443,
     "clone3": 435,
+    "openat2": 437,
 }
 # <asm/unistd_64.h> of x86_64.
 _X86_64: Final = {
@@ -265,6 +276,9 @@ _X86_64: Final = {
     "socket": 41,
     "socketpair": 53,
     "ioctl": 16,
+    "fallocate": 285,
+    "open": 2,
+    "openat": 257,
 }
 
 
@@ -312,8 +326,10 @@ def program(name: str | None = None) -> bytes | None:
 
     ``None`` for a machine without a table here. The program checks the
     ABI first (another one kills the process), then denies each call of
-    :data:`DENIED` with ``EPERM``, ``clone3`` with ``ENOSYS``, and looks at
-    the arguments of ``clone``, ``socket``, ``socketpair`` and ``ioctl``.
+    :data:`DENIED` with ``EPERM``, ``clone3`` and ``openat2`` with
+    ``ENOSYS``, ``fallocate`` with ``EOPNOTSUPP``, and looks at the
+    arguments of ``open``, ``openat``, ``clone``, ``socket``, ``socketpair``
+    and ``ioctl``.
     """
     return _compiled(os.uname().machine if name is None else name)
 
@@ -338,6 +354,20 @@ def _compiled(name: str) -> bytes | None:
         if call in numbers:
             ops += _deny(numbers[call], errno.EPERM)
     ops += _deny(numbers["clone3"], errno.ENOSYS)
+    ops += _deny(numbers["openat2"], errno.ENOSYS)
+    ops += _deny(numbers["fallocate"], errno.EOPNOTSUPP)
+    # open(path, flags) and openat(dirfd, path, flags): no O_TMPFILE.
+    for call, flags in (("open", 1), ("openat", 2)):
+        if call in numbers:
+            ops += _when(
+                numbers[call],
+                [
+                    _op(_LD_W_ABS, _arg(flags)),
+                    _op(_JSET_K, _O_TMPFILE_BIT, 0, 1),
+                    _op(_RET_K, _ERRNO | errno.EOPNOTSUPP),
+                    allow,
+                ],
+            )
     # Each block below returns on every path: the number in A is not needed after it.
     ops += _when(
         numbers["clone"],
