@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegenie.eval._ledger.key import run_key, task_class_digest, tree_digest
 from codegenie.eval._ledger.reuse import Ledger
 from codegenie.eval._ledger.store import DIRECTORY, ResultStore
+from codegenie.eval._run.digest import tree_digest
+from codegenie.eval._run.spec import RunSpec
 from codegenie.eval._tree import DEPTH_LIMIT
 from codegenie.eval.cases import Case
-from codegenie.eval.rubrics import RubricRun, Sandbox, _remove_tree
-
-LIMITS = {"timeout": 60.0}
+from codegenie.eval.rubrics import _remove_tree
 
 
 def build(root: Path, files: dict[str, bytes]) -> None:
@@ -49,15 +50,18 @@ def task_class(root: Path) -> Path:
     return root / "tc"
 
 
-def key_of(tc: Path, case: str = "one", side: str = "expected") -> str:
+def spec_of(tc: Path, case: str = "one", side: str = "expected") -> RunSpec:
+    """The spec of running ``tc``'s rubric on ``case``'s ``side``, its trees not yet read."""
     case_dir = tc / "cases" / case
-    return run_key(
-        task_class_dir=task_class_digest(tc, tc / "cases"),
-        case_dir=tree_digest(case_dir),
-        candidate=tree_digest(case_dir / side),
-        limits=LIMITS,
-        sandbox="bwrap",
-    )
+    the_case = Case(task_class="t", id=case, directory=case_dir, timeout=5)
+    return RunSpec.of(tc / "rubric.py", the_case, case_dir / side, sandbox="bwrap/2")
+
+
+def key_of(tc: Path, case: str = "one", side: str = "expected", **changes: Any) -> str:
+    """The key of :func:`spec_of`'s run, read, with ``changes`` made to the spec."""
+    key = dataclasses.replace(spec_of(tc, case, side), **changes).read().key()
+    assert key is not None
+    return key
 
 
 IN_KEY = ["registration.py", "rubric.py", "data/table.csv", "cases/one/case.toml",
@@ -120,15 +124,10 @@ def test_every_kind_of_change_changes_the_key(tmp_path: Path, change: str) -> No
         (expected / "sub").mkdir()
     elif change == "side":
         after = key_of(tc, side="input")
+    elif change == "limits":
+        after = key_of(tc, timeout=61.0)
     else:
-        case_dir = tc / "cases" / "one"
-        after = run_key(
-            task_class_dir=task_class_digest(tc, tc / "cases"),
-            case_dir=tree_digest(case_dir),
-            candidate=tree_digest(expected),
-            limits={"timeout": 61.0} if change == "limits" else LIMITS,
-            sandbox="none" if change == "sandbox" else "bwrap",
-        )
+        after = key_of(tc, sandbox="none/2")
     assert (after or key_of(tc)) != before
 
 
@@ -165,10 +164,10 @@ def test_a_candidate_deeper_than_the_depth_bound_has_no_key(
     chain(candidate, levels)  # its leaf is levels + 1 down
     try:
         case = Case(task_class="t", id="one", directory=tc / "cases" / "one", timeout=5)
-        run = RubricRun(rubric=tc / "rubric.py", case=case, candidate=candidate)
-        with Ledger.open(enabled=True, sandbox=Sandbox("none")) as ledger:
+        spec = RunSpec.of(tc / "rubric.py", case, candidate, sandbox="none/2")
+        with Ledger.open(enabled=True) as ledger:
             assert ledger.enabled
-            key = ledger.key(run)
+            key = ledger.key(spec)
         assert (key is not None) == keyed
         assert (tree_digest(candidate) is not None) == keyed
     finally:  # pytest's own clean-up of tmp_path recurses, and fails this deep

@@ -20,6 +20,7 @@ import pytest
 
 from codegenie.eval import rubrics
 from codegenie.eval._process import supervisor
+from codegenie.eval._run.spec import RunSpec
 from codegenie.eval._sandbox import cgroups as cgroups_module
 from codegenie.eval.cases import Case
 from codegenie.eval.rubrics import (
@@ -928,8 +929,8 @@ def test_run_rubrics_waits_for_every_run_through_a_second_ctrl_c(
         time.sleep(600)
         """,
     )
-    runs = [rubrics.RubricRun(rubric, case, case.input)] * 3
     box = rubrics.choose_sandbox("none")
+    runs = [RunSpec.of(rubric, case, case.input, sandbox=box.policy)] * 3
     for _ in range(5):
         for path in pids.iterdir():
             path.unlink()

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codegenie.eval import rubrics
-from codegenie.eval._ledger.key import tree_digest
+from codegenie.eval._run.digest import tree_digest
 from codegenie.eval._tree import (
     DEPTH_LIMIT,
     HELD,

@@ -51,7 +51,7 @@ from pydantic import (
 from codegenie.eval._located import locate_errors
 from codegenie.eval._logging import LazyLogger
 from codegenie.eval._paths import FileRefused, read_regular_file
-from codegenie.eval._sandbox.limits import DEFAULT_LIMITS, Limits
+from codegenie.eval._sandbox.limits import DEFAULT_LIMITS, LIMIT_FIELDS, LIMIT_NAMES, Limits
 from codegenie.eval._toml.positions import KeyPath, TomlPositions
 from codegenie.eval._toml.read import TomlUnreadable, parse_toml
 from codegenie.eval.errors import BenchCasesInvalid, CaseProblem
@@ -89,7 +89,7 @@ CASE_FILE_SIZE_LIMIT: Final = 1024 * 1024
 CASE_ID_PATTERN: Final = r"^[a-z0-9][a-z0-9._-]*$"
 MAX_CASE_ID_LENGTH: Final = 100
 #: The limits of one rubric run that ``case.toml`` may set, beside ``timeout``.
-LIMIT_KEYS: Final = ("memory", "processes", "file-size", "cpu-time", "disk", "disk-files")
+LIMIT_KEYS: Final = LIMIT_NAMES
 #: Keys every ``case.toml`` may have, whatever the task class.
 COMMON_KEYS: Final = ("description", "tags", "timeout", *LIMIT_KEYS)
 #: Keys a ``case_model`` may not declare: the common keys and ``id``.
@@ -189,11 +189,13 @@ class Case(BaseModel):
     ``directory``, serialised with the fields, and accepted back by
     validation when they agree with it. ``description``, ``tags`` and
     ``timeout`` (seconds, for one rubric run) come from the common keys of
-    ``case.toml``, and so do the run's limits: ``memory`` (MiB),
+    ``case.toml``, and so do the run's :attr:`limits`, one
+    :class:`~codegenie.eval._sandbox.limits.Limits`: ``memory`` (MiB),
     ``processes``, ``file_size`` (MiB, ``file-size`` in the file),
     ``cpu_time`` (seconds, ``cpu-time``; ``None``: no limit), ``disk``
-    (MiB) and ``disk_files`` (``disk-files``); :attr:`limits` holds them
-    as one value. ``data``
+    (MiB) and ``disk_files`` (``disk-files``). Each limit can also be read
+    as an attribute of the case (``case.memory``), and given as a keyword
+    (``Case(..., memory=256)``). ``data``
     holds the other keys: an instance of the task class's ``case_model``, or
     a plain ``dict`` when it declares none.
 
@@ -210,28 +212,56 @@ class Case(BaseModel):
     description: str | None = None
     tags: tuple[str, ...] = ()
     timeout: float = DEFAULT_TIMEOUT
-    memory: int = DEFAULT_MEMORY
-    processes: int = DEFAULT_PROCESSES
-    file_size: int = DEFAULT_FILE_SIZE
-    cpu_time: float | None = DEFAULT_CPU_TIME
-    disk: int = DEFAULT_DISK
-    disk_files: int = DEFAULT_DISK_FILES
+    limits: Limits = DEFAULT_LIMITS
     data: BaseModel | dict[str, Any] = Field(default_factory=dict)
 
     def __hash__(self) -> int:
         return hash((self.task_class, self.id, self.directory))
 
     @property
-    def limits(self) -> Limits:
-        """The limits of one rubric run of this case, as the sandbox takes them."""
-        return Limits(
-            memory=self.memory,
-            processes=self.processes,
-            file_size=self.file_size,
-            cpu_time=self.cpu_time,
-            disk=self.disk,
-            disk_files=self.disk_files,
-        )
+    def memory(self) -> int | None:
+        """``limits.memory``: MiB of memory one run may hold."""
+        return self.limits.memory
+
+    @property
+    def processes(self) -> int | None:
+        """``limits.processes``: processes and threads one run may have at once."""
+        return self.limits.processes
+
+    @property
+    def file_size(self) -> int | None:
+        """``limits.file_size``: MiB of the largest file one run may write."""
+        return self.limits.file_size
+
+    @property
+    def cpu_time(self) -> float | None:
+        """``limits.cpu_time``: seconds of CPU one run may use (``None``: no limit)."""
+        return self.limits.cpu_time
+
+    @property
+    def disk(self) -> int | None:
+        """``limits.disk``: MiB one run may add to its directory."""
+        return self.limits.disk
+
+    @property
+    def disk_files(self) -> int | None:
+        """``limits.disk_files``: entries one run may add to its directory."""
+        return self.limits.disk_files
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_limits(cls, values: Any) -> Any:
+        """Gather limits given one by one (``memory=256``), or as JSON, into one ``Limits``."""
+        if not isinstance(values, dict):
+            return values
+        given = values.get("limits")
+        flat = {name: values[name] for name in LIMIT_FIELDS if name in values}
+        if not flat and not isinstance(given, dict):
+            return values
+        values = {key: value for key, value in values.items() if key not in flat}
+        base = given.as_dict() if isinstance(given, Limits) else dict(given or {})
+        values["limits"] = Limits.of({**base, **flat})
+        return values
 
     # input and expected are derived from directory, not stored: a case cannot
     # disagree with the layout, and loading many cases does not build two more
@@ -385,6 +415,10 @@ class _CommonKeys(BaseModel):
     disk: int = Field(DEFAULT_DISK, gt=0)
     disk_files: int = Field(DEFAULT_DISK_FILES, gt=0, alias="disk-files")
 
+    def limits(self) -> Limits:
+        """Return the run's limits as the file gives them."""
+        return Limits.of({name: getattr(self, name) for name in LIMIT_FIELDS})
+
 
 def _known_keys(case_model: type[BaseModel] | None) -> tuple[str, ...]:
     keys = list(RESERVED_KEYS)
@@ -471,12 +505,7 @@ class _CaseReader:
                 description=common.description,
                 tags=tuple(common.tags),
                 timeout=common.timeout,
-                memory=common.memory,
-                processes=common.processes,
-                file_size=common.file_size,
-                cpu_time=common.cpu_time,
-                disk=common.disk,
-                disk_files=common.disk_files,
+                limits=common.limits(),
                 data=data,
             )
         )

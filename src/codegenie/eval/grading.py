@@ -26,11 +26,11 @@ from typing import Any, Literal, final
 from pydantic import BaseModel, ConfigDict
 
 from codegenie.eval._ledger.reuse import Ledger
+from codegenie.eval._run.spec import RunSpec
 from codegenie.eval.cases import Case
 from codegenie.eval.errors import CaseNotFound
 from codegenie.eval.rubrics import (
     RubricResult,
-    RubricRun,
     Sandbox,
     choose_sandbox,
     rubric_traceback,
@@ -307,7 +307,7 @@ def grade(
             reason = f"task class {task_class!r} has no rubric file"
             record(index, GradeResult(case=case.id, status="error", reason=reason))
     elif runs:
-        with Ledger.open(enabled=reuse, sandbox=box) as ledger:
+        with Ledger.open(enabled=reuse) as ledger:
             _grade_runs(rubric, runs, jobs=jobs, sandbox=box, ledger=ledger, record=record)
             reused = ledger.reused
     done = tuple(result for result in results if result is not None)
@@ -325,9 +325,9 @@ def _grade_runs(
     record: Callable[[int, GradeResult], None],
 ) -> None:
     """Grade ``runs``: from ``ledger`` what it holds, the rest by running the rubric."""
-    requests: list[tuple[int, RubricRun, str | None]] = []
+    requests: list[tuple[int, RunSpec, str | None]] = []
     for index, case, candidate in runs:
-        request = RubricRun(rubric, case, candidate)
+        request = RunSpec.of(rubric, case, candidate, sandbox=sandbox.policy)
         key = ledger.key(request)
         stored = ledger.lookup(key)
         if stored is not None:

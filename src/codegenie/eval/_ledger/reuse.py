@@ -1,7 +1,7 @@
 """Reusing rubric results: a run whose inputs have not changed is not made again.
 
 :class:`Ledger` is what ``grade`` and ``check --rubrics`` hold while they
-run: it keys each run (:func:`codegenie.eval._ledger.key.run_key`), answers
+run: it keys each run by its spec (:meth:`codegenie.eval._run.spec.RunSpec.key`), answers
 from the store when every input is as it was, and stores what a finished run
 gave. Only conclusive outcomes are stored — runs that all ``passed`` or all
 ``failed`` — so a flaky case (runs that disagree), an error or a timeout is
@@ -12,16 +12,14 @@ from one run).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any, Final, final
 
 from pydantic import ValidationError
 
-from codegenie.eval._ledger.key import run_key, task_class_digest, tree_digest
 from codegenie.eval._ledger.store import ResultStore
-from codegenie.eval._sandbox.limits import LIMIT_NAMES
-from codegenie.eval.rubrics import RubricResult, RubricRun, Sandbox
+from codegenie.eval._run.spec import Digests, RunSpec
+from codegenie.eval.rubrics import RubricResult
 
 __all__ = ("Ledger",)
 
@@ -36,19 +34,16 @@ class Ledger:
     answers nothing and stores nothing.
     """
 
-    def __init__(self, store: ResultStore | None, sandbox: Sandbox) -> None:
+    def __init__(self, store: ResultStore | None) -> None:
         self._store = store
-        self._sandbox = sandbox.mode
-        self._task_classes: dict[tuple[str, str], str | None] = {}
-        # The last case hashed: the two sides of a case are keyed one after the other.
-        self._case: tuple[str, str | None] = ("", None)
+        self._digests = Digests()
         #: Runs answered from the store.
         self.reused = 0
 
     @classmethod
-    def open(cls, *, enabled: bool, sandbox: Sandbox) -> Ledger:
+    def open(cls, *, enabled: bool) -> Ledger:
         """Return the ledger of this user's store (disabled when ``enabled`` is false)."""
-        return cls(ResultStore.open() if enabled else None, sandbox)
+        return cls(ResultStore.open() if enabled else None)
 
     def __enter__(self) -> Ledger:
         return self
@@ -61,47 +56,16 @@ class Ledger:
         """Whether results are looked up and stored."""
         return self._store is not None
 
-    def key(self, run: RubricRun) -> str | None:
-        """Return the key of ``run``, or ``None`` when it cannot have one (or the ledger is off).
+    def key(self, spec: RunSpec) -> str | None:
+        """Return the key of the run ``spec`` says; ``None`` when it has none or the ledger is off.
 
-        The task class's directory is hashed once per command; a candidate
-        inside the case directory (``expected/``, ``input/``) is covered by
-        the case's digest and named by its place only.
+        The key is the spec's (:meth:`RunSpec.key`), once its trees are read:
+        the task class's directory once per command, a case once for the
+        runs of it that come one after the other.
         """
         if self._store is None:
             return None
-        case = run.case
-        task_class_dir = os.path.dirname(os.path.abspath(run.rubric))
-        cases_dir = os.path.dirname(os.fspath(case.directory))
-        memo = (task_class_dir, cases_dir)
-        if memo not in self._task_classes:
-            self._task_classes[memo] = task_class_digest(task_class_dir, cases_dir)
-        task_class = self._task_classes[memo]
-        directory = os.fspath(case.directory)
-        if self._case[0] != directory:
-            self._case = (directory, tree_digest(directory))
-        case_digest = self._case[1]
-        candidate = os.path.abspath(run.candidate)
-        inside = os.path.dirname(candidate) == os.path.abspath(case.directory)
-        candidate_digest = (
-            f"case:{os.path.basename(candidate)}" if inside else tree_digest(candidate)
-        )
-        if task_class is None or case_digest is None or candidate_digest is None:
-            return None
-        run_limits = case.limits
-        limits: dict[str, object] = {
-            "timeout": case.timeout,
-            **{name: run_limits.value(name) for name in LIMIT_NAMES},
-            "rubric": os.path.basename(run.rubric),
-            "case-id": case.id,
-        }
-        return run_key(
-            task_class_dir=task_class,
-            case_dir=case_digest,
-            candidate=candidate_digest,
-            limits=limits,
-            sandbox=self._sandbox,
-        )
+        return spec.read(self._digests).key()
 
     def lookup(self, key: str | None, *, runs: int = 1) -> list[RubricResult] | None:
         """Return ``runs`` stored results of ``key``, all agreeing; ``None`` for a miss."""

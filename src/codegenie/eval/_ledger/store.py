@@ -1,7 +1,7 @@
 """The validation ledger's store: rubric results by run key, under the cache's rules.
 
 An unchanged case is never run again: ``check --rubrics`` and ``grade`` look
-a run up by its key (:func:`codegenie.eval._ledger.key.run_key`) before they
+a run up by its key (:func:`codegenie.eval._run.spec.RunSpec.key`) before they
 start it, and store what a finished run gave. The store is a private cache
 directory beside the manifest cache and follows the same rules
 (:mod:`codegenie.eval._cache.directory`): private directory, entries

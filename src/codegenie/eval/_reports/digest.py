@@ -5,7 +5,7 @@ it declares (registrations, rubrics, and each case's ``case.toml``,
 ``input/`` and ``expected/``), by relative path, so every shard of one
 checkout gets the same digest and a shard run on another commit does not.
 Each root is hashed as the validation ledger hashes a tree
-(:func:`codegenie.eval._ledger.key.tree_digest`, a walk of
+(:func:`codegenie.eval._run.digest.tree_digest`, a walk of
 :mod:`codegenie.eval._tree`): ``__pycache__`` is left out (running a bench
 writes it), a symbolic link counts by its text, never followed, a special
 file by its kind, and a root beyond the walk's bounds (entries, bytes,
@@ -18,9 +18,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from codegenie.eval._ledger.key import tree_digest
 from codegenie.eval._manifest.read import read_manifest_bytes
 from codegenie.eval._paths import fs_path
+from codegenie.eval._run.digest import tree_digest
 from codegenie.eval._toml.read import TomlUnreadable, parse_toml
 from codegenie.eval.errors import EvalError
 

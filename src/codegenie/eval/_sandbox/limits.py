@@ -33,11 +33,13 @@ The defaults, and why:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any, Final, Literal
 
 __all__ = (
     "DEFAULT_LIMITS",
+    "LIMIT_FIELDS",
     "LIMIT_NAMES",
     "Breach",
     "LimitName",
@@ -56,6 +58,15 @@ LIMIT_NAMES: Final[tuple[LimitName, ...]] = (
 )
 
 _MIB: Final = 1024 * 1024
+# Each limit's unit, as messages give it after the number.
+_UNITS: Final[dict[LimitName, str]] = {
+    "memory": " MiB",
+    "processes": "",
+    "file-size": " MiB",
+    "cpu-time": " s",
+    "disk": " MiB",
+    "disk-files": " files",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +74,11 @@ class Limits:
     """The limits of one run: ``memory``, ``file_size``, ``disk`` in MiB, ``cpu_time`` in seconds.
 
     ``processes`` counts processes and threads at once, ``disk_files`` the
-    entries a run may add to its directory.
+    entries a run may add to its directory. The one definition of the
+    limits: their defaults are declared here and nowhere else (a case
+    holds one :class:`Limits`, ``case.toml``'s schema, the sandbox, the
+    runner, the run's key and the docs read it), and :data:`LIMIT_NAMES`
+    names them as ``case.toml`` does.
 
     Raises ``ValueError`` for a limit that is not a positive number (a
     ``bool`` is not a number here, as TOML tells ``true`` from ``1``).
@@ -107,16 +122,23 @@ class Limits:
         """``file_size`` in bytes."""
         return None if self.file_size is None else self.file_size * _MIB
 
+    @classmethod
+    def of(cls, values: Mapping[str, Any]) -> Limits:
+        """Return the limits ``values`` gives by attribute name (``file_size``); others are default.
+
+        Keys that are not limits are left alone, so a case's fields, or a
+        message that carries them beside others, can be given whole.
+        """
+        return cls(**{name: values[name] for name in LIMIT_FIELDS if name in values})
+
+    def as_dict(self) -> dict[str, int | float | None]:
+        """Return every limit by attribute name (``{"memory": 2048, "file_size": 1024, …}``)."""
+        return {name: getattr(self, name) for name in LIMIT_FIELDS}
+
     def value(self, name: LimitName) -> float | None:
         """Return the limit called ``name`` (its ``case.toml`` name), in its own unit."""
-        return {
-            "memory": self.memory,
-            "processes": self.processes,
-            "file-size": self.file_size,
-            "cpu-time": self.cpu_time,
-            "disk": self.disk,
-            "disk-files": self.disk_files,
-        }[name]
+        value: float | None = getattr(self, name.replace("-", "_"))
+        return value
 
     def describe(self, name: LimitName) -> str:
         """Return ``"memory limit of 2048 MiB"``: the limit called ``name``, with its unit.
@@ -126,20 +148,15 @@ class Limits:
         """
         value = self.value(name)
         shown = "none" if value is None else f"{value:g}"
-        unit = {
-            "memory": " MiB",
-            "file-size": " MiB",
-            "cpu-time": " s",
-            "processes": "",
-            "disk": " MiB",
-            "disk-files": " files",
-        }[name]
+        unit = _UNITS[name]
         noun = {"processes": "process", "disk-files": "disk"}.get(name, name)
         return f"{noun} limit of {shown}{unit}"
 
 
 #: The limits of a case that sets none.
 DEFAULT_LIMITS: Final = Limits()
+#: The limits by attribute name (``file_size``), in :data:`LIMIT_NAMES`' order.
+LIMIT_FIELDS: Final[tuple[str, ...]] = tuple(field.name for field in fields(Limits))
 
 
 @dataclass(frozen=True, slots=True)

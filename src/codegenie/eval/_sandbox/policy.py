@@ -10,7 +10,9 @@ the repository, the rest of ``/etc``, other temporary directories.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import os
 import site
 import sys
@@ -76,10 +78,20 @@ class Interpreter:
     the source trees of editable installs (``.pth`` files naming them
     find nothing inside; bind them with ``SandboxPolicy.read_only`` if a
     rubric needs them).
+
+    ``version`` (``sys.version`` and the implementation's cache tag) and
+    ``packages`` (a digest of what its site-packages directories hold: the
+    names of the installed distributions, their versions among them, and
+    the ``.pth`` files and what they say) identify what runs: after a
+    ``pip install -U`` of a package a rubric imports, ``packages`` differs,
+    and no result of the earlier runs is served again. (An editable
+    install's source, which its ``.pth`` file only names, is not covered.)
     """
 
     executable: Path
     prefixes: tuple[Path, ...]
+    version: str = ""
+    packages: str = ""
 
     @classmethod
     def current(cls) -> Interpreter:
@@ -109,7 +121,36 @@ def _interpreter(executable: str) -> Interpreter:
             break
         hop = os.path.join(os.path.dirname(hop), os.readlink(hop))
     resolved = {os.path.realpath(p) for p in found} | {os.path.abspath(p) for p in found}
-    return Interpreter(Path(executable), tuple(Path(p) for p in sorted(resolved)))
+    version = f"{sys.version} {sys.implementation.cache_tag}"
+    packages = _packages_digest(site.getsitepackages())
+    prefixes = tuple(Path(p) for p in sorted(resolved))
+    return Interpreter(Path(executable), prefixes, version, packages)
+
+
+# What, in a site-packages directory, says which distributions are installed.
+_INSTALLED: Final = (".dist-info", ".egg-info", ".egg-link", ".pth")
+# The most of a .pth file read into the digest.
+_PTH_LIMIT: Final = 64 * 1024
+
+
+def _packages_digest(directories: Iterable[str]) -> str:
+    """Return a digest of the distributions in ``directories`` (names, versions, ``.pth`` files)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for directory in directories:
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            continue
+        digest.update(f"{directory}\0".encode("utf-8", "surrogateescape"))
+        for name in names:
+            if not name.endswith(_INSTALLED):
+                continue
+            digest.update(f"{name}\0".encode("utf-8", "surrogateescape"))
+            if name.endswith(".pth"):
+                path = os.path.join(directory, name)
+                with contextlib.suppress(OSError), open(path, "rb") as file:
+                    digest.update(file.read(_PTH_LIMIT))
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

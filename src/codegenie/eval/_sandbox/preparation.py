@@ -36,6 +36,7 @@ from typing import Final, Literal, final
 
 from codegenie.eval._sandbox.bwrap import RUN_FEATURES, Bubblewrap, Feature, bubblewrap
 from codegenie.eval._sandbox.cgroups import RunCgroup
+from codegenie.eval._sandbox.choices import ProviderName
 from codegenie.eval._sandbox.disk import DiskWatch, Footprint
 from codegenie.eval._sandbox.env import sandbox_environment
 from codegenie.eval._sandbox.launch import launcher_args
@@ -130,6 +131,16 @@ class PreparedRun:
         self._final: tuple[Breach | None, Footprint] | None = None
         # Files written by the run are this new or newer; the copies keep their originals' times.
         self._prepared_ns: Final = time.time_ns()
+
+    @property
+    def contained(self) -> bool:
+        """Whether the run is contained (bubblewrap), as opposed to a plain subprocess."""
+        return self.bwrap is not None
+
+    @property
+    def provider(self) -> ProviderName:
+        """The provider that runs it, as reports name it (``"bwrap"``, ``"none"``)."""
+        return self.policy.mode
 
     def __repr__(self) -> str:
         return (

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from codegenie.eval._code_docs import DOCS
+from codegenie.eval._sandbox.limits import Limits
 from codegenie.eval.cases import Case
 from codegenie.eval.check._protocol import Failure, Parts, Raised
 from codegenie.eval.check.golden import CaseRun, GoldenReport, golden
@@ -278,12 +279,7 @@ def _case_runs(target: ImportTarget, outcome: Outcome) -> list[CaseRun]:
                 id=case["id"],
                 directory=Path(case["directory"]),
                 timeout=float(case["timeout"]),
-                memory=case["memory"],
-                processes=case["processes"],
-                file_size=case["file_size"],
-                cpu_time=case["cpu_time"],
-                disk=case["disk"],
-                disk_files=case["disk_files"],
+                limits=Limits.of(case),
             ),
             side,
         )

@@ -223,12 +223,12 @@ def _parts(found: Resolved) -> Parts:
                 "id": case.id,
                 "directory": str(case.directory),
                 "timeout": case.timeout,
-                "memory": case.memory,
-                "processes": case.processes,
-                "file_size": case.file_size,
-                "cpu_time": case.cpu_time,
-                "disk": case.disk,
-                "disk_files": case.disk_files,
+                "memory": case.limits.memory,
+                "processes": case.limits.processes,
+                "file_size": case.limits.file_size,
+                "cpu_time": case.limits.cpu_time,
+                "disk": case.limits.disk,
+                "disk_files": case.limits.disk_files,
             }
             for case in scan.cases
         ],

@@ -100,17 +100,21 @@ Failure = Annotated[Raised | Mismatch, Field(discriminator="kind")]
 
 @with_config(_CLOSED)
 class CaseFound(TypedDict):
-    """A valid case of the task class: what ``check --rubrics`` needs to run its rubric."""
+    """A valid case of the task class: what ``check --rubrics`` needs to run its rubric.
+
+    Its limits by attribute name, as ``Limits.as_dict`` gives them (``None``:
+    no limit); the parent makes them one ``Limits`` again.
+    """
 
     id: str
     directory: str
     timeout: float
-    memory: PositiveInt
-    processes: PositiveInt
-    file_size: PositiveInt
+    memory: PositiveInt | None
+    processes: PositiveInt | None
+    file_size: PositiveInt | None
     cpu_time: float | None
-    disk: PositiveInt
-    disk_files: PositiveInt
+    disk: PositiveInt | None
+    disk_files: PositiveInt | None
 
 
 @with_config(_CLOSED)

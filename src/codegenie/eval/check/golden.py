@@ -32,6 +32,7 @@ from typing import Any, Final, Literal
 
 from codegenie.eval._ledger.reuse import Ledger
 from codegenie.eval._paths import FileRefused, read_regular_file
+from codegenie.eval._run.spec import RunSpec
 from codegenie.eval._toml.positions import TomlPositions
 from codegenie.eval.cases import CASE_FILE, CASE_FILE_SIZE_LIMIT, Case
 from codegenie.eval.check.codes import diagnostic
@@ -40,7 +41,6 @@ from codegenie.eval.codes import RUBRIC_VERBOSE_CLAUSE
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.rubrics import (
     RubricResult,
-    RubricRun,
     Sandbox,
     rubric_traceback,
     run_rubrics,
@@ -175,8 +175,9 @@ def golden(
         raise ValueError(msg)
     results: list[list[RubricResult | None]] = [[None] * repeat for _ in runs]
     reused = [False] * len(runs)
-    with Ledger.open(enabled=reuse, sandbox=sandbox) as ledger:
-        keys = [ledger.key(_request(run)) for run in runs]
+    specs = [_spec(run, sandbox) for run in runs]
+    with Ledger.open(enabled=reuse) as ledger:
+        keys = [ledger.key(spec) for spec in specs]
         pending: list[tuple[int, int]] = []
         for index, key in enumerate(keys):
             stored = ledger.lookup(key, runs=repeat)
@@ -196,7 +197,7 @@ def golden(
                 on_progress(done[0], total)
 
         run_rubrics(
-            [_request(runs[index]) for index, _ in pending],
+            [specs[index] for index, _ in pending],
             jobs=jobs,
             sandbox=sandbox,
             on_result=arrived,
@@ -226,8 +227,8 @@ def golden(
     )
 
 
-def _request(run: CaseRun) -> RubricRun:
-    return RubricRun(run.rubric, run.case, run.directory / run.side)
+def _spec(run: CaseRun, sandbox: Sandbox) -> RunSpec:
+    return RunSpec.of(run.rubric, run.case, run.directory / run.side, sandbox=sandbox.policy)
 
 
 def _envelope(run: CaseRun, results: Sequence[RubricResult], reused: bool) -> Envelope:
@@ -370,8 +371,8 @@ def _tight(run: CaseRun, results: Sequence[RubricResult]) -> Iterator[Diagnostic
     largest = max(
         (r.peak_memory_mib for r in results if r.peak_memory_mib is not None), default=None
     )
-    memory = run.case.memory
-    if largest is not None and largest > TIGHT_SHARE * memory:
+    memory = run.case.limits.memory
+    if largest is not None and memory is not None and largest > TIGHT_SHARE * memory:
         file, line, column = _case_place(run, "memory")
         yield diagnostic(
             "memory-tight",

@@ -1,37 +1,30 @@
-"""What a rubric run depends on, as one digest: the key of the validation ledger.
+"""The digest of a tree a run reads: its task class, its case, its candidate.
 
 A rubric run's outcome is a function of the rubric and every file of its
 task-class directory outside ``cases/`` (a rubric may read data beside it),
-the case directory, the candidate tree, the interpreter, this package's
-version, the run's limits and its sandbox. :func:`run_key` hashes all of
-them; an edit to any file it covers changes the key, and nothing else does
-(another case, the manifest, a ``__pycache__`` directory the import system
-wrote). A tree that cannot be read whole, or is beyond the bounds of a
-walk (:mod:`codegenie.eval._tree`, the bounds of the copies too), has no
-key: its runs are never stored.
+the case directory and the candidate tree, among the rest of its
+:class:`~codegenie.eval._run.spec.RunSpec`. :func:`tree_digest` hashes a
+tree's names, kinds, modes, contents and links; an edit to any file it
+covers changes it, and nothing else does (a ``__pycache__`` directory the
+import system wrote). A tree that cannot be read whole, or is beyond the
+bounds of a walk (:mod:`codegenie.eval._tree`, the bounds of the copies
+too), has no digest: its runs have no key, and are never stored.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
-import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
 from codegenie.eval._tree import Entry, TreeBeyondBounds, Walk
-from codegenie.eval._version import __version__
 
-__all__ = ("run_key", "task_class_digest", "tree_digest")
+__all__ = ("task_class_digest", "tree_digest")
 
 #: Directories whose content is the import system's, never the bench's.
 _IGNORED: Final = frozenset({"__pycache__"})
-# 2: runs since the seccomp filter, the hidden init and the disk limits; no verdict
-# of the earlier sandbox, which a candidate could forge, is served again.
-_FORMAT: Final = "codegenie-eval run key 2"
 
 
 def tree_digest(root: Path | str, *, exclude: frozenset[str] = frozenset()) -> str | None:
@@ -79,36 +72,6 @@ def _hash_file(entry: Entry, name: str, digest: hashlib.blake2b) -> None:
         for chunk in file.chunks():
             digest.update(chunk)
     digest.update(b"\n")
-
-
-def run_key(
-    *,
-    task_class_dir: str | None,
-    case_dir: str | None,
-    candidate: str | None,
-    limits: Mapping[str, object],
-    sandbox: str,
-) -> str:
-    """Return the key of one rubric run from the digests of what it reads and how it runs.
-
-    ``task_class_dir``, ``case_dir`` and ``candidate`` are :func:`tree_digest`
-    values (the task-class directory without ``cases/``); ``limits`` the
-    run's limits and timeout; ``sandbox`` the sandbox it runs in. The
-    interpreter's version and this package's version are part of every key.
-    """
-    document = {
-        "format": _FORMAT,
-        "package": __version__,
-        "python": sys.version,
-        "implementation": sys.implementation.cache_tag,
-        "task_class": task_class_dir,
-        "case": case_dir,
-        "candidate": candidate,
-        "limits": {name: limits[name] for name in sorted(limits)},
-        "sandbox": sandbox,
-    }
-    encoded = json.dumps(document, sort_keys=True, default=str).encode()
-    return hashlib.blake2b(encoded, digest_size=32).hexdigest()
 
 
 def task_class_digest(directory: Path | str, cases: Path | str) -> str | None:

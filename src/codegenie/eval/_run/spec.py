@@ -1,0 +1,181 @@
+"""What one rubric run is, as one frozen value: the run spec, and the key derived from it.
+
+A :class:`RunSpec` says everything a run depends on: the rubric, the trees
+it reads — the task class's directory (``cases/`` left out), the case, the
+candidate, each by path and, once read (:meth:`RunSpec.read`), by digest —,
+the interpreter that runs it (its version and what its site-packages
+hold), the limits and timeout, and the sandbox provider's policy. Nothing
+else decides what a run is: the runner executes a spec
+(:func:`codegenie.eval.rubrics.execute`), the validation ledger stores
+results under :meth:`RunSpec.key`, which reads the spec and nothing else,
+and a spec pickles without any bench code (it holds paths, digests and
+numbers, not the task class's case model), so it can be handed to another
+process or machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, final
+
+from codegenie.eval._run.digest import task_class_digest, tree_digest
+from codegenie.eval._sandbox.limits import LIMIT_NAMES, Limits
+from codegenie.eval._sandbox.policy import Interpreter
+from codegenie.eval._version import __version__
+
+if TYPE_CHECKING:
+    from codegenie.eval.cases import Case
+
+__all__ = ("Digests", "RunSpec", "TreeRef")
+
+# 3: the key is the spec's: the interpreter's packages and the sandbox's policy revision
+# join it (2 was the sandbox of the seccomp filter, 1 the sandbox before it).
+_FORMAT: Final = "codegenie-eval run key 3"
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class TreeRef:
+    """A tree a run reads: its ``path``, and once read its ``digest``.
+
+    ``digest`` is ``None`` before :meth:`RunSpec.read`, and after it when the
+    tree cannot be read whole (beyond the walk's bounds): such a run has no
+    key. A candidate that lies in its case's directory (``expected/``,
+    ``input/``, as ``check --rubrics`` runs them) is covered by the case's
+    digest: its own is ``"case:<name>"``.
+    """
+
+    path: str
+    digest: str | None = None
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """One rubric run: what it reads, what runs it, within what bounds, in which sandbox.
+
+    ``rubric`` is the rubric file (in ``task_class``'s directory);
+    ``cases`` the task class's cases directory, left out of
+    ``task_class``'s digest and hidden from the run; ``case_id`` and
+    ``case`` the case; ``candidate`` the tree graded; ``interpreter`` the
+    Python that runs the rubric; ``limits`` and ``timeout`` (seconds) its
+    bounds; ``sandbox`` the provider's policy (``"bwrap/2"``). Make one with
+    :meth:`of`. Paths are absolute.
+    """
+
+    rubric: str
+    task_class: TreeRef
+    cases: str
+    case_id: str
+    case: TreeRef
+    candidate: TreeRef
+    interpreter: Interpreter
+    limits: Limits
+    timeout: float
+    sandbox: str
+
+    @classmethod
+    def of(
+        cls,
+        rubric: Path | str,
+        case: Case,
+        candidate: Path | str,
+        *,
+        sandbox: str,
+        timeout: float | None = None,
+        interpreter: Interpreter | None = None,
+    ) -> RunSpec:
+        """Return the spec of running ``rubric`` on ``candidate`` for ``case`` (not yet read).
+
+        ``timeout`` defaults to the case's; ``interpreter`` to the running
+        one; ``sandbox`` is the provider's policy
+        (:attr:`codegenie.eval._sandbox.provider.Sandbox.policy`).
+        """
+        rubric_file = os.path.abspath(rubric)
+        return cls(
+            rubric=rubric_file,
+            task_class=TreeRef(os.path.dirname(rubric_file)),
+            cases=os.path.dirname(os.path.abspath(case.directory)),
+            case_id=case.id,
+            case=TreeRef(os.path.abspath(case.directory)),
+            candidate=TreeRef(os.path.abspath(candidate)),
+            interpreter=Interpreter.current() if interpreter is None else interpreter,
+            limits=case.limits,
+            timeout=case.timeout if timeout is None else timeout,
+            sandbox=sandbox,
+        )
+
+    def read(self, digests: Digests | None = None) -> RunSpec:
+        """Return this spec with the digest of each of its trees (``digests`` remembers them)."""
+        memo = Digests() if digests is None else digests
+        candidate = self.candidate.path
+        if os.path.dirname(candidate) == self.case.path:
+            candidate_digest: str | None = f"case:{os.path.basename(candidate)}"
+        else:
+            candidate_digest = tree_digest(candidate)
+        task_class = memo.task_class(self.task_class.path, self.cases)
+        return replace(
+            self,
+            task_class=TreeRef(self.task_class.path, task_class),
+            case=TreeRef(self.case.path, memo.case(self.case.path)),
+            candidate=TreeRef(candidate, candidate_digest),
+        )
+
+    def key(self) -> str | None:
+        """Return the key of this run, from the spec alone; ``None`` unless every tree has a digest.
+
+        Covered: the package's version, the rubric's name, the digests of the
+        three trees, the case's id, the interpreter's version and packages,
+        every limit and the timeout, and the sandbox's policy. Not covered:
+        paths (the same trees elsewhere are the same run), and files outside
+        the task class that a rubric reads.
+        """
+        trees = (self.task_class.digest, self.case.digest, self.candidate.digest)
+        if any(digest is None for digest in trees):
+            return None
+        document = {
+            "format": _FORMAT,
+            "package": __version__,
+            "rubric": os.path.basename(self.rubric),
+            "task_class": self.task_class.digest,
+            "case_id": self.case_id,
+            "case": self.case.digest,
+            "candidate": self.candidate.digest,
+            "python": self.interpreter.version,
+            "packages": self.interpreter.packages,
+            "limits": {name: self.limits.value(name) for name in LIMIT_NAMES},
+            "timeout": self.timeout,
+            "sandbox": self.sandbox,
+        }
+        encoded = json.dumps(document, sort_keys=True).encode()
+        return hashlib.blake2b(encoded, digest_size=32).hexdigest()
+
+
+@final
+class Digests:
+    """The digests a command has read, so that each tree is read once: not thread-safe.
+
+    A task class's directory is read once per command; a case's, once for
+    the runs of it that come one after the other (its two sides).
+    """
+
+    def __init__(self) -> None:
+        self._task_classes: dict[tuple[str, str], str | None] = {}
+        self._last: tuple[str, str | None] = ("", None)
+
+    def task_class(self, directory: str, cases: str) -> str | None:
+        """Return the digest of the task class's ``directory`` without ``cases``."""
+        memo = (directory, cases)
+        if memo not in self._task_classes:
+            self._task_classes[memo] = task_class_digest(directory, cases)
+        return self._task_classes[memo]
+
+    def case(self, path: str) -> str | None:
+        """Return the digest of the case directory at ``path`` (the last one is remembered)."""
+        if self._last[0] != path:
+            self._last = (path, tree_digest(path))
+        return self._last[1]

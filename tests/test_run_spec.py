@@ -1,0 +1,224 @@
+"""The run spec: everything a rubric run depends on is in it, its key reads it alone, it travels."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from codegenie.eval._run.spec import RunSpec, TreeRef
+from codegenie.eval._sandbox.limits import LIMIT_FIELDS, Limits
+from codegenie.eval._sandbox.policy import Interpreter, _packages_digest
+from codegenie.eval._sandbox.provider import REVISIONS, choose_sandbox
+from codegenie.eval.cases import Case
+
+
+def bench(root: Path) -> Path:
+    """A task class with a rubric, a data file and one case; return its directory."""
+    files = {
+        "tc/registration.py": "# registration\n",
+        "tc/rubric.py": "print('{}')\n",
+        "tc/other_rubric.py": "print('{}')\n",
+        "tc/data.csv": "a,b\n",
+        "tc/cases/one/case.toml": "timeout = 5\n",
+        "tc/cases/one/input/x.txt": "in\n",
+        "tc/cases/one/expected/x.txt": "out\n",
+        "candidate/x.txt": "candidate\n",
+    }
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root / "tc"
+
+
+def spec_in(root: Path) -> RunSpec:
+    """The spec of grading ``root/candidate`` against case ``one``, read (made if not there)."""
+    tc = root / "tc"
+    if not tc.exists():
+        bench(root)
+    case = Case(task_class="t", id="one", directory=tc / "cases" / "one", timeout=5)
+    return RunSpec.of(tc / "rubric.py", case, root / "candidate", sandbox="bwrap/2").read()
+
+
+def other(ref: TreeRef) -> TreeRef:
+    return TreeRef(ref.path, "0" * 64)
+
+
+# One change to each field of a read spec. Paths are not part of a run's identity (the
+# same trees elsewhere are the same run): a field that is a path is changed by what it
+# leads to, which the read gives.
+CHANGES: dict[str, Callable[[RunSpec], RunSpec]] = {
+    "rubric": lambda s: dataclasses.replace(
+        s, rubric=str(Path(s.rubric).with_name("other_rubric.py"))
+    ),
+    "task_class": lambda s: dataclasses.replace(s, task_class=other(s.task_class)),
+    "cases": lambda s: dataclasses.replace(s, cases=str(Path(s.cases).parent / "data.csv")).read(),
+    "case_id": lambda s: dataclasses.replace(s, case_id="two"),
+    "case": lambda s: dataclasses.replace(s, case=other(s.case)),
+    "candidate": lambda s: dataclasses.replace(s, candidate=other(s.candidate)),
+    "interpreter": lambda s: dataclasses.replace(
+        s, interpreter=dataclasses.replace(s.interpreter, version=s.interpreter.version + "+")
+    ),
+    "limits": lambda s: dataclasses.replace(s, limits=Limits(memory=256)),
+    "timeout": lambda s: dataclasses.replace(s, timeout=s.timeout + 1),
+    "sandbox": lambda s: dataclasses.replace(s, sandbox="none/2"),
+}
+
+
+def test_every_field_of_the_spec_has_a_change_that_the_key_sees() -> None:
+    """A field added to the spec without a row here fails: nothing a run depends on is unkeyed."""
+    assert set(CHANGES) == {field.name for field in dataclasses.fields(RunSpec)}
+
+
+@pytest.mark.parametrize("field", sorted(CHANGES))
+def test_changing_any_one_field_changes_the_key(tmp_path: Path, field: str) -> None:
+    spec = spec_in(tmp_path)
+    assert spec.key() is not None
+    changed = CHANGES[field](spec)
+    assert changed.key() is not None
+    assert changed.key() != spec.key()
+
+
+@pytest.mark.parametrize("field", LIMIT_FIELDS)
+def test_each_limit_is_in_the_key(tmp_path: Path, field: str) -> None:
+    spec = spec_in(tmp_path)
+    value = getattr(spec.limits, field)
+    changed = dataclasses.replace(spec.limits, **{field: 7 if value != 7 else 8})
+    assert dataclasses.replace(spec, limits=changed).key() != spec.key()
+
+
+@pytest.mark.parametrize(
+    "part", ["version", "packages", "executable-and-prefixes"], ids=lambda part: part
+)
+def test_the_interpreter_that_runs_is_in_the_key_but_not_where_it_lies(
+    tmp_path: Path, part: str
+) -> None:
+    """Its version and its packages count; the path it is started by does not."""
+    spec = spec_in(tmp_path)
+    python = spec.interpreter
+    if part == "version":
+        changed = dataclasses.replace(python, version="3.99.0")
+    elif part == "packages":
+        changed = dataclasses.replace(python, packages="f" * 32)
+    else:
+        changed = dataclasses.replace(python, executable=Path("/elsewhere/python"), prefixes=())
+    key = dataclasses.replace(spec, interpreter=changed).key()
+    assert (key == spec.key()) == (part == "executable-and-prefixes")
+
+
+def test_the_same_trees_elsewhere_are_the_same_run(tmp_path: Path) -> None:
+    """Nothing changed but where the bench lies: the key stays, so a moved checkout reuses."""
+    (tmp_path / "a").mkdir()
+    bench(tmp_path / "a")
+    shutil.copytree(tmp_path / "a", tmp_path / "b", symlinks=True)
+    first, second = spec_in(tmp_path / "a"), spec_in(tmp_path / "b")
+    assert first.rubric != second.rubric
+    assert first.key() == second.key()
+    assert spec_in(tmp_path / "a").key() == first.key()  # and reading again gives it again
+
+
+def test_an_edit_to_any_tree_changes_the_key(tmp_path: Path) -> None:
+    bench(tmp_path)
+    keys = {spec_in(tmp_path).key()}
+    for name in ("tc/data.csv", "tc/cases/one/input/x.txt", "candidate/x.txt"):
+        with (tmp_path / name).open("a") as file:
+            file.write("more\n")
+        keys.add(spec_in(tmp_path).key())
+    assert len(keys) == 4
+
+
+def test_an_unread_spec_has_no_key(tmp_path: Path) -> None:
+    bench(tmp_path)
+    tc = tmp_path / "tc"
+    case = Case(task_class="t", id="one", directory=tc / "cases" / "one")
+    spec = RunSpec.of(tc / "rubric.py", case, tmp_path / "candidate", sandbox="bwrap/2")
+    assert spec.key() is None
+    assert spec.read().key() is not None
+
+
+def test_a_candidate_in_the_case_is_keyed_by_its_place(tmp_path: Path) -> None:
+    """``expected/`` and ``input/`` are covered by the case's digest: keyed by name, not re-read."""
+    bench(tmp_path)
+    tc = tmp_path / "tc"
+    case = Case(task_class="t", id="one", directory=tc / "cases" / "one")
+    sides = [
+        RunSpec.of(tc / "rubric.py", case, case.directory / side, sandbox="bwrap/2").read()
+        for side in ("expected", "input")
+    ]
+    assert [spec.candidate.digest for spec in sides] == ["case:expected", "case:input"]
+    assert sides[0].key() != sides[1].key()
+
+
+def test_the_spec_takes_the_case_limits_timeout_and_the_running_interpreter(
+    tmp_path: Path,
+) -> None:
+    bench(tmp_path)
+    tc = tmp_path / "tc"
+    case = Case(task_class="t", id="one", directory=tc / "cases" / "one", timeout=7.0)
+    case = case.model_copy(update={"limits": Limits(memory=300)})
+    spec = RunSpec.of(tc / "rubric.py", case, tmp_path / "candidate", sandbox="none/2")
+    assert (spec.limits, spec.timeout) == (case.limits, 7.0)
+    assert spec.limits.memory == 300
+    assert spec.interpreter == Interpreter.current()
+    assert str(spec.interpreter.executable) == sys.executable
+    assert spec.cases == str(tc / "cases")
+    assert spec.task_class.path == str(tc)
+
+
+def test_each_provider_names_its_policy_revision() -> None:
+    assert choose_sandbox("none").policy == f"none/{REVISIONS['none']}"
+
+
+def test_a_package_installed_or_upgraded_changes_the_interpreter_digest(tmp_path: Path) -> None:
+    """``pip install -U`` of a package a rubric imports: its dist-info's name changes."""
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    digests = [_packages_digest([str(site)])]
+    (site / "requests-2.31.0.dist-info").mkdir()
+    digests.append(_packages_digest([str(site)]))
+    (site / "requests-2.31.0.dist-info").rename(site / "requests-2.32.0.dist-info")
+    digests.append(_packages_digest([str(site)]))
+    (site / "local.pth").write_text("/src/one\n")
+    digests.append(_packages_digest([str(site)]))
+    (site / "local.pth").write_text("/src/two\n")
+    digests.append(_packages_digest([str(site)]))
+    (site / "requests").mkdir()  # a package's own files are not what the digest reads
+    digests.append(_packages_digest([str(site)]))
+    assert len(set(digests)) == 5
+    assert digests[-1] == digests[-2]
+
+
+def test_a_spec_crosses_a_process_boundary_without_bench_code(tmp_path: Path) -> None:
+    """Unpickled in a fresh interpreter, a spec needs neither the bench nor the loader."""
+    spec = spec_in(tmp_path)
+    child = (
+        "import pickle, sys\n"
+        "spec = pickle.loads(sys.stdin.buffer.read())\n"
+        "print(spec.key())\n"
+        "loaded = [m for m in sys.modules if m in ('codegenie.eval.cases', "
+        "'codegenie.eval.loader', 'codegenie.eval.registry', 'pydantic') or m.startswith('tc')]\n"
+        "print(loaded)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", child],
+        input=pickle.dumps(spec),
+        capture_output=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    key, loaded = done.stdout.decode().splitlines()
+    assert (key, loaded) == (spec.key(), "[]")
+
+
+def test_a_spec_is_frozen_and_equal_by_value(tmp_path: Path) -> None:
+    spec = spec_in(tmp_path)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.timeout = 1.0  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(spec)) == spec
+    assert hash(spec) == hash(pickle.loads(pickle.dumps(spec)))
