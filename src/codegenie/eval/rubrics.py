@@ -310,17 +310,10 @@ def execute(
             return error(f"cannot copy{where}: {exc.strerror or type(exc).__name__}")
         if cancel is not None and cancel.is_set():  # while the copies were made
             return error(CANCELLED_REASON)
-        policy = sandbox.policy_for(
-            Path(workspace),
-            Path(spec.task_class.path),
-            limits=spec.limits,
-            hidden=(Path(spec.cases),),
-            interpreter=spec.interpreter,
-        )
         python = str(spec.interpreter.executable)
         command = [python, "-B", rubric_file, case_copy, candidate_copy]
         try:
-            with sandbox.prepare(policy) as prepared:
+            with sandbox.prepare(spec, Path(workspace)) as prepared:
                 ending = _start_and_watch(prepared, command, spec.timeout, cancel)
                 if ending.cancelled and prepared.disk.breach is None:
                     return error(CANCELLED_REASON)
@@ -551,23 +544,20 @@ def _judge(case_id: str, ending: Ending, run: _Run) -> RubricResult:
     assert stdout is not None  # both streams were captured
     assert stderr is not None
     tail = stderr.tail.decode("utf-8", "replace")
-    usage = run.prepared.usage()
+    usage = run.prepared.usage(ending.usage)
     # The rubric's own exit status: under bubblewrap, from bubblewrap's status channel,
     # outside the sandbox (None: the rubric never started, or was killed with its sandbox).
     status = run.prepared.exit_status(ending.returncode)
     code = ending.returncode if status is None else status
     killed_by = run.prepared.killed_by(code)
-    # The supervisor's rusage measures the process it waited for: the rubric under none,
-    # bubblewrap's first process (which does not wait for its sandbox) under bwrap.
-    own = None if run.prepared.contained else ending.usage
     result: dict[str, Any] = {
         "case": case_id,
         "duration_s": time.monotonic() - run.started,
         "exit_status": code if killed_by is None else -killed_by,
         "stderr_tail": tail,
         "wall_s": ending.usage.wall_s,
-        "cpu_s": usage.cpu_time if usage.cpu_time is not None or own is None else own.cpu_s,
-        "peak_memory_mib": _mib(usage.peak_memory or (None if own is None else own.peak_rss_bytes)),
+        "cpu_s": usage.cpu_time,
+        "peak_memory_mib": _mib(usage.peak_memory),
         "sandbox": run.prepared.provider,
     }
     if ending.timed_out:
@@ -576,7 +566,7 @@ def _judge(case_id: str, ending: Ending, run: _Run) -> RubricResult:
     verdict, problem = (None, None) if stdout.overflowed else _parse_verdict(stdout.head)
     claims_pass = code == 0 and problem is None and verdict is not None and verdict["passed"]
     breach: Breach | None = run.prepared.verdict_of_limits(
-        code, stderr_tail=stderr.tail, passed=claims_pass
+        code, stderr_tail=stderr.tail, waited=ending.usage, passed=claims_pass
     )
     if breach is not None:
         return RubricResult(status="error", reason=breach.reason, limit=breach.limit, **result)

@@ -1,12 +1,16 @@
-"""The rubric sandbox: bubblewrap, an allow-listed environment, and per-run limits.
+"""Where rubric runs happen: sandbox providers, an allow-listed environment, per-run limits.
 
-A small, replaceable layer under the one rubric runner: the runner builds a
-:class:`SandboxPolicy` per run, calls :func:`prepare`, starts
-``run.argv(command)`` with ``run.env`` in ``run.cwd`` (passing
-``run.pass_fds``) however it supervises processes, and asks
-:meth:`PreparedRun.verdict_of_limits` and :meth:`PreparedRun.usage` once
-the process is reaped. ADR-0004 says why bubblewrap, and what each part
-contains.
+A small, replaceable layer under the one rubric runner, behind one
+interface, :class:`Sandbox`: a provider (``bwrap``, bubblewrap with a
+seccomp filter and cgroups; ``none``, a plain subprocess with rlimits) is
+chosen once per command by name (:func:`choose_sandbox`, from its
+registry); for each run the runner asks it to :meth:`Sandbox.prepare` the
+run a spec describes, starts ``run.argv(command)`` with ``run.env`` in
+``run.cwd`` (passing ``run.pass_fds``) however it supervises processes,
+and asks the prepared run what it used (:meth:`PreparedRun.usage`) and
+whether it exceeded a limit (:meth:`PreparedRun.verdict_of_limits`) once
+the process is reaped. Nothing outside this package branches on a
+provider's name. ADR-0004 says why bubblewrap, and what each part contains.
 
 The names below are imported on first use: :mod:`codegenie.eval.cases`
 reads the limits' defaults from :mod:`codegenie.eval._sandbox.limits`
@@ -30,6 +34,7 @@ if TYPE_CHECKING:
         bwrap_args,
     )
     from codegenie.eval._sandbox.preparation import Enforcement, PreparedRun, Usage, prepare
+    from codegenie.eval._sandbox.provider import Sandbox, choose_sandbox
     from codegenie.eval.errors import SandboxUnavailable
 
 __all__ = (
@@ -41,12 +46,14 @@ __all__ = (
     "LimitName",
     "Limits",
     "PreparedRun",
+    "Sandbox",
     "SandboxMode",
     "SandboxPolicy",
     "SandboxUnavailable",
     "Usage",
     "bubblewrap",
     "bwrap_args",
+    "choose_sandbox",
     "clear_bubblewrap_cache",
     "prepare",
     "sandbox_environment",
@@ -70,6 +77,8 @@ _HOME = {
     "PreparedRun": "preparation",
     "Usage": "preparation",
     "prepare": "preparation",
+    "Sandbox": "provider",
+    "choose_sandbox": "provider",
 }
 
 

@@ -111,11 +111,6 @@ class Bubblewrap:
         """Whether it has ``--size`` for a ``--tmpfs``."""
         return "size" in self.features
 
-    @property
-    def can_overlay(self) -> bool:
-        """Whether it has ``--overlay-src`` and ``--tmp-overlay``."""
-        return "overlay" in self.features
-
 
 def isolation_args(bwrap: Bubblewrap) -> list[str]:
     """Return the namespace and privilege arguments of every sandboxed run (and of the probe).

@@ -163,12 +163,7 @@ class SandboxPolicy:
     (:attr:`home`), and is the only host directory the run can write.
     ``task_class_dir`` (the rubric's directory) is readable, not writable.
     ``read_only`` adds directories to read (an editable install's source);
-    each must exist. ``overlays`` maps directories inside ``run_dir``
-    (``CASE_DIR``, ``CANDIDATE_DIR``) to host directories shown there
-    instead of a copy: read from the original, written to a throw-away
-    layer in memory that vanishes with the run (bubblewrap 0.11 or later,
-    ``Bubblewrap.can_overlay``; the original is never written). The
-    directories must not change while the run reads them. ``hidden`` lists
+    each must exist. ``hidden`` lists
     directories inside the readable ones that the run must not see (the task
     class's ``cases/``, which holds every case's known-good solution): each
     shows as an empty, read-only directory. ``interpreter`` defaults to the
@@ -181,24 +176,15 @@ class SandboxPolicy:
     limits: Limits = DEFAULT_LIMITS
     interpreter: Interpreter = field(default_factory=Interpreter.current)
     read_only: tuple[Path, ...] = ()
-    overlays: tuple[tuple[Path, Path], ...] = ()
     hidden: tuple[Path, ...] = ()
 
     def __post_init__(self) -> None:
         if self.mode not in ("bwrap", "none"):
             msg = f"mode must be 'bwrap' or 'none', got {self.mode!r}"
             raise ValueError(msg)
-        overlaid = [path for pair in self.overlays for path in pair]
-        for path in (self.run_dir, self.task_class_dir, *self.read_only, *overlaid, *self.hidden):
+        for path in (self.run_dir, self.task_class_dir, *self.read_only, *self.hidden):
             if not path.is_absolute():
                 msg = f"sandbox paths must be absolute, got {str(path)!r}"
-                raise ValueError(msg)
-        if self.overlays and self.mode != "bwrap":
-            msg = "overlays need the bwrap sandbox; under none, copy the trees"
-            raise ValueError(msg)
-        for destination, _ in self.overlays:
-            if not destination.is_relative_to(self.run_dir) or destination == self.run_dir:
-                msg = f"an overlay must be inside the run directory, got {str(destination)!r}"
                 raise ValueError(msg)
 
     @property
@@ -266,7 +252,7 @@ def bwrap_args(
     ``/dev``; a private ``/tmp`` and ``/dev/shm`` (tmpfs, each sized to the
     memory limit where bubblewrap can); the few ``/etc`` files of :data:`ETC_FILES`; the
     read-only directories of :func:`read_only_paths`; the run's directory
-    read-write at its own path; the overlays inside it; an empty read-only
+    read-write at its own path; an empty read-only
     directory over each of ``hidden``; and last, the sandbox's own root made
     read-only, so that a write anywhere but the run's directory, ``/tmp``
     and ``/dev/shm`` fails (``EROFS``) rather than landing in a scratch
@@ -276,8 +262,7 @@ def bwrap_args(
     (:func:`~codegenie.eval._sandbox.seccomp.program`), for the run's every
     process. ``status_fd``: a descriptor bubblewrap writes its JSON status
     to — the rubric's pid, then its exit code once it ended — from outside
-    the sandbox, where nothing of the run can write. Raises ``ValueError``
-    for overlays that ``bwrap`` cannot make.
+    the sandbox, where nothing of the run can write.
     """
     args = [str(bwrap.path), *isolation_args(bwrap)]
     if seccomp_fd is not None:
@@ -300,12 +285,6 @@ def bwrap_args(
     # Shallow first: a deeper bind must be made after the one that contains it.
     for path, kind in sorted(binds, key=lambda item: (item[0].count("/"), item[0])):
         args += [kind, path, path]
-    if policy.overlays and not bwrap.can_overlay:
-        version = ".".join(map(str, bwrap.version))
-        msg = f"bubblewrap {version} cannot overlay (0.11 can); copy the trees instead"
-        raise ValueError(msg)
-    for destination, source in policy.overlays:
-        args += ["--overlay-src", str(source), "--tmp-overlay", str(destination)]
     for hidden in _outermost(
         str(path) for each in policy.hidden for path in (each, os.path.realpath(each))
     ):

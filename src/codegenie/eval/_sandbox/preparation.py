@@ -26,15 +26,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import resource
 import signal
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Final, Literal, final
+from typing import Final, Literal, Protocol, final
 
-from codegenie.eval._sandbox.bwrap import RUN_FEATURES, Bubblewrap, Feature, bubblewrap
+from codegenie.eval._sandbox.bwrap import RUN_FEATURES, Bubblewrap, bubblewrap
 from codegenie.eval._sandbox.cgroups import RunCgroup
 from codegenie.eval._sandbox.choices import ProviderName
 from codegenie.eval._sandbox.disk import DiskWatch, Footprint
@@ -86,6 +85,21 @@ class Usage:
     cpu_time: float | None
     peak_memory: int | None
     measured_by: Literal["cgroup", "rusage", "none"]
+
+
+class Waited(Protocol):
+    """What the process that was waited for used (``os.wait4``'s accounting).
+
+    The supervisor's ``Usage`` is one: CPU seconds, user and system, of it and
+    of the descendants it reaped itself, and its largest resident set.
+    """
+
+    @property
+    def user_s(self) -> float: ...
+    @property
+    def system_s(self) -> float: ...
+    @property
+    def peak_rss_bytes(self) -> int: ...
 
 
 @final
@@ -236,27 +250,29 @@ class PreparedRun:
             self.pass_fds = ()
             self._status_fd = None
 
-    def usage(self, rusage: resource.struct_rusage | None = None) -> Usage:
-        """Return what the run used: from its cgroups, else from ``rusage`` (``os.wait4``'s).
+    def usage(self, waited: Waited | None = None) -> Usage:
+        """Return what the run used: from its cgroups, else from ``waited`` (``os.wait4``'s).
 
-        Call after the run was reaped and before :meth:`close`. Under
-        ``none`` the rusage covers the processes that were waited for. Under
+        Call after the run was reaped and before :meth:`close`; ``waited`` is
+        what the process the runner waited for used. Under ``none`` that is
+        the rubric, and it fills in a figure no cgroup gives. Under
         bubblewrap it is not used: bubblewrap's first process exits on the
         status its sandbox reports, without waiting for the sandbox's PID 1,
-        so its rusage is bubblewrap's own; only the cgroups measure the run,
-        and a figure no cgroup gives is ``None``.
+        so its accounting is bubblewrap's own; only the cgroups measure the
+        run, and a figure no cgroup gives is ``None``.
         """
         cpu = self.cgroup.cpu_time()
         peak = self.cgroup.peak_memory()
         if self.bwrap is not None:
-            rusage = None
+            waited = None
+        if waited is not None:
+            cpu_s = waited.user_s + waited.system_s
+            if cpu is None and peak is None:
+                return Usage(cpu_s, waited.peak_rss_bytes, "rusage")
+            cpu = cpu if cpu is not None else cpu_s
+            peak = peak if peak is not None else waited.peak_rss_bytes
         if cpu is not None or peak is not None:
-            if rusage is not None:
-                cpu = cpu if cpu is not None else rusage.ru_utime + rusage.ru_stime
-                peak = peak if peak is not None else rusage.ru_maxrss * 1024
             return Usage(cpu, peak, "cgroup")
-        if rusage is not None:
-            return Usage(rusage.ru_utime + rusage.ru_stime, rusage.ru_maxrss * 1024, "rusage")
         return Usage(None, None, "none")
 
     def verdict_of_limits(
@@ -264,7 +280,7 @@ class PreparedRun:
         returncode: int,
         *,
         stderr_tail: bytes = b"",
-        rusage: resource.struct_rusage | None = None,
+        waited: Waited | None = None,
         passed: bool = False,
     ) -> Breach | None:
         """Return the limit the run exceeded, or ``None``; call once it is reaped, before closing.
@@ -272,7 +288,7 @@ class PreparedRun:
         ``returncode`` is the rubric's exit status (negative: killed by that
         signal; under bubblewrap 128 + the signal that killed it:
         :meth:`killed_by`); ``stderr_tail`` the end of its stderr;
-        ``rusage`` its ``os.wait4`` rusage, if the supervisor has it;
+        ``waited`` what the process waited for used (see :meth:`usage`);
         ``passed`` whether the rubric said the candidate passed. A breach
         makes the run an ``error`` whatever the rubric printed: the rubric
         may have seen a refused allocation, fork or write and reported
@@ -295,7 +311,7 @@ class PreparedRun:
         for name in LIMIT_NAMES:
             if limits.value(name) is None:
                 continue
-            evidence = self._evidence(name, returncode, stderr_tail, rusage)
+            evidence = self._evidence(name, returncode, stderr_tail, waited)
             if evidence is not None:
                 return Breach(name, f"{limits.describe(name)} exceeded", evidence)
         memory = limits.memory_bytes
@@ -317,7 +333,7 @@ class PreparedRun:
         name: LimitName,
         returncode: int,
         stderr_tail: bytes,
-        rusage: resource.struct_rusage | None,
+        waited: Waited | None,
     ) -> str | None:
         limits = self.policy.limits
         by_rlimit = self.enforcement[name] == "rlimit"
@@ -335,7 +351,7 @@ class PreparedRun:
             assert limits.cpu_time is not None
             if self.killed_by(returncode) == signal.SIGXCPU:
                 return "the rubric was killed by SIGXCPU"
-            used = self.usage(rusage).cpu_time
+            used = self.usage(waited).cpu_time
             if used is not None and used > limits.cpu_time:
                 return f"the run used {used:.2f} s of CPU time"
             return None
@@ -428,8 +444,7 @@ def prepare(
     used: Bubblewrap | None = None
     cgroup = RunCgroup({})
     if policy.mode == "bwrap":
-        overlay: frozenset[Feature] = frozenset({"overlay"} if policy.overlays else ())
-        used = bubblewrap("bwrap", needs=RUN_FEATURES | overlay) if bwrap is None else bwrap
+        used = bubblewrap("bwrap", needs=RUN_FEATURES) if bwrap is None else bwrap
         if cgroups:
             cgroup = RunCgroup.create(policy.limits)
     opened: list[int] = []

@@ -14,9 +14,10 @@ part of every run's key, so that no result of an earlier policy is served.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, final
+from typing import Final, Protocol, final
 
 from codegenie.eval._sandbox.bwrap import Bubblewrap, bubblewrap
 from codegenie.eval._sandbox.choices import CHOICES, ProviderName
@@ -24,7 +25,31 @@ from codegenie.eval._sandbox.limits import Limits
 from codegenie.eval._sandbox.policy import Interpreter, SandboxPolicy
 from codegenie.eval._sandbox.preparation import PreparedRun, prepare
 
-__all__ = ("REVISIONS", "Sandbox", "choose_sandbox")
+__all__ = ("REGISTRY", "REVISIONS", "Sandbox", "Spec", "choose_sandbox")
+
+
+class _Tree(Protocol):
+    @property
+    def path(self) -> str: ...
+
+
+class Spec(Protocol):
+    """What a provider reads of a run spec (``codegenie.eval._run.spec.RunSpec`` is one).
+
+    A protocol, so that the sandbox needs nothing above it: the task
+    class's directory, the cases directory hidden in it, the limits and the
+    interpreter.
+    """
+
+    @property
+    def task_class(self) -> _Tree: ...
+    @property
+    def cases(self) -> str: ...
+    @property
+    def limits(self) -> Limits: ...
+    @property
+    def interpreter(self) -> Interpreter: ...
+
 
 #: Each provider's policy revision. bubblewrap 2: the init hidden, the seccomp filter,
 #: the read-only root and /proc, the status channel, a new session keyring, the disk
@@ -65,33 +90,38 @@ class Sandbox:
         note = f": {self.bubblewrap.note}" if self.bubblewrap.note else ""
         return f"{self.bubblewrap.describe()}{note}"
 
-    def policy_for(
-        self,
-        run_dir: Path,
-        task_class_dir: Path,
-        *,
-        limits: Limits,
-        hidden: tuple[Path, ...] = (),
-        interpreter: Interpreter | None = None,
-    ) -> SandboxPolicy:
-        """Return the policy of one run in ``run_dir`` (see :class:`SandboxPolicy`)."""
-        if interpreter is None:
-            return SandboxPolicy(self.name, run_dir, task_class_dir, limits=limits, hidden=hidden)
-        return SandboxPolicy(
+    def prepare(self, spec: Spec, run_dir: Path) -> PreparedRun:
+        """Set up the run ``spec`` says, in ``run_dir`` (which holds its copies).
+
+        The run sees its task class's directory read-only, without the
+        task class's cases; runs with the spec's interpreter and within its
+        limits. What it returns says what the run used
+        (:meth:`PreparedRun.usage`) and whether it exceeded a limit
+        (:meth:`PreparedRun.verdict_of_limits`); see
+        :func:`codegenie.eval._sandbox.preparation.prepare`.
+        """
+        policy = SandboxPolicy(
             self.name,
             run_dir,
-            task_class_dir,
-            limits=limits,
-            hidden=hidden,
-            interpreter=interpreter,
+            Path(spec.task_class.path),
+            limits=spec.limits,
+            hidden=(Path(spec.cases),),
+            interpreter=spec.interpreter,
         )
-
-    def prepare(self, policy: SandboxPolicy) -> PreparedRun:
-        """Set up one run of ``policy`` (:func:`codegenie.eval._sandbox.preparation.prepare`)."""
         return prepare(policy, bwrap=self.bubblewrap)
 
 
+def _bwrap(requested: str) -> Sandbox:
+    return Sandbox("bwrap", bubblewrap(requested))
+
+
+def _none(_: str) -> Sandbox:
+    return _NO_SANDBOX
+
+
 _NO_SANDBOX: Final = Sandbox("none")
+#: The providers by name: each makes its sandbox from the word asked for.
+REGISTRY: Final[dict[ProviderName, Callable[[str], Sandbox]]] = {"bwrap": _bwrap, "none": _none}
 
 
 def choose_sandbox(requested: str = "auto") -> Sandbox:
@@ -105,9 +135,8 @@ def choose_sandbox(requested: str = "auto") -> Sandbox:
     rubrics as plain subprocesses, not contained. Raises ``ValueError`` for
     another word.
     """
-    if requested == "none":
-        return _NO_SANDBOX
-    if requested in ("auto", "bwrap"):
-        return Sandbox("bwrap", bubblewrap(requested))
-    msg = f"sandbox must be one of {', '.join(CHOICES)}, got {requested!r}"
-    raise ValueError(msg)
+    name = "bwrap" if requested == "auto" else requested
+    if name not in REGISTRY:
+        msg = f"sandbox must be one of {', '.join(CHOICES)}, got {requested!r}"
+        raise ValueError(msg)
+    return REGISTRY[name](requested)
