@@ -335,3 +335,90 @@ def test_a_descent_climbs_back_through_directories_it_let_go_of(tmp_path: Path) 
             descent.leave()
             climbed.append(os.fstat(descent.fd()).st_ino)
     assert climbed == identities[::-1]
+
+
+# -- every walker is this one: the removal and the disk watch too ------------------------
+
+
+def test_leave_is_called_for_each_directory_after_its_entries_from_the_one_above(
+    tmp_path: Path,
+) -> None:
+    """A post-order event: each directory once, after all it holds, its entry still usable."""
+    for name in ("a/b/c.txt", "a/d.txt", "e/f.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    events: list[str] = []
+
+    def left(entry: Any) -> None:
+        events.append(f"leave {entry.relative} {stat.S_ISDIR(entry.lstat().st_mode)}")
+
+    with Walk(tmp_path, leave=left) as walk:
+        for entry in walk:
+            events.append(f"see {entry.relative}")
+    assert events == [
+        "see a",
+        "see a/b",
+        "see a/b/c.txt",
+        "leave a/b True",
+        "see a/d.txt",
+        "leave a True",
+        "see e",
+        "see e/f.txt",
+        "leave e True",
+    ]
+
+
+def test_a_removal_walk_removes_what_a_rubric_locked_and_follows_no_link(tmp_path: Path) -> None:
+    """Directories without permissions, read-only files, links out: all gone, the target kept."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep")
+    run = tmp_path / "run"
+    (run / "locked" / "deeper").mkdir(parents=True)
+    (run / "locked" / "deeper" / "file").write_text("x")
+    (run / "locked" / "ro.txt").write_text("x")
+    (run / "locked" / "ro.txt").chmod(0o400)
+    (run / "out").symlink_to(outside)
+    os.mkfifo(run / "pipe")
+    (run / "locked" / "deeper").chmod(0)
+    (run / "locked").chmod(0o500)
+    rubrics._remove_tree(str(run))
+    assert not run.exists()
+    assert (outside / "keep.txt").read_text() == "keep"
+
+
+def test_a_removal_of_a_tree_deeper_than_every_bound_leaves_nothing(tmp_path: Path) -> None:
+    top = tmp_path / "deep"
+    top.mkdir()
+    here = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(DEPTH_LIMIT + 200):
+            os.mkdir("d" * 50, dir_fd=here)
+            deeper = os.open("d" * 50, os.O_RDONLY | os.O_DIRECTORY, dir_fd=here)
+            os.close(here)
+            here = deeper
+    finally:
+        os.close(here)
+    rubrics._remove_tree(str(top))
+    assert not top.exists()
+
+
+def test_the_disk_watch_measures_through_the_walk_whatever_the_depth(tmp_path: Path) -> None:
+    """The footprint counts every entry below the depth bound of reading walks, and stops early."""
+    from codegenie.eval._sandbox.disk import measure
+
+    here = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(DEPTH_LIMIT + 10):
+            os.mkdir("d", dir_fd=here)
+            deeper = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=here)
+            os.close(here)
+            here = deeper
+    finally:
+        os.close(here)
+    whole = measure(str(tmp_path))
+    assert (whole.entries, whole.complete) == (DEPTH_LIMIT + 10, True)
+    cut = measure(str(tmp_path), most_entries=100)
+    assert cut.entries > 100
+    assert not cut.complete
+    rubrics._remove_tree(str(tmp_path / "d"))

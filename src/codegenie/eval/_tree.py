@@ -2,7 +2,8 @@
 
 A candidate, a case, a task class's directory and a bench root are trees
 the package does not control, and more than one part reads them whole: the
-validation ledger hashes them, the rubric runner copies them, ``check``
+validation ledger hashes them, the rubric runner copies them and removes
+its copies, the sandbox measures what a run adds to its directory, ``check``
 looks for registrations in them, the bench digest hashes a root. They all
 walk through :class:`Walk`, so they share one set of bounds and one rule for
 what is not a plain file or directory:
@@ -10,7 +11,9 @@ what is not a plain file or directory:
 - **Bounds** (:class:`TreeBounds`): at most :data:`ENTRIES_LIMIT` entries,
   :data:`BYTES_LIMIT` bytes of file content and :data:`DEPTH_LIMIT` levels.
   Crossing one raises :class:`TreeBeyondBounds`, which says where and why in
-  words a user can act on (``the tree is deeper than 512 levels``).
+  words a user can act on (``the tree is deeper than 512 levels``). A walk
+  that must see a tree whole, whatever it holds (the removal, the disk
+  watch), is given :data:`NO_BOUNDS`.
 - **Links** are never followed: a symbolic link is reported as a link, and
   its text is read only when asked for.
 - **Special files** (a FIFO, a socket, a device) are reported by their kind
@@ -32,9 +35,11 @@ machine and every run.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final, Literal, final
@@ -44,6 +49,7 @@ __all__ = (
     "DEPTH_LIMIT",
     "ENTRIES_LIMIT",
     "HELD",
+    "NO_BOUNDS",
     "Descent",
     "Entry",
     "Kind",
@@ -123,6 +129,10 @@ class TreeBounds:
         return f"the tree is deeper than {self.depth:,} levels"
 
 
+#: No bound at all: for a walk that must see the whole tree (to remove it, or to measure it).
+NO_BOUNDS: Final = TreeBounds(entries=sys.maxsize, bytes=sys.maxsize, depth=sys.maxsize)
+
+
 def special_kind(mode: int) -> str:
     """Return what kind of special file ``mode`` (an ``st_mode``) is, in words."""
     if stat.S_ISFIFO(mode):
@@ -159,12 +169,28 @@ class Descent:
     and must be the same directory (device and inode) it was, else
     ``OSError`` (``ESTALE``): the tree changed while it was walked.
 
-    ``top`` is opened following a link only when ``follow`` is true. A
-    context manager: leaving it closes every descriptor.
+    ``top`` is opened following a link only when ``follow`` is true.
+    ``repair``: a directory that cannot be entered for want of permission
+    is given back its owner's permissions first, and every directory
+    entered is made writable and searchable by its owner (``0o700``), so
+    that its entries can be removed: what a removal needs, whatever the
+    tree's maker did to its modes. A context manager: leaving it closes
+    every descriptor.
     """
 
-    def __init__(self, top: str, *, follow: bool = True) -> None:
-        fd = os.open(top, _DIRECTORY | (0 if follow else _NOFOLLOW))
+    def __init__(self, top: str, *, follow: bool = True, repair: bool = False) -> None:
+        self._repair = repair
+        flags = _DIRECTORY | (0 if follow else _NOFOLLOW)
+        try:
+            fd = os.open(top, flags)
+        except PermissionError:
+            if not repair:
+                raise
+            os.chmod(top, 0o700, follow_symlinks=follow)
+            fd = os.open(top, flags)
+        if repair:
+            with contextlib.suppress(OSError):
+                os.fchmod(fd, 0o700)
         try:
             #: What ``top`` is (after the link, when followed).
             self.top_status = os.fstat(fd)
@@ -202,7 +228,7 @@ class Descent:
         A link, or anything but a directory, is ``OSError`` (``ELOOP``,
         ``ENOTDIR``): it is never followed.
         """
-        fd = os.open(name, _DIRECTORY | _NOFOLLOW, dir_fd=self.fd())
+        fd = self._open(name, self.fd())
         try:
             status = os.fstat(fd)
         except BaseException:
@@ -216,6 +242,20 @@ class Descent:
                 os.close(level.fd)
                 level.fd = None
         return status
+
+    def _open(self, name: str, parent: int) -> int:
+        """Open the directory ``name`` in ``parent``, never following a link (repaired if asked)."""
+        try:
+            fd = os.open(name, _DIRECTORY | _NOFOLLOW, dir_fd=parent)
+        except PermissionError:
+            if not self._repair:
+                raise
+            os.chmod(name, 0o700, dir_fd=parent)
+            fd = os.open(name, _DIRECTORY | _NOFOLLOW, dir_fd=parent)
+        if self._repair:
+            with contextlib.suppress(OSError):
+                os.fchmod(fd, 0o700)
+        return fd
 
     def leave(self) -> None:
         """Go back up one level (never above the top)."""
@@ -364,6 +404,16 @@ class Entry:
         """Return the text of a symbolic link."""
         return os.readlink(self.name, dir_fd=self._walk._parent_fd(self))
 
+    def unlink(self) -> None:
+        """Remove the entry (not a directory: see :meth:`rmdir`); gone already is no error."""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.name, dir_fd=self._walk._parent_fd(self))
+
+    def rmdir(self) -> None:
+        """Remove the directory entry once empty (from a walk's ``leave``); gone already is fine."""
+        with contextlib.suppress(FileNotFoundError):
+            os.rmdir(self.name, dir_fd=self._walk._parent_fd(self))
+
     def open(self) -> TreeFile:
         """Open a ``"file"`` entry for reading (never following a link, never blocking)."""
         path = self.path
@@ -384,7 +434,10 @@ class Walk:
     may be a symbolic link to a directory (links below it never are
     followed). ``unreadable``: ``"raise"`` (the default) lets the
     ``OSError`` of a directory that cannot be opened or listed propagate;
-    ``"skip"`` walks on as if it were empty.
+    ``"skip"`` walks on as if it were empty. ``leave(entry)``: called for
+    each directory entered, once the walk has gone through it and is back in
+    the directory above (so a removal can :meth:`Entry.rmdir` it).
+    ``repair``: see :class:`Descent` (a removal's walk).
 
     Any other trouble with the file system is an ``OSError``. A context
     manager: leaving it (or finishing the iteration) closes every
@@ -399,6 +452,8 @@ class Walk:
         skip: Callable[[Entry], bool] | None = None,
         follow: bool = True,
         unreadable: Literal["raise", "skip"] = "raise",
+        leave: Callable[[Entry], None] | None = None,
+        repair: bool = False,
     ) -> None:
         #: The top of the tree, as given.
         self.top = os.fspath(top)
@@ -406,7 +461,8 @@ class Walk:
         self.bounds = bounds or TreeBounds()
         self._skip = skip
         self._unreadable = unreadable
-        self._descent = Descent(self.top, follow=follow)
+        self._leave = leave
+        self._descent = Descent(self.top, follow=follow, repair=repair)
         #: What ``top`` is (after the link, when followed).
         self.top_status = self._descent.top_status
         self._entries_left = self.bounds.entries
@@ -438,14 +494,21 @@ class Walk:
             self.close()
 
     def _walk(self) -> Iterator[Entry]:
-        pending: list[Iterator[Entry]] = [iter(self._list(1))]
+        # Each directory being gone through: what is left of its entries, and its own entry.
+        pending: list[tuple[Iterator[Entry], Entry | None]] = [(iter(self._list(1)), None)]
         while pending:
-            entry = next(pending[-1], None)
+            entry = next(pending[-1][0], None)
             if entry is None:
-                pending.pop()
+                _, directory = pending.pop()
                 if self._names:
                     self._names.pop()
                     self._descent.leave()
+                if directory is not None and self._leave is not None:
+                    self._current = directory
+                    try:
+                        self._leave(directory)
+                    finally:
+                        self._current = None
                 continue
             self._current = entry
             yield entry
@@ -459,7 +522,7 @@ class Walk:
                     raise
                 continue
             self._names.append(entry.name)
-            pending.append(iter(self._list(entry.depth + 1)))
+            pending.append((iter(self._list(entry.depth + 1)), entry))
 
     def _list(self, depth: int) -> list[Entry]:
         """Return the entries of the deepest directory the walk is in, sorted, counted."""

@@ -41,7 +41,6 @@ import contextlib
 import functools
 import json
 import os
-import secrets
 import stat
 import tempfile
 import threading
@@ -74,6 +73,7 @@ from codegenie.eval._tree import (
     BYTES_LIMIT,
     DEPTH_LIMIT,
     ENTRIES_LIMIT,
+    NO_BOUNDS,
     Descent,
     Entry,
     TreeBeyondBounds,
@@ -831,59 +831,24 @@ def _remove_tree(path: str) -> None:
         raise interrupted
 
 
-# How many directory descriptors _remove_all holds at most; deeper directories are
-# moved up beside the top one first.
-_REMOVE_DEPTH: Final = 8
-_DIRECTORY_FLAGS: Final = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
-
-
-def _open_directory(name: str, parent: int | None) -> int:
-    """Open the directory ``name`` (not following a link), giving it back its permissions."""
-    try:
-        fd = os.open(name, _DIRECTORY_FLAGS, dir_fd=parent)
-    except PermissionError:  # the rubric took its read or search permission away
-        os.chmod(name, 0o700, dir_fd=parent)
-        fd = os.open(name, _DIRECTORY_FLAGS, dir_fd=parent)
-    with contextlib.suppress(OSError):
-        os.fchmod(fd, 0o700)  # so that its entries can be removed
-    return fd
-
-
 def _remove_all(path: str) -> None:
-    """Remove the tree ``path`` iteratively, holding at most ``_REMOVE_DEPTH`` descriptors."""
+    """Remove the tree ``path`` in one walk: entries as they come, directories on the way up.
+
+    The walk (:class:`~codegenie.eval._tree.Walk`, without bounds) gives
+    each directory back its owner's permissions before it enters it, never
+    follows a link, and holds a few descriptors whatever the depth. What
+    appears meanwhile makes a directory's removal fail (``OSError``); the
+    caller tries again.
+    """
     if not os.path.isdir(path) or os.path.islink(path):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
         return
-    top = _open_directory(path, None)
-    # The directories being emptied: (descriptor, name in the one before it).
-    stack: list[tuple[int, str]] = [(top, path)]
-    try:
-        while stack:
-            fd, name = stack[-1]
-            descend: str | None = None
-            seen = False
-            with os.scandir(fd) as entries:
-                for entry in entries:
-                    seen = True
-                    if not entry.is_dir(follow_symlinks=False):
-                        with contextlib.suppress(FileNotFoundError):
-                            os.unlink(entry.name, dir_fd=fd)
-                    elif len(stack) < _REMOVE_DEPTH:
-                        descend = entry.name
-                        break
-                    else:  # too deep: move it up beside the top, to be emptied from there
-                        hidden = f".deep-{secrets.token_hex(8)}"
-                        os.rename(entry.name, hidden, src_dir_fd=fd, dst_dir_fd=top)
-            if descend is not None:
-                stack.append((_open_directory(descend, fd), descend))
-            elif not seen:  # empty now (a scan that removed something is made again)
-                stack.pop()
-                os.close(fd)
-                if stack:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.rmdir(name, dir_fd=stack[-1][0])
-        os.rmdir(path)
-    finally:
-        for fd, _ in stack:
-            os.close(fd)
+    walk = Walk(
+        path, bounds=NO_BOUNDS, follow=False, unreadable="skip", leave=Entry.rmdir, repair=True
+    )
+    with walk:
+        for entry in walk:
+            if entry.kind != "directory":
+                entry.unlink()
+    os.rmdir(path)

@@ -13,9 +13,9 @@ is an ``error`` naming the limit. Between two looks a run can write more
 ``file-size`` limit): the limit bounds what is left to remove, which is
 what a full disk or a 200,000-file clean-up would cost.
 
-Every scan goes by descriptor (no path, no recursion, whatever the depth),
-never follows a link, and stops as soon as the answer is known (past a
-limit).
+Every scan is a walk of the package's one walker (by descriptor, no path,
+no recursion, whatever the depth, never following a link) and stops as soon
+as the answer is known (past a limit).
 """
 
 from __future__ import annotations
@@ -26,10 +26,11 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, final
 
 from codegenie.eval._sandbox.limits import Breach, Limits
+from codegenie.eval._tree import NO_BOUNDS, TreeBeyondBounds, Walk
 
 __all__ = ("INTERVAL", "DiskWatch", "Footprint", "measure")
 
@@ -58,9 +59,6 @@ class Footprint:
     largest_new: tuple[str, int] | None = None
 
 
-_DIRECTORY_FLAGS: Final = (
-    os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
-)
 
 
 def measure(
@@ -75,45 +73,43 @@ def measure(
     Stops once more than ``most_entries`` entries or ``most_bytes`` bytes are
     seen (``complete=False``). ``since_ns``: also find the largest regular
     file modified since then. Entries that vanish while the scan runs, and
-    directories it may not read, are passed over.
+    directories it may not read, are passed over; a tree that changes under
+    the walk so that it cannot climb back gives what was counted, not
+    complete.
 
-    The walk goes from directory to directory by descriptor (``openat`` down,
-    ``..`` back up), holding one at a time: no path is ever built, so a tree
-    deeper than ``PATH_MAX`` is counted whole, and no depth costs recursion
-    or descriptors. Each directory is entered once for each time it was
-    counted, so the walk ends whatever the run renames meanwhile.
+    The walk is the package's one (:class:`~codegenie.eval._tree.Walk`):
+    by descriptor, never a path, never following a link, so a tree deeper
+    than ``PATH_MAX`` is counted whole and no depth costs recursion or more
+    than a few descriptors.
     """
-    tally = _Tally(root, most_entries, most_bytes, since_ns)
+    entries = allocated = 0
+    largest: tuple[str, int] | None = None
+    bounds = NO_BOUNDS if most_entries is None else replace(NO_BOUNDS, entries=most_entries)
     try:
-        fd = os.open(root, _DIRECTORY_FLAGS)
+        walk = Walk(root, bounds=bounds, follow=False, unreadable="skip")
     except OSError:
-        return tally.footprint()
+        return Footprint(0, 0)
     try:
-        # The directories still to enter, on each level of the way down.
-        pending = [tally.count(fd)]
-        while not tally.over:
-            while pending and not pending[-1]:
-                pending.pop()
-                if pending:  # back up to the directory whose names are left
-                    tally.names.pop()
-                    parent = _open_in(fd, "..")
-                    if parent is None:
-                        return tally.footprint(complete=False)
-                    os.close(fd)
-                    fd = parent
-            if not pending:
-                break
-            name = pending[-1].pop()
-            child = _open_in(fd, name)
-            if child is None:  # gone, or no longer a directory
-                continue
-            os.close(fd)
-            fd = child
-            tally.names.append(name)
-            pending.append(tally.count(fd))
-        return tally.footprint(complete=not tally.over)
-    finally:
-        os.close(fd)
+        with walk:
+            for entry in walk:
+                entries += 1
+                try:
+                    info = entry.lstat()
+                except OSError:
+                    continue
+                allocated += info.st_blocks * 512
+                if since_ns is not None and stat.S_ISREG(info.st_mode):
+                    newer = info.st_mtime_ns >= since_ns
+                    if newer and (largest is None or info.st_size > largest[1]):
+                        largest = (entry.path, info.st_size)
+                if most_bytes is not None and allocated > most_bytes:
+                    return Footprint(entries, allocated, complete=False, largest_new=largest)
+    except TreeBeyondBounds:  # more entries than most_entries: at least one more
+        assert most_entries is not None
+        return Footprint(max(entries, most_entries + 1), allocated, False, largest)
+    except OSError:
+        return Footprint(entries, allocated, complete=False, largest_new=largest)
+    return Footprint(entries, allocated, largest_new=largest)
 
 
 def unnamed_files(pids: Iterable[int], device: int) -> Footprint:
@@ -141,64 +137,6 @@ def unnamed_files(pids: Iterable[int], device: int) -> Footprint:
                 seen.add(info.st_ino)
                 allocated += info.st_blocks * 512
     return Footprint(len(seen), allocated)
-
-
-def _open_in(fd: int, name: str) -> int | None:
-    """Return a descriptor of the directory ``name`` in ``fd``, or ``None``."""
-    try:
-        return os.open(name, _DIRECTORY_FLAGS, dir_fd=fd)
-    except OSError:
-        return None
-
-
-@final
-class _Tally:
-    """What :func:`measure` has counted so far, and where it is."""
-
-    def __init__(
-        self, root: str, most_entries: int | None, most_bytes: int | None, since_ns: int | None
-    ) -> None:
-        self.root = root
-        self.most_entries = most_entries
-        self.most_bytes = most_bytes
-        self.since_ns = since_ns
-        self.entries = self.allocated = 0
-        self.largest: tuple[str, int] | None = None
-        self.names: list[str] = []
-        self.over = False
-
-    def count(self, fd: int) -> list[str]:
-        """Count the directory ``fd``'s entries; return the names of its directories."""
-        below: list[str] = []
-        try:
-            listing = os.scandir(fd)
-        except OSError:
-            return below
-        with listing:
-            for entry in listing:
-                self.entries += 1
-                try:
-                    info = entry.stat(follow_symlinks=False)
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                except OSError:
-                    continue
-                self.allocated += info.st_blocks * 512
-                if is_dir:
-                    below.append(entry.name)
-                elif self.since_ns is not None and stat.S_ISREG(info.st_mode):
-                    newer = info.st_mtime_ns >= self.since_ns
-                    if newer and (self.largest is None or info.st_size > self.largest[1]):
-                        path = os.path.join(self.root, *self.names, entry.name)
-                        self.largest = (path, info.st_size)
-                if (self.most_entries is not None and self.entries > self.most_entries) or (
-                    self.most_bytes is not None and self.allocated > self.most_bytes
-                ):
-                    self.over = True
-                    break
-        return below
-
-    def footprint(self, *, complete: bool = True) -> Footprint:
-        return Footprint(self.entries, self.allocated, complete, self.largest)
 
 
 @final
