@@ -180,20 +180,6 @@ class RubricResult(BaseModel):
         """Whether the rubric passed the candidate."""
         return self.status == "passed"
 
-    def to_json(self) -> dict[str, Any]:
-        """Return ``grade``'s JSON of one result: case, status, score, reason and the measures."""
-        return {
-            "case": self.case,
-            "status": self.status,
-            "score": self.score,
-            "reason": self.reason,
-            "duration_s": self.duration_s,
-            "wall_s": self.wall_s,
-            "cpu_s": self.cpu_s,
-            "peak_memory_mib": self.peak_memory_mib,
-            "limit": self.limit,
-        }
-
 
 def run_rubric(
     rubric: Path | str,
