@@ -18,6 +18,7 @@ import os
 import pickle
 import resource
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -484,12 +485,78 @@ def test_killing_every_process_spares_the_harness(bench: Bench, sentinel: int) -
     assert not gone(sentinel, within=0)
 
 
-@pytest.mark.skip(
-    reason="as root without a PID namespace, kill(-1, SIGKILL) kills every process of the "
-    "machine, this test session included: under none it is not contained at all"
-)
-def test_killing_every_process_without_sandbox() -> None:
-    """Under none, kill(-1, SIGKILL) reaches every process the harness's user may signal."""
+# Run inside a PID namespace of its own: the harness (one process, as the rubric runner is)
+# prepares a run under none and starts the attack in it, beside another process of the
+# harness; PID 1 (this script) reaps them all and says how the two of the harness ended
+# (a process the attack did not reach is ended by SIGTERM).
+_KILLALL_WORLD = r"""
+import json, os, subprocess, sys
+
+HARNESS = '''
+import subprocess, sys
+from pathlib import Path
+from codegenie.eval._sandbox import DEFAULT_LIMITS, SandboxPolicy, prepare
+run_dir, task_class, script = map(Path, sys.argv[1:4])
+policy = SandboxPolicy("none", run_dir, task_class, limits=DEFAULT_LIMITS)
+with prepare(policy, cgroups=False) as run, (run_dir / "out").open("wb") as out:
+    rubric = subprocess.Popen(
+        run.argv([sys.executable, "-B", str(script), "killall"]),
+        env=run.env, cwd=run.cwd, stdin=subprocess.DEVNULL, stdout=out, pass_fds=run.pass_fds,
+    )
+    run.started()
+    rubric.wait()
+'''
+sentinel = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL)
+harness = subprocess.Popen([sys.executable, "-c", HARNESS, *sys.argv[1:]])
+harness.wait()
+try:
+    sentinel.wait(timeout=10)
+except subprocess.TimeoutExpired:  # not reached: ended here, by SIGTERM
+    sentinel.terminate()
+    sentinel.wait()
+while True:  # the rubric, when the harness died before it: an orphan of this PID 1
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+print(json.dumps({"harness": harness.returncode, "sentinel": sentinel.returncode}))
+"""
+
+
+def test_killing_every_process_without_sandbox(bench: Bench) -> None:
+    """Under none, kill(-1, SIGKILL) reaches every process the harness's user may signal.
+
+    The harness itself and its other processes included. Tried where it can do no harm: in
+    a user and PID namespace of its own (``unshare``), whose processes stand for the
+    machine's, as they would for a harness run as root.
+    """
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare(1) to make a PID namespace the attack cannot leave")
+    run_dir = bench.new_run_dir()
+    world = subprocess.run(
+        [
+            "unshare",
+            "--user",
+            "--map-root-user",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            sys.executable,
+            "-c",
+            _KILLALL_WORLD,
+            str(run_dir),
+            str(bench.task_class),
+            str(bench.script),
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert world.returncode == 0, world.stderr
+    assert json.loads(world.stdout) == {"harness": -signal.SIGKILL, "sentinel": -signal.SIGKILL}
+    assert json.loads((run_dir / "out").read_text(encoding="utf-8")) == {"sent": True}
 
 
 def test_ptrace_of_the_harness_fails(bench: Bench) -> None:
@@ -516,14 +583,6 @@ def test_a_fork_bomb_is_contained_and_reported(bench: Bench) -> None:
     assert done.breach is not None
     assert done.breach.limit == "processes"
     assert done.breach.reason == "process limit of 64 exceeded"
-
-
-@pytest.mark.skip(
-    reason="under none there is no cgroup, and RLIMIT_NPROC does not apply to root: a fork "
-    "bomb would take the whole machine's process table"
-)
-def test_a_fork_bomb_without_sandbox() -> None:
-    """Under none, as root, nothing stops a fork bomb."""
 
 
 def test_a_memory_hog_is_contained_and_reported(bench: Bench) -> None:

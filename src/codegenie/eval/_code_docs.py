@@ -9,6 +9,13 @@ this text (``explain --all``) below a short introduction; a test holds the
 two in step, and one that every code of :data:`codegenie.eval.codes.CODES`
 has its entry here.
 
+A code itself — its name, severity, summary, hint, and whether only
+``check --rubrics`` reports it — is its constant in
+:mod:`codegenie.eval.codes`, defined there once; each entry here names that
+constant and adds only the prose. Only ``explain`` (and the tests that keep
+the docs) import this module: ``check`` and the reports need the constants
+alone.
+
 The prose is Markdown, kept in this file wrapped as it reads best; it is
 reflowed (one paragraph, one width) when it is shown, so the wrapping here
 never shows through.
@@ -17,10 +24,12 @@ never shows through.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, final
 
-from codegenie.eval.codes import CODES
+from codegenie.eval import codes
+from codegenie.eval.codes import CODES, Code
 
 __all__ = ("DOCS", "WIDTH", "CodeDoc", "markdown", "reference")
 
@@ -78,33 +87,34 @@ def _one_line(text: str) -> str:
 @final
 @dataclass(frozen=True, slots=True)
 class CodeDoc:
-    """The reference of one check code.
+    """The reference of one check code: the long text that only ``explain`` and the docs need.
 
-    ``meaning``: what the code says is wrong (Markdown paragraphs).
-    ``example``: a situation that causes it (Markdown; may hold a fenced TOML
-    block). ``output``: what ``check`` prints for that example, hint
-    included. ``fix``: what to do. ``rubrics_only``: reported only by
-    ``check --rubrics``.
+    ``code`` is the code's constant (:mod:`codegenie.eval.codes`), where its
+    name, severity, summary, hint and whether only ``check --rubrics``
+    reports it are defined, once; this record adds the prose. ``meaning``:
+    what the code says is wrong (Markdown paragraphs). ``example``: a
+    situation that causes it (Markdown; may hold a fenced TOML block).
+    ``output``: what ``check`` prints for that example, hint included.
+    ``fix``: what to do.
     """
 
-    code: str
+    code: Code
     meaning: str
     example: str
     output: str
     fix: str
-    rubrics_only: bool = False
 
     @property
     def severity(self) -> str:
-        """``error`` or ``warning``: the code's severity in :data:`CODES`."""
-        return CODES[self.code].severity
+        """``error`` or ``warning``: the code's severity."""
+        return self.code.severity
 
     def severity_sentence(self) -> str:
         """``Severity: warning (an error under `--strict`).`` and the like."""
-        words = self.severity
+        words: str = self.code.severity
         if words == "warning":
             words += " (an error under `--strict`)"
-        if self.rubrics_only:
+        if self.code.rubrics_only:
             words += "; only with `check --rubrics`"
         return f"Severity: {words}."
 
@@ -112,7 +122,7 @@ class CodeDoc:
         """Return the code's section, its heading at ``level``: what ``explain`` prints."""
         return "\n\n".join(
             (
-                f"{'#' * level} `{self.code}`",
+                f"{'#' * level} `{self.code.name}`",
                 _reflow(self.meaning, self.severity_sentence()),
                 _reflow(self.example, "Example:"),
                 f"```\n{self.output.strip()}\n```",
@@ -122,13 +132,12 @@ class CodeDoc:
 
     def to_json(self) -> dict[str, Any]:
         """Return ``explain --format json``'s document for the code."""
-        spec = CODES[self.code]
         return {
-            "code": self.code,
-            "severity": self.severity,
-            "rubrics_only": self.rubrics_only,
-            "summary": spec.summary,
-            "hint": spec.hint,
+            "code": self.code.name,
+            "severity": self.code.severity,
+            "rubrics_only": self.code.rubrics_only,
+            "summary": self.code.summary,
+            "hint": self.code.hint,
             "meaning": _one_line(self.meaning),
             "example": _one_line(self.example),
             "output": self.output.strip(),
@@ -137,7 +146,10 @@ class CodeDoc:
 
 
 def markdown(code: str) -> str:
-    """Return the reference of ``code`` as Markdown, headed ``# `code```; ``KeyError`` if unknown."""
+    """Return the reference of the code named ``code`` as Markdown, headed ``# `code```.
+
+    ``KeyError`` if no code has that name.
+    """
     return DOCS[code].markdown(level=1) + "\n"
 
 
@@ -146,11 +158,12 @@ def reference() -> str:
     return "\n\n".join(DOCS[code].markdown() for code in CODES) + "\n"
 
 
-DOCS: Final[dict[str, CodeDoc]] = {
-    doc.code: doc
+#: Every code's reference, by the code's name, in the order of :data:`CODES`.
+DOCS: Final[Mapping[str, CodeDoc]] = {
+    doc.code.name: doc
     for doc in (
         CodeDoc(
-            "manifest-syntax",
+            codes.MANIFEST_SYNTAX,
             meaning="""
             `bench.toml` cannot be read: invalid UTF-8, a byte-order mark, binary
             junk, a file over 16 MiB, or a TOML syntax error. Nothing else can be
@@ -172,7 +185,7 @@ bench.toml:1:31: error[manifest-syntax]: TOML syntax error: Expected ']' at the 
             """,
         ),
         CodeDoc(
-            "manifest-schema",
+            codes.MANIFEST_SCHEMA,
             meaning="""
             Valid TOML that breaks the manifest schema: a wrong type, a missing or
             unknown key, a slug that breaks the rules, a module or root of the wrong
@@ -202,7 +215,7 @@ bench.toml:8:1: error[manifest-schema]: task-classes.vuln-remediation.roots: unk
             """,
         ),
         CodeDoc(
-            "root-missing",
+            codes.ROOT_MISSING,
             meaning="""
             An entry's `root` is not a directory. Also reported, at the `root` value,
             for an entry whose `module` does not start with its root's name when that
@@ -222,7 +235,7 @@ bench.toml:8:8: error[root-missing]: root 'bnch' of 'vuln-remediation' is not a 
             """,
         ),
         CodeDoc(
-            "root-outside",
+            codes.ROOT_OUTSIDE,
             meaning="""
             An entry's `root` resolves, once symbolic links are followed, outside the
             directory of `bench.toml`. Nothing under it is imported: the manifest
@@ -244,7 +257,7 @@ bench.toml:8:8: error[root-outside]: root 'vendor/bench' of 'vuln-remediation' r
             """,
         ),
         CodeDoc(
-            "module-missing",
+            codes.MODULE_MISSING,
             meaning="""
             The registration file the entry's `module` names does not exist. When an
             unlisted package of a close slug sits beside where it should be (the
@@ -266,7 +279,7 @@ bench.toml:7:10: error[module-missing]: module 'bench.vuln_remediation.registrat
             """,
         ),
         CodeDoc(
-            "module-convention",
+            codes.MODULE_CONVENTION,
             meaning="""
             The entry's package is not the slug with hyphens turned into underscores.
             """,
@@ -287,7 +300,7 @@ bench.toml:7:10: warning[module-convention]: module 'bench.vulns.registration' o
             """,
         ),
         CodeDoc(
-            "duplicate-module",
+            codes.DUPLICATE_MODULE,
             meaning="""
             Two slugs name the same module; only the first is imported.
             """,
@@ -304,7 +317,7 @@ bench.toml:11:10: error[duplicate-module]: task-classes.b.module: module 'bench.
             """,
         ),
         CodeDoc(
-            "orphan-task-class",
+            codes.ORPHAN_TASK_CLASS,
             meaning="""
             A `registration.py` under a declared root that no entry lists: a task
             class the harness can never load. Hidden directories, `__pycache__` and
@@ -326,7 +339,7 @@ bench/secret_rotation/registration.py:1:1: error[orphan-task-class]: bench/secre
             """,
         ),
         CodeDoc(
-            "import-failed",
+            codes.IMPORT_FAILED,
             meaning="""
             Importing the registration raised — any exception, a missing dependency,
             `sys.exit()` (a `sys.exit(0)` never turns the check green) — or another
@@ -356,7 +369,7 @@ bench/vuln_remediation/helpers.py:3:1: error[import-failed]: importing bench.vul
             """,
         ),
         CodeDoc(
-            "import-crashed",
+            codes.IMPORT_CRASHED,
             meaning="""
             The process importing the registration died: `os._exit()`, a signal (a
             segfaulting extension, an out-of-memory kill), or a registration that
@@ -376,7 +389,7 @@ bench.toml:12:1: error[import-crashed]: the interpreter died while importing ben
             """,
         ),
         CodeDoc(
-            "import-timeout",
+            codes.IMPORT_TIMEOUT,
             meaning="""
             The import did not finish within `--timeout` seconds (per slug, default
             60; `--timeout inf` for no limit). The slug's process is killed with its
@@ -395,7 +408,7 @@ bench.toml:16:1: error[import-timeout]: importing bench.loops.registration for '
             """,
         ),
         CodeDoc(
-            "import-left-running",
+            codes.IMPORT_LEFT_RUNNING,
             meaning="""
             When the import returned, it had left threads or child processes running:
             a `threading.Thread` started at module level, a `subprocess.Popen` never
@@ -414,7 +427,7 @@ bench.toml:9:1: warning[import-left-running]: importing bench.poller.registratio
             """,
         ),
         CodeDoc(
-            "source-unparsable",
+            codes.SOURCE_UNPARSABLE,
             meaning="""
             The registration's source cannot be parsed at all — an expression nested
             too deeply for the parser, a NUL byte — so it is neither read for the
@@ -434,7 +447,7 @@ bench/generated/registration.py:1:1: error[source-unparsable]: 'generated' regis
             """,
         ),
         CodeDoc(
-            "not-registered",
+            codes.NOT_REGISTERED,
             meaning="""
             The registration imported but did not register its slug: the class is not
             decorated, or is decorated with another slug. When the one slug it
@@ -458,7 +471,7 @@ bench.toml:6:1: error[not-registered]: bench.dockerfile_pin.registration registe
             """,
         ),
         CodeDoc(
-            "extra-registration",
+            codes.EXTRA_REGISTRATION,
             meaning="""
             The registration registered something other than its own slug (a second
             task class, or another slug's registration that it imports).
@@ -475,7 +488,7 @@ bench/two_slugs/registration.py:8:1: error[extra-registration]: importing bench.
             """,
         ),
         CodeDoc(
-            "rubric-imported",
+            codes.RUBRIC_IMPORTED,
             meaning="""
             The registration imports, reads or runs a rubric. A rubric is a
             standalone script that grades a candidate: the harness only ever runs it
@@ -502,7 +515,7 @@ bench/uses_rubric/registration.py:2:1: error[rubric-imported]: 'uses-rubric' reg
             """,
         ),
         CodeDoc(
-            "rubric-missing",
+            codes.RUBRIC_MISSING,
             meaning="""
             The task class's rubric file — `rubric.py` beside `registration.py`, or
             what the decorator's `rubric=` names — does not exist: nothing can grade
@@ -522,7 +535,7 @@ bench/vuln_remediation/registration.py:10:1: error[rubric-missing]: the rubric o
             """,
         ),
         CodeDoc(
-            "cases-missing",
+            codes.CASES_MISSING,
             meaning="""
             The task class has no cases: its `cases/` directory is missing or empty.
             """,
@@ -539,7 +552,7 @@ bench/vuln_remediation/registration.py:10:1: warning[cases-missing]: 'vuln-remed
             """,
         ),
         CodeDoc(
-            "case-layout",
+            codes.CASE_LAYOUT,
             meaning="""
             A case directory lacks `case.toml`, `input/` or `expected/`, its name is
             not a valid case id (lowercase ASCII letters, digits, `-`, `_` and `.`,
@@ -559,7 +572,7 @@ bench/vuln_remediation/cases/Requests-CVE: error[case-layout]: case 'Requests-CV
             """,
         ),
         CodeDoc(
-            "case-invalid",
+            codes.CASE_INVALID,
             meaning="""
             A `case.toml` cannot be read as TOML, or breaks the common keys or the
             task class's `case_model`. The common keys, all optional:
@@ -586,7 +599,7 @@ bench/vuln_remediation/cases/requests-cve-2023-32681/case.toml:3:17: error[case-
             """,
         ),
         CodeDoc(
-            "golden-fails",
+            codes.GOLDEN_FAILS,
             meaning="""
             The case's known-good solution (`expected/`) fails its rubric: every
             score measured on this case is wrong. The rubric runs on a copy, so the
@@ -602,10 +615,9 @@ bench/vuln_remediation/cases/requests-cve-2023-32681/case.toml:1:1: error[golden
             fix="""
             correct `expected/`, or the rubric.
             """,
-            rubrics_only=True,
         ),
         CodeDoc(
-            "input-passes",
+            codes.INPUT_PASSES,
             meaning="""
             The case's unsolved input (`input/`) already passes its rubric: the case
             is solved by doing nothing, and every score measured on it is inflated.
@@ -620,10 +632,9 @@ bench/vuln_remediation/cases/requests-cve-2023-32681/case.toml:1:1: error[input-
             fix="""
             make `input/` the unsolved starting point, or make the rubric reject it.
             """,
-            rubrics_only=True,
         ),
         CodeDoc(
-            "rubric-error",
+            codes.RUBRIC_ERROR,
             meaning="""
             The rubric broke its protocol on a case. The protocol: the harness runs
             `python rubric.py CASE_DIR CANDIDATE_DIR` on copies of the case and the
@@ -648,10 +659,9 @@ bench/vuln_remediation/cases/requests-cve-2023-32681/case.toml:1:1: error[rubric
             make the rubric print one verdict object and exit 0 (passed) or 1
             (failed) on every candidate.
             """,
-            rubrics_only=True,
         ),
         CodeDoc(
-            "rubric-timeout",
+            codes.RUBRIC_TIMEOUT,
             meaning="""
             The rubric did not decide within the case's `timeout` (seconds, default
             60); everything it started was killed. It is reported at the `timeout`
@@ -668,10 +678,9 @@ bench/slow_one/cases/example/case.toml:1:1: error[rubric-timeout]: the rubric di
             fix="""
             make the rubric faster, or raise `timeout` in the case's `case.toml`.
             """,
-            rubrics_only=True,
         ),
         CodeDoc(
-            "case-flaky",
+            codes.CASE_FLAKY,
             meaning="""
             The case's rubric gave different verdicts on the same input. With
             `--repeat N` each side runs N times: every run of `expected/` must pass
@@ -691,10 +700,9 @@ bench/clock/cases/example/case.toml:1:1: error[case-flaky]: case 'example' of 'c
             make the rubric and the case deterministic (fixed seeds, no clock, no
             network, sorted listings), then run `check --rubrics --repeat 5` again.
             """,
-            rubrics_only=True,
         ),
         CodeDoc(
-            "timeout-tight",
+            codes.TIMEOUT_TIGHT,
             meaning="""
             The slowest run of the case's known-good solution (`expected/`) took
             more than half of the case's `timeout`: a slower machine, or a loaded CI
@@ -714,10 +722,9 @@ bench/slow_one/cases/example/case.toml:2:1: warning[timeout-tight]: the known-go
             raise `timeout` in `case.toml` to at least twice what `expected/` needs,
             or make the rubric faster.
             """,
-            rubrics_only=True,
         ),
         CodeDoc(
-            "unused-ignore",
+            codes.UNUSED_IGNORE,
             meaning="""
             A task-class entry of `bench.toml` accepts a code (`accept = [...]`)
             that `check` no longer reports for that task class: the problem the
@@ -740,7 +747,7 @@ bench.toml:7:10: warning[unused-ignore]: 'vuln-remediation' accepts 'cases-missi
             """,
         ),
         CodeDoc(
-            "memory-tight",
+            codes.MEMORY_TIGHT,
             meaning="""
             The largest run of the case's known-good solution used more than half
             of the case's `memory` limit (MiB). `rubrics.cases[].peak_memory_mib` in
@@ -756,7 +763,6 @@ bench/big/cases/example/case.toml:4:1: warning[memory-tight]: the known-good sol
             fix="""
             raise `memory` in `case.toml` to at least twice what `expected/` needs.
             """,
-            rubrics_only=True,
         ),
     )
 }

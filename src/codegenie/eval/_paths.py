@@ -6,7 +6,6 @@ path runs on it before anything else is imported.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 import sys
@@ -20,7 +19,6 @@ __all__ = (
     "find_manifest_path",
     "fs_path",
     "read_regular_file",
-    "replace_file",
 )
 
 MANIFEST_NAME = "bench.toml"
@@ -175,30 +173,3 @@ def cache_dir() -> str:
     if not os.path.isabs(base):  # the XDG spec: ignore a relative value
         base = os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "codegenie-eval")
-
-
-def replace_file(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
-    """Replace the file ``path`` with ``data``: a reader sees the old bytes or the new, never half.
-
-    Written to a temporary file beside it, synced, then renamed into place;
-    the temporary file is removed if anything fails (an interrupt included).
-    ``mode``: the new file's permissions (default: the temporary file's,
-    0600). Raises ``OSError`` when the directory cannot be written.
-    """
-    import tempfile  # noqa: PLC0415 - start-up: this module is on list's path, which never writes
-
-    target = os.fspath(path)
-    directory, name = os.path.split(target)
-    handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory or ".")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        if mode is not None:
-            os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise

@@ -34,8 +34,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from codegenie.eval import codes
 from codegenie.eval._paths import fs_path
-from codegenie.eval.codes import diagnostic
+from codegenie.eval.codes import CODES, Code, diagnostic
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.errors import (
     BenchCaseLoadError,
@@ -87,10 +88,11 @@ __all__ = (
 #: Where a problem is: the file as shown, its line and column (``None`` when unknown).
 Location = tuple[str | None, int | None, int | None]
 
-_MANIFEST_CODES: Final = {
-    "syntax": "manifest-syntax",
-    "schema": "manifest-schema",
-    "duplicate-module": "duplicate-module",
+#: The code of each kind of manifest problem (``ManifestProblem.kind``); any other: a schema's.
+_MANIFEST_CODES: Final[Mapping[str, Code]] = {
+    "syntax": codes.MANIFEST_SYNTAX,
+    "schema": codes.MANIFEST_SCHEMA,
+    "duplicate-module": codes.DUPLICATE_MODULE,
 }
 
 
@@ -138,7 +140,7 @@ def root_missing(
     """``root-missing``: the entry's root is not a directory (at its ``root`` key)."""
     owner = f" of {slug!r}" if slug else ""
     message = f"root {root!r}{owner} is not a directory ({display_path(directory)})"
-    return diagnostic("root-missing", message, *at, slug=slug, hint=hint)
+    return diagnostic(codes.ROOT_MISSING, message, *at, slug=slug, hint=hint)
 
 
 def root_outside(
@@ -149,7 +151,7 @@ def root_outside(
         f"root {root!r} of {slug!r} resolves to {resolved}, "
         f"outside the manifest's directory {manifest_dir}"
     )
-    return diagnostic("root-outside", message, *at, slug=slug)
+    return diagnostic(codes.ROOT_OUTSIDE, message, *at, slug=slug)
 
 
 def misplaced_package(
@@ -192,7 +194,7 @@ def module_missing(
     """
     message = f"module {module!r} of {slug!r}: {display_path(registration)} does not exist"
     if meant is None:
-        return diagnostic("module-missing", message, *at, slug=slug)
+        return diagnostic(codes.MODULE_MISSING, message, *at, slug=slug)
     guess = meant.name.replace("_", "-")
     meant_module = ".".join((module.split(".", 1)[0], meant.name, "registration"))
     manifest = at[0] or "the manifest"
@@ -204,13 +206,13 @@ def module_missing(
         f"rename [task-classes.{slug}] to [task-classes.{guess}] and set "
         f'module = "{meant_module}" in {manifest}'
     )
-    return diagnostic("module-missing", message, *at, slug=slug, hint=hint)
+    return diagnostic(codes.MODULE_MISSING, message, *at, slug=slug, hint=hint)
 
 
 def module_convention(slug: str, module: str, expected: str, at: Location) -> Diagnostic:
     """``module-convention``: the entry's package is not the slug's identifier."""
     message = f"module {module!r} of {slug!r} is not the slug's own ({expected!r})"
-    return diagnostic("module-convention", message, *at, slug=slug)
+    return diagnostic(codes.MODULE_CONVENTION, message, *at, slug=slug)
 
 
 def import_failed(
@@ -225,7 +227,7 @@ def import_failed(
     """``import-failed``: the registration raised (at its deepest frame under the root)."""
     detail = f"{cause_type}: {cause_message}" if cause_message else cause_type
     message = f"importing {module} for {slug!r} raised {detail}"
-    return _with_traceback(diagnostic("import-failed", message, *at, slug=slug), traceback)
+    return _with_traceback(diagnostic(codes.IMPORT_FAILED, message, *at, slug=slug), traceback)
 
 
 def module_mismatch(
@@ -238,7 +240,7 @@ def module_mismatch(
         "another package named like the bench root shadows it (a bench.py beside the root, "
         "an installed bench package): rename or uninstall it"
     )
-    return diagnostic("import-failed", message, *at, slug=slug, hint=hint)
+    return diagnostic(codes.IMPORT_FAILED, message, *at, slug=slug, hint=hint)
 
 
 def misspelt_slug(
@@ -289,17 +291,17 @@ def not_registered(
             f"the table [task-classes.{slug}] probably misspells the slug"
         )
         hint = f"rename [task-classes.{slug}] to [task-classes.{meant}] in {manifest}"
-        return diagnostic("not-registered", message, *at, slug=slug, hint=hint)
+        return diagnostic(codes.NOT_REGISTERED, message, *at, slug=slug, hint=hint)
     others = ", ".join(repr(name) for name in registered) or "nothing"
     message = f"importing {module} did not register {slug!r} (it registered {others})"
     hint = f"decorate the task class with @register_task_class({slug!r})"
-    return diagnostic("not-registered", message, *at, slug=slug, hint=hint)
+    return diagnostic(codes.NOT_REGISTERED, message, *at, slug=slug, hint=hint)
 
 
 def case_problem(
     slug: str,
     *,
-    code: str,
+    code: Code,
     file: str | os.PathLike[str],
     line: int | None,
     column: int | None,
@@ -381,7 +383,7 @@ def root_hint(manifest_dir: Path, root: str, package_parts: Sequence[str] = ()) 
 def manifest_problem(problem: ManifestProblem, shown: str) -> Diagnostic:
     """Return the diagnostic of one problem of an invalid manifest shown as ``shown``."""
     message = f"{problem.key}: {problem.message}" if problem.key else problem.message
-    code = _MANIFEST_CODES.get(problem.kind, "manifest-schema")
+    code = _MANIFEST_CODES.get(problem.kind, codes.MANIFEST_SCHEMA)
     return diagnostic(code, message, shown, problem.line, problem.column, slug=problem.slug)
 
 
@@ -500,7 +502,7 @@ def error_diagnostics(
         return [
             case_problem(
                 error.task_class,
-                code=problem.code,
+                code=CODES[problem.code],
                 file=problem.file,
                 line=problem.line,
                 column=problem.column,

@@ -43,10 +43,11 @@ from typing import Final
 import tomli_w
 from pydantic import ValidationError
 
+from codegenie.eval._atomic import write_atomically
 from codegenie.eval._manifest.model import BenchManifest, ManifestEntry
 from codegenie.eval._manifest.read import read_manifest_bytes
 from codegenie.eval._manifest.schema import json_schema
-from codegenie.eval._paths import fs_path, replace_file
+from codegenie.eval._paths import fs_path
 from codegenie.eval.errors import (
     BenchManifestInvalid,
     BenchManifestNotFound,
@@ -279,7 +280,7 @@ def _entry_bytes(slug: str, entry: ManifestEntry, existing: bytes) -> bytes:
 
 def _write_atomically(path: Path, data: bytes) -> None:
     """Replace the file ``path`` with ``data``: readers see the old bytes or the new ones."""
-    replace_file(path, data, mode=stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644)
+    write_atomically(path, data, mode=stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644)
 
 
 def _write_new_file(path: Path, text: str) -> None:

@@ -14,9 +14,11 @@ a miss, never an error. This module holds the rules, whatever is cached:
   random key kept in the directory, readable only by this user), so a file
   edited by hand, even with its plain checksums recomputed, or one copied
   from another account, is a miss;
-- files are written to a fresh private temporary file (``O_CREAT | O_EXCL |
-  O_NOFOLLOW``, mode 0600, a random name) and renamed into place, so a link
-  planted in the directory is replaced, never written through;
+- files are written through the package's one atomic write
+  (:mod:`codegenie.eval._atomic`): a fresh private temporary file
+  (``O_CREAT | O_EXCL | O_NOFOLLOW``, mode 0600, a random name), synced and
+  renamed into place, then the directory synced, so a link planted in the
+  directory is replaced, never written through;
 - pruning removes only the names the cache itself writes.
 
 It imports only the standard library's lightest modules: the cached ``list``
@@ -52,7 +54,7 @@ __all__ = (
     "read_key",
     "read_or_make_key",
     "unlink",
-    "write_atomically",
+    "write_file",
 )
 
 _KEY_NAME = "key"
@@ -68,7 +70,6 @@ _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _O_NOFOLLOW | _O_CLOE
 _READ_FLAGS = (
     os.O_RDONLY | _O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 ) | _O_CLOEXEC
-_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
 
 #: Whether this platform can keep the rules at all. Every file is reached
 #: through the open directory, and sections are read at an offset: without
@@ -184,38 +185,22 @@ def read_or_make_key(directory: int) -> bytes:
     key = read_key(directory)
     if key is None:
         key = os.urandom(KEY_SIZE)
-        write_atomically(directory, _KEY_NAME, key)
+        write_file(directory, _KEY_NAME, key)
     return key
 
 
-def write_atomically(directory: int, name: str, content: bytes) -> None:
-    """Write ``content`` to a fresh private file, then rename it to ``name``.
+def write_file(directory: int, name: str, content: bytes) -> None:
+    """Replace ``name`` in the open cache ``directory`` with ``content``, atomically.
 
-    Raises ``OSError`` (the temporary file removed) when it cannot be written.
+    Through the package's one atomic write (:mod:`codegenie.eval._atomic`): a
+    fresh private temporary file (0600, ``O_EXCL | O_NOFOLLOW``) named as
+    :func:`prune` recognises a stale one, synced, renamed over ``name``, the
+    directory synced. Raises ``OSError`` (the temporary file removed) when it
+    cannot be written.
     """
-    temporary = ""
-    fd = -1
-    for _ in range(16):
-        temporary = f"{_TEMP_PREFIX}{os.urandom(8).hex()}{_TEMP_SUFFIX}"
-        try:
-            fd = os.open(temporary, _CREATE_FLAGS, 0o600, dir_fd=directory)
-            break
-        except FileExistsError:
-            continue
-    if fd < 0:
-        raise FileExistsError("no fresh temporary name in the cache directory")
-    try:
-        try:
-            view = memoryview(content)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        # Replaces whatever is at ``name`` — a planted link included — never its target.
-        os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
-    except OSError:
-        unlink(directory, temporary)
-        raise
+    from codegenie.eval._atomic import write_atomically  # noqa: PLC0415 - start-up: the cached list only reads
+
+    write_atomically(name, content, directory=directory, prefix=_TEMP_PREFIX, suffix=_TEMP_SUFFIX)
 
 
 def prune(directory: int, owned: Callable[[str], bool], *, keep: int, keep_bytes: int) -> None:

@@ -24,7 +24,7 @@ from codegenie.eval._cache.directory import (
     open_to_read,
     read_key,
     read_or_make_key,
-    write_atomically,
+    write_file,
 )
 
 __all__ = ("DIRECTORY", "read_last_failed", "write_last_failed")
@@ -93,7 +93,7 @@ def write_last_failed(
         try:
             key = read_or_make_key(directory)
             signed = checksum(key, body).encode("ascii") + b"\n" + body
-            write_atomically(directory, _name(manifest, task_class), signed)
+            write_file(directory, _name(manifest, task_class), signed)
         finally:
             os.close(directory)
     except OSError:

@@ -17,7 +17,7 @@ from codegenie.eval._cache.directory import (
     open_directory,
     prune,
     read_or_make_key,
-    write_atomically,
+    write_file,
 )
 from codegenie.eval._cache.entry import DIRECTORY, MAGIC, SUFFIX, Positions, digest
 from codegenie.eval._cache.listing import Listing, render_text
@@ -109,7 +109,7 @@ def store(
             globals_line=globals_line,
             text=text,
         )
-        write_atomically(directory, manifest_digest + SUFFIX, entry)
+        write_file(directory, manifest_digest + SUFFIX, entry)
         prune(directory, _own_entry, keep=_KEEP, keep_bytes=_KEEP_BYTES)
     except (OSError, ValueError):
         pass

@@ -26,7 +26,7 @@ from codegenie.eval._cache.directory import (
     open_private,
     prune,
     read_or_make_key,
-    write_atomically,
+    write_file,
 )
 from codegenie.eval._version import __version__
 
@@ -59,8 +59,6 @@ class ResultStore:
         self._directory = directory
         self._key = key
         self._written = 0
-        #: Results answered from the store since it was opened.
-        self.reused = 0
 
     @classmethod
     def open(cls) -> ResultStore | None:
@@ -111,7 +109,6 @@ class ResultStore:
             return None
         if not isinstance(value, dict):
             return None
-        self.reused += 1
         return value
 
     def put(self, run_key: str, result: Mapping[str, Any]) -> None:
@@ -128,7 +125,7 @@ class ResultStore:
         if len(content) > _MAX_ENTRY:
             return
         try:
-            write_atomically(self._directory, run_key + _SUFFIX, content)
+            write_file(self._directory, run_key + _SUFFIX, content)
         except OSError:
             return
         self._written += 1

@@ -24,7 +24,7 @@ from codegenie.eval._run.digest import tree_digest
 from codegenie.eval._toml.read import TomlUnreadable, parse_toml
 from codegenie.eval.errors import EvalError
 
-__all__ = ("bench_digest", "declared_slugs")
+__all__ = ("bench_digest",)
 
 
 def _document(data: bytes) -> dict[str, Any]:
@@ -49,12 +49,6 @@ def _roots(data: bytes) -> list[str]:
         return []
     roots = {entry.get("root") for entry in entries.values() if isinstance(entry, dict)}
     return sorted(root for root in roots if isinstance(root, str))
-
-
-def declared_slugs(manifest: Path) -> list[str]:
-    """Return the slugs the manifest's ``[task-classes]`` declares (none when unreadable)."""
-    entries = _document(_read(manifest)).get("task-classes")
-    return sorted(entries) if isinstance(entries, dict) else []
 
 
 def bench_digest(manifest: Path) -> str:

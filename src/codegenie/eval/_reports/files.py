@@ -1,24 +1,25 @@
-"""Write a report file whole or not at all."""
+"""Write a report file whole or not at all, or append to one."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from codegenie.eval._atomic import write_atomically
 from codegenie.eval._output import readable
-from codegenie.eval._paths import replace_file
 
-__all__ = ("append_text", "write_atomically")
+__all__ = ("append_text", "write_report")
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file in its directory.
+def write_report(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through the package's one atomic write.
 
-    A reader never sees half a report: the file is renamed into place once
-    complete. A path the locale could not decode is written as the text it
-    stands for (:func:`readable`). Raises ``OSError`` when the directory
-    cannot be written.
+    A reader never sees half a report: the file is written beside its
+    target, synced and renamed into place (:mod:`codegenie.eval._atomic`). A
+    path the locale could not decode is written as the text it stands for
+    (:func:`readable`). Raises ``OSError`` when the directory cannot be
+    written.
     """
-    replace_file(path, readable(text).encode("utf-8"))
+    write_atomically(path, readable(text).encode("utf-8"))
 
 
 def append_text(path: Path, text: str) -> None:

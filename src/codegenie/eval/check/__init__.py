@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codegenie.eval._code_docs import DOCS
+from codegenie.eval import codes
 from codegenie.eval._sandbox.limits import Limits
 from codegenie.eval.cases import Case
 from codegenie.eval.check._protocol import Failure, Parts, Raised
@@ -199,17 +199,17 @@ def _import_diagnostics(
     header = _at_entry(target, manifest)
     if outcome.kind == "timeout":
         message = f"importing {module} for {slug!r} did not finish ({outcome.detail})"
-        yield diagnostic("import-timeout", message, *header, slug=slug)
+        yield diagnostic(codes.IMPORT_TIMEOUT, message, *header, slug=slug)
         return
     if outcome.kind == "crashed":
         message = f"the interpreter died while importing {module} for {slug!r} ({outcome.detail})"
-        yield diagnostic("import-crashed", message, *header, slug=slug)
+        yield diagnostic(codes.IMPORT_CRASHED, message, *header, slug=slug)
         return
     if outcome.kind == "tampered":
         message = f"importing {module} for {slug!r} cannot be judged: {outcome.detail}"
         # No traceback to show: the registration wrote on descriptors it did not open.
         hint = "stop the import from writing to file descriptors it did not open itself"
-        yield diagnostic("import-failed", message, *header, slug=slug, hint=hint)
+        yield diagnostic(codes.IMPORT_FAILED, message, *header, slug=slug, hint=hint)
         return
     if outcome.error is not None:
         yield _failed(target, outcome.error, manifest)
@@ -220,13 +220,13 @@ def _import_diagnostics(
         if name not in {slug, meant}:  # the misspelt table's own slug: one problem, said once
             where = (target.display_file, lines[name], 1) if name in lines else header
             message = f"importing {module} for {slug!r} also registered {name!r}"
-            yield diagnostic("extra-registration", message, *where, slug=slug)
+            yield diagnostic(codes.EXTRA_REGISTRATION, message, *where, slug=slug)
     if outcome.rubric and not rubric_flagged:
         message = f"importing {module} for {slug!r} loaded rubric {', '.join(outcome.rubric)}"
-        yield diagnostic("rubric-imported", message, *header, slug=slug)
+        yield diagnostic(codes.RUBRIC_IMPORTED, message, *header, slug=slug)
     if outcome.left_running:
         message = f"importing {module} for {slug!r} left {outcome.left_running} running"
-        yield diagnostic("import-left-running", message, *header, slug=slug)
+        yield diagnostic(codes.IMPORT_LEFT_RUNNING, message, *header, slug=slug)
     if outcome.parts is not None:
         yield from _part_diagnostics(target, outcome.parts, manifest=manifest)
 
@@ -240,11 +240,11 @@ def _part_diagnostics(target: ImportTarget, parts: Parts, *, manifest: str) -> I
     if not parts["rubric_exists"]:
         shown = display_path(Path(rubric)) if rubric else "(none: no source file)"
         message = f"the rubric of {slug!r}, {shown}, does not exist"
-        yield diagnostic("rubric-missing", message, *at, slug=slug)
+        yield diagnostic(codes.RUBRIC_MISSING, message, *at, slug=slug)
     for problem in parts["case_problems"]:
         yield case_problem(
             slug,
-            code=problem["code"],
+            code=CODES[problem["code"]],
             file=problem["file"],
             line=problem["line"],
             column=problem["column"],
@@ -259,10 +259,10 @@ def _part_diagnostics(target: ImportTarget, parts: Parts, *, manifest: str) -> I
             f"{slug!r} cases: {unlisted:,} more problem{'s' if unlisted != 1 else ''} "
             f"not listed (only the first {listed:,} are)"
         )
-        yield diagnostic("case-invalid", message, *at, slug=slug)
+        yield diagnostic(codes.CASE_INVALID, message, *at, slug=slug)
     if not parts["cases_found"] or not (parts["cases"] or parts["case_problems"]):
         message = f"{slug!r} has no cases: nothing can be graded"
-        yield diagnostic("cases-missing", message, *at, slug=slug)
+        yield diagnostic(codes.CASES_MISSING, message, *at, slug=slug)
 
 
 def _case_runs(target: ImportTarget, outcome: Outcome) -> list[CaseRun]:
@@ -310,14 +310,14 @@ def _accepted(
     ]
     occurred = {(d.slug, d.code) for d in diagnostics}
     failed = {d.slug for d in kept if d.severity == "error"}
-    for slug, (codes, (line, column)) in accepts.items():
+    for slug, (accepted, (line, column)) in accepts.items():
         if slug in failed:
             continue
-        for code in dict.fromkeys(codes):
-            if (slug, code) in occurred or (DOCS[code].rubrics_only and not rubrics):
+        for code in dict.fromkeys(accepted):
+            if (slug, code) in occurred or (CODES[code].rubrics_only and not rubrics):
                 continue
             message = f"{slug!r} accepts {code!r}, which no longer occurs for it"
-            kept.append(diagnostic("unused-ignore", message, manifest, line, column, slug=slug))
+            kept.append(diagnostic(codes.UNUSED_IGNORE, message, manifest, line, column, slug=slug))
     return kept
 
 
@@ -418,7 +418,9 @@ def run_check(
             )
             diagnostics += ledger.diagnostics
         diagnostics = [
-            d for d in diagnostics if not (d.code == "module-convention" and d.slug in misspelt)
+            d
+            for d in diagnostics
+            if not (d.code == codes.MODULE_CONVENTION.name and d.slug in misspelt)
         ]
     diagnostics = _accepted(
         diagnostics, static.accepts, manifest=display_path(path), rubrics=rubrics

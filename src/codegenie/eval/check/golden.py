@@ -30,14 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from codegenie.eval import codes
 from codegenie.eval._ledger.reuse import Ledger
 from codegenie.eval._paths import FileRefused, read_regular_file
 from codegenie.eval._run.spec import RunSpec
 from codegenie.eval._toml.positions import TomlPositions
 from codegenie.eval.cases import CASE_FILE, CASE_FILE_SIZE_LIMIT, Case
-from codegenie.eval.check.codes import diagnostic
 from codegenie.eval.check.static import display_path
-from codegenie.eval.codes import RUBRIC_VERBOSE_CLAUSE
+from codegenie.eval.codes import RUBRIC_VERBOSE_CLAUSE, diagnostic
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.rubrics import (
     RubricResult,
@@ -278,7 +278,7 @@ def _one_per_crash(found: list[Diagnostic]) -> Iterator[Diagnostic]:
     """Yield ``found``, a rubric that raised the same way on both sides reported once."""
     crashes: dict[tuple[object, ...], Diagnostic] = {}
     for each in found:
-        if each.code != "rubric-error" or each.traceback is None:
+        if each.code != codes.RUBRIC_ERROR.name or each.traceback is None:
             yield each
             continue
         key = (each.file, each.line, each.message.replace("on input/", "on expected/"))
@@ -312,7 +312,7 @@ def _flaky(first: CaseRun, sides: Sequence[tuple[CaseRun, Sequence[RubricResult]
         f"input: {counts}; " + "; ".join(differing)
     )
     file, line, column = _case_place(first, None)
-    return diagnostic("case-flaky", message, file, line, column, slug=first.slug)
+    return diagnostic(codes.CASE_FLAKY, message, file, line, column, slug=first.slug)
 
 
 def _judge(run: CaseRun, results: Sequence[RubricResult]) -> Iterator[Diagnostic]:
@@ -322,7 +322,7 @@ def _judge(run: CaseRun, results: Sequence[RubricResult]) -> Iterator[Diagnostic
     if result.status == "timeout":
         file, line, column = _case_place(run, "timeout")
         yield diagnostic(
-            "rubric-timeout",
+            codes.RUBRIC_TIMEOUT,
             f"the rubric did not decide on {run.side}/ of {name} within {run.timeout:g} s",
             file,
             line,
@@ -334,7 +334,7 @@ def _judge(run: CaseRun, results: Sequence[RubricResult]) -> Iterator[Diagnostic
     elif run.side == "expected" and result.status == "failed":
         file, line, column = _case_place(run, None)
         yield diagnostic(
-            "golden-fails",
+            codes.GOLDEN_FAILS,
             f"the known-good solution (expected/) of {name} fails{reason}",
             file,
             line,
@@ -344,7 +344,7 @@ def _judge(run: CaseRun, results: Sequence[RubricResult]) -> Iterator[Diagnostic
     elif run.side == "input" and result.status == "passed":
         file, line, column = _case_place(run, None)
         yield diagnostic(
-            "input-passes",
+            codes.INPUT_PASSES,
             f"the unsolved input (input/) of {name} already passes{reason}",
             file,
             line,
@@ -360,7 +360,7 @@ def _tight(run: CaseRun, results: Sequence[RubricResult]) -> Iterator[Diagnostic
     if slowest is not None and slowest > TIGHT_SHARE * run.timeout:
         file, line, column = _case_place(run, "timeout")
         yield diagnostic(
-            "timeout-tight",
+            codes.TIMEOUT_TIGHT,
             f"the known-good solution of case {run.case_id!r} of {run.slug!r} took "
             f"{slowest:.2f} s, more than half of its timeout of {run.timeout:g} s",
             file,
@@ -375,7 +375,7 @@ def _tight(run: CaseRun, results: Sequence[RubricResult]) -> Iterator[Diagnostic
     if largest is not None and memory is not None and largest > TIGHT_SHARE * memory:
         file, line, column = _case_place(run, "memory")
         yield diagnostic(
-            "memory-tight",
+            codes.MEMORY_TIGHT,
             f"the known-good solution of case {run.case_id!r} of {run.slug!r} used "
             f"{largest:.0f} MiB, more than half of its memory limit of {memory} MiB",
             file,
@@ -391,7 +391,7 @@ def _rubric_error(run: CaseRun, result: RubricResult, name: str) -> Diagnostic:
     if traceback is not None and frame is not None:
         raised = traceback.rstrip().rsplit("\n", 1)[-1].strip()
         found = diagnostic(
-            "rubric-error",
+            codes.RUBRIC_ERROR,
             f"the rubric raised {raised} on {run.side}/ of {name}",
             display_path(frame[0]),
             frame[1],
@@ -403,7 +403,7 @@ def _rubric_error(run: CaseRun, result: RubricResult, name: str) -> Diagnostic:
         reason = f": {result.reason}" if result.reason else ""
         file, line, column = _case_place(run, None)
         found = diagnostic(
-            "rubric-error",
+            codes.RUBRIC_ERROR,
             f"the rubric broke its protocol on {run.side}/ of {name}{reason}",
             file,
             line,

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from codegenie.eval import codes
 from codegenie.eval._manifest.model import BenchManifest, ManifestEntry
 from codegenie.eval._manifest.read import read_manifest_bytes
 from codegenie.eval._paths import MANIFEST_SIZE_LIMIT, fs_path
@@ -104,7 +105,7 @@ def _read(path: Path) -> _Read:
     except BenchManifestNotFound:
         message = "the file disappeared while it was being checked"
         return _Read(
-            {}, None, [diagnostic("manifest-syntax", message, file=shown, line=1, column=1)]
+            {}, None, [diagnostic(codes.MANIFEST_SYNTAX, message, file=shown, line=1, column=1)]
         )
     except BenchManifestInvalid as exc:
         if any(p.kind == "syntax" for p in exc.problems):
@@ -256,7 +257,7 @@ def _source_checks(
         }.get(type(exc), f"it cannot be read ({exc})")
         result.diagnostics.append(
             diagnostic(
-                "source-unparsable",
+                codes.SOURCE_UNPARSABLE,
                 f"{slug!r} registration {shown} cannot be parsed: {reason}",
                 file=shown,
                 line=1,
@@ -271,7 +272,7 @@ def _source_checks(
             result.rubric_flagged.add(slug)
             result.diagnostics.append(
                 diagnostic(
-                    "rubric-imported",
+                    codes.RUBRIC_IMPORTED,
                     f"{slug!r} registration imports rubric module {name!r}",
                     file=shown,
                     line=line,
@@ -419,7 +420,7 @@ def _orphans(
                 continue
             found.append(
                 diagnostic(
-                    "orphan-task-class",
+                    codes.ORPHAN_TASK_CLASS,
                     f"{display_path(registration)} ({module}) is under a declared root, "
                     "but no entry of bench.toml lists it",
                     file=display_path(registration),
@@ -453,7 +454,7 @@ def check_static(
     result.diagnostics += [d for d in read.diagnostics if in_shard(d.slug)]
     result.declared = [slug for slug in read.declared if in_shard(slug)]
     result.every_slug = frozenset(read.declared)
-    result.readable = not any(d.code == "manifest-syntax" for d in read.diagnostics)
+    result.readable = not any(d.code == codes.MANIFEST_SYNTAX.name for d in read.diagnostics)
     positions = read.positions
 
     def where(*key: str | int) -> tuple[int, int]:

@@ -416,7 +416,7 @@ def _to_file(command: Command, args: argparse.Namespace, path: Path, *, console:
     The file is replaced atomically, so a reader never sees half a report;
     one that cannot be written is reported on stderr (exit 1).
     """
-    from codegenie.eval._reports.files import write_atomically  # noqa: PLC0415 - start-up: only --output-file pays for it
+    from codegenie.eval._reports.files import write_report  # noqa: PLC0415 - start-up: only --output-file pays for it
 
     buffer = io.StringIO()
     results = ResultStream(buffer)
@@ -427,7 +427,7 @@ def _to_file(command: Command, args: argparse.Namespace, path: Path, *, console:
     else:
         code = _run(command, args, Output(args, results, sys.stderr))
     try:
-        write_atomically(path, buffer.getvalue())
+        write_report(path, buffer.getvalue())
     except OSError as error:
         sys.stderr.write(
             f"{PROG}: error: cannot write {escape_control(str(path))}: "

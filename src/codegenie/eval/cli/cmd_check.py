@@ -14,6 +14,7 @@ from codegenie.eval.cli._base import (
     choose_sandbox,
     manifest_path,
     positive_int,
+    shard_type,
     step_summary,
 )
 from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
@@ -136,15 +137,6 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _shard(text: str) -> object:
-    from codegenie.eval.check import Shard  # noqa: PLC0415 - start-up: only this command pays for it
-
-    try:
-        return Shard.parse(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add check's options; a setting's default is ``None``: not given, so the file's value."""
     parser.add_argument(
@@ -169,7 +161,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--shard",
-        type=_shard,
+        type=shard_type,
         default=None,
         metavar="K/N",
         help="check only slice K of N (1/4 … 4/4) of the slugs, for a CI matrix",
