@@ -21,12 +21,13 @@ import difflib
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal, final
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, final
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from codegenie.eval._located import locate_errors
 from codegenie.eval._paths import MANIFEST_SIZE_LIMIT, FileRefused, read_regular_file
+from codegenie.eval._reports.formats import NAMES
 from codegenie.eval._toml.positions import TomlPositions
 from codegenie.eval._toml.read import TomlUnreadable, parse_toml
 from codegenie.eval.codes import CODES
@@ -67,6 +68,11 @@ def _known_codes(codes: list[str]) -> list[str]:
 
 Codes = Annotated[list[str], AfterValidator(_known_codes)]
 
+if TYPE_CHECKING:
+    FormatName = str
+else:  # the names of the table of report formats, validated (and refused) as a Literal
+    FormatName = Literal[NAMES]
+
 
 @final
 class SettingsFile(BaseModel):
@@ -81,7 +87,7 @@ class SettingsFile(BaseModel):
     timeout: Annotated[float, Field(gt=0)] | None = None
     repeat: Annotated[int, Field(ge=1)] | None = None
     sandbox: Literal["auto", "bwrap", "none"] | None = None
-    format: Literal["text", "json", "github", "junit", "sarif"] | None = None
+    format: FormatName | None = None
 
 
 #: Each setting's value when neither the file nor the command line gives one.

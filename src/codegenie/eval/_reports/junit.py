@@ -1,4 +1,4 @@
-"""JUnit XML from a ``check`` or ``grade`` JSON document.
+"""JUnit XML of a ``check`` or ``grade`` report.
 
 The shape is the common one CI systems read (the JUnit schema of Jenkins'
 xUnit plugin, which the tests validate it against): ``testsuites`` holding one
@@ -16,12 +16,17 @@ test case ``bench.toml``. ``grade``: one test case per case;
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from codegenie.eval._output import readable
 
-__all__ = ("check_junit", "grade_junit")
+if TYPE_CHECKING:
+    from codegenie.eval._reports.documents import CheckDocument, GradeDocument
+    from codegenie.eval._reports.sink import Sink
+    from codegenie.eval.diagnostics import Diagnostic
+
+__all__ = ("check_junit", "grade_junit", "write_check_junit", "write_grade_junit")
 
 # XML 1.0 cannot hold most control characters even escaped: they are written as visible escapes.
 _XML_INVALID = {c: f"\\x{c:02x}" for c in (*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20))}
@@ -66,34 +71,28 @@ def _outcome(case: ET.Element, kind: str, message: str, kind_type: str, body: st
     element.text = _text(body)
 
 
-def _diagnostic_line(d: Mapping[str, Any]) -> str:
-    where = d.get("file") or "codegenie-bench"
-    if d.get("line") is not None:
-        where += f":{d['line']}" + (f":{d['column']}" if d.get("column") is not None else "")
-    line = f"{where}: {d['severity']}[{d['code']}]: {d['message']}"
-    return line + (f"\n  hint: {d['hint']}" if d.get("hint") else "")
+def _diagnostic_line(d: Diagnostic) -> str:
+    where = d.file or "codegenie-bench"
+    if d.line is not None:
+        where += f":{d.line}" + (f":{d.column}" if d.column is not None else "")
+    line = f"{where}: {d.severity}[{d.code}]: {d.message}"
+    return line + (f"\n  hint: {d.hint}" if d.hint else "")
 
 
-def check_junit(document: Mapping[str, Any]) -> str:
-    """Return the JUnit XML of a ``check`` document: one test case per task class."""
-    strict = bool(document.get("strict", False))
-    by_slug: dict[str, list[Mapping[str, Any]]] = {
-        slug: [] for slug in document.get("task_classes", [])
-    }
-    for found in document["diagnostics"]:
-        by_slug.setdefault(found.get("slug") or "bench.toml", []).append(found)
+def check_junit(report: CheckDocument) -> str:
+    """Return the JUnit XML of a ``check`` report: one test case per task class."""
+    strict = report.strict
+    by_slug: dict[str, list[Diagnostic]] = {slug: [] for slug in report.task_classes}
+    for found in report.diagnostics:
+        by_slug.setdefault(found.slug or "bench.toml", []).append(found)
     cases = []
     for slug in sorted(by_slug):
         case = _case("check", slug)
-        failing = [
-            d for d in by_slug[slug] if d["severity"] == "error" or (strict and d["severity"])
-        ]
+        failing = [d for d in by_slug[slug] if d.severity == "error" or (strict and d.severity)]
         if failing:
-            codes = ", ".join(dict.fromkeys(d["code"] for d in failing))
+            codes = ", ".join(dict.fromkeys(d.code for d in failing))
             body = "\n".join(_diagnostic_line(d) for d in by_slug[slug])
-            _outcome(
-                case, "failure", f"{len(failing)} problem(s): {codes}", failing[0]["code"], body
-            )
+            _outcome(case, "failure", f"{len(failing)} problem(s): {codes}", failing[0].code, body)
         elif by_slug[slug]:
             ET.SubElement(case, "system-out").text = _text(
                 "\n".join(_diagnostic_line(d) for d in by_slug[slug])
@@ -102,26 +101,34 @@ def check_junit(document: Mapping[str, Any]) -> str:
     return _render("check", cases, time=0.0)
 
 
-def grade_junit(document: Mapping[str, Any]) -> str:
-    """Return the JUnit XML of a ``grade`` document: one test case per case."""
-    task_class = document["task_class"]
+def grade_junit(report: GradeDocument) -> str:
+    """Return the JUnit XML of a ``grade`` report: one test case per case."""
+    task_class = report.report.task_class
     cases = []
     total = 0.0
-    for result in document["results"]:
-        duration = result.get("duration_s") or 0.0
+    for result in report.report.results:
+        duration = result.duration_s or 0.0
         total += duration
-        case = _case(task_class, result["case"], duration)
-        status, reason = result["status"], result.get("reason") or ""
+        case = _case(task_class, result.case, duration)
+        status, reason = result.status, result.reason or ""
         if status == "failed":
             _outcome(case, "failure", reason, "failed", reason)
         elif status == "error":
             body = "\n".join(
-                part
-                for part in (reason, result.get("traceback") or result.get("stderr_tail"))
-                if part
+                part for part in (reason, result.traceback or result.stderr_tail) if part
             )
-            _outcome(case, "error", reason, result.get("limit") or "error", body)
+            _outcome(case, "error", reason, result.limit or "error", body)
         elif status == "missing":
             ET.SubElement(case, "skipped", message=_text(reason))
         cases.append(case)
     return _render(f"grade {task_class}", cases, time=total)
+
+
+def write_check_junit(report: CheckDocument, sink: Sink) -> None:
+    """Write the JUnit XML of a ``check`` report on stdout (the ``junit`` format)."""
+    sink.stdout.write(check_junit(report))
+
+
+def write_grade_junit(report: GradeDocument, sink: Sink) -> None:
+    """Write the JUnit XML of a ``grade`` report on stdout (the ``junit`` format)."""
+    sink.stdout.write(grade_junit(report))

@@ -7,19 +7,24 @@ once, no task class (``check``) or case (``grade``) is reported by two
 shards, a check report holds only task classes of its own shard (the stable
 split of ``check --shard``), and, for ``grade``, every case of the task
 class has a result.
-:func:`merge_reports` returns the merged document, or raises
-:class:`MergeRefused` with every reason it found.
+:func:`merge_reports` returns the merged report, typed as one run's
+(:mod:`.documents`), or raises :class:`MergeRefused` with every reason it
+found.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, final
+from pathlib import Path
+from typing import Any, final
+
+from codegenie.eval._paths import fs_path
+from codegenie.eval._reports.documents import CheckDocument, GradeDocument, Proof
+from codegenie.eval._reports.formats import ReportKind
+from codegenie.eval.diagnostics import Diagnostic
 
 __all__ = ("MergeRefused", "ReportKind", "kind_of", "merge_reports")
-
-ReportKind = Literal["check", "grade"]
 
 
 @final
@@ -72,9 +77,14 @@ def _twice(label: str, owners: dict[str, list[str]]) -> list[str]:
     ]
 
 
+def _path(text: str) -> Path:
+    """Return a report's path (text, in JSON) as a path of this process, to compare with its own."""
+    return Path(fs_path(text))
+
+
 def _merge_check(
     names: Sequence[str], documents: Sequence[Mapping[str, Any]]
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[CheckDocument, list[str]]:
     from codegenie.eval.check import Shard  # noqa: PLC0415 - only check reports need the split
 
     owners: dict[str, list[str]] = {}
@@ -109,28 +119,28 @@ def _merge_check(
     errors = sum(d["severity"] == "error" for d in diagnostics)
     warnings = sum(d["severity"] == "warning" for d in diagnostics)
     first = documents[0]
-    merged = {
-        "ok": all(document["ok"] for document in documents)
+    checked = sum(document["checked"] for document in documents)
+    merged = CheckDocument(
+        manifest=_path(first["manifest"]),
+        ok=all(document["ok"] for document in documents)
         and errors == 0
         and (not strict or warnings == 0),
-        "manifest": first["manifest"],
-        "checked": sum(document["checked"] for document in documents),
-        "declared": sum(document.get("declared", document["checked"]) for document in documents),
-        "errors": errors,
-        "warnings": warnings,
-        "diagnostics": diagnostics,
-        "strict": strict,
-        "task_classes": sorted(owners),
-        "bench_digest": first.get("bench_digest"),
-        "shard": {"index": 1, "count": 1},
-        "merged": len(documents),
-    }
+        checked=checked,
+        declared=sum(document.get("declared", document["checked"]) for document in documents),
+        diagnostics=tuple(Diagnostic(**d) for d in diagnostics),
+        strict=strict,
+        task_classes=tuple(sorted(owners)),
+        summary=f"merged {len(documents)} reports: checked {checked} task classes: "
+        f"{errors} errors, {warnings} warnings",
+        proof=Proof(first.get("bench_digest"), (1, 1)),
+        merged=len(documents),
+    )
     return merged, problems
 
 
 def _merge_grade(
     names: Sequence[str], documents: Sequence[Mapping[str, Any]]
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[GradeDocument, list[str]]:
     from codegenie.eval.grading import GradeReport, GradeResult  # noqa: PLC0415 - pydantic: only grade reports pay for it
 
     problems = []
@@ -156,24 +166,26 @@ def _merge_grade(
         sandbox="none" if "none" in sandboxes else "bwrap",
         reused=sum(document.get("reused", 0) for document in documents),
     )
-    merged = report.to_json()
-    merged["manifest"] = documents[0].get("manifest")
-    merged["case_files"] = {
-        case: file
-        for document in documents
-        for case, file in document.get("case_files", {}).items()
-    }
-    merged["cases"] = sorted(every)
-    merged["bench_digest"] = documents[0].get("bench_digest")
-    merged["shard"] = {"index": 1, "count": 1}
-    merged["merged"] = len(documents)
+    manifest = documents[0].get("manifest")
+    merged = GradeDocument(
+        report=report,
+        manifest=_path(manifest) if manifest else None,
+        case_files={
+            case: _path(file)
+            for document in documents
+            for case, file in document.get("case_files", {}).items()
+        },
+        cases=tuple(sorted(every)),
+        proof=Proof(documents[0].get("bench_digest"), (1, 1)),
+        merged=len(documents),
+    )
     return merged, problems
 
 
 def merge_reports(
     names: Sequence[str], documents: Sequence[Mapping[str, Any]]
-) -> tuple[ReportKind, dict[str, Any]]:
-    """Return the reports' kind and their merge; raise ``MergeRefused`` if they do not add up.
+) -> CheckDocument | GradeDocument:
+    """Return the reports' merge; raise ``MergeRefused`` if they do not add up.
 
     ``names`` name the reports in the problems (their paths).
     """
@@ -186,8 +198,12 @@ def merge_reports(
     kind = kinds[0]
     assert kind is not None
     problems = _shards(names, documents)
-    merged, more = (_merge_check if kind == "check" else _merge_grade)(names, documents)
+    merged: CheckDocument | GradeDocument
+    if kind == "check":
+        merged, more = _merge_check(names, documents)
+    else:
+        merged, more = _merge_grade(names, documents)
     problems += more
     if problems:
         raise MergeRefused(problems)
-    return kind, merged
+    return merged

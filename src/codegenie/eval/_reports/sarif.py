@@ -1,4 +1,4 @@
-"""SARIF 2.1.0 from a ``check`` JSON document.
+"""SARIF 2.1.0 of a ``check`` report.
 
 One run of the tool ``codegenie-bench``: its rules are the whole code table
 (each with its summary, its hint as help and its severity as the default
@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codegenie.eval._output import readable, readable_data
 from codegenie.eval._version import __version__
 from codegenie.eval.codes import CODES
 
-__all__ = ("SARIF_SCHEMA", "check_sarif")
+if TYPE_CHECKING:
+    from codegenie.eval._reports.documents import CheckDocument
+    from codegenie.eval._reports.sink import Sink
+    from codegenie.eval.diagnostics import Diagnostic
+
+__all__ = ("SARIF_SCHEMA", "check_sarif", "write_check_sarif")
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -35,8 +39,8 @@ def _rules() -> list[dict[str, Any]]:
     ]
 
 
-def _location(found: Mapping[str, Any], base: str | None) -> dict[str, Any]:
-    file = readable(str(found["file"]))
+def _location(found: Diagnostic, base: str | None) -> dict[str, Any]:
+    file = readable(str(found.file))
     uri = file
     if base is not None and os.path.isabs(file):
         relative = os.path.relpath(file, base)
@@ -46,38 +50,36 @@ def _location(found: Mapping[str, Any], base: str | None) -> dict[str, Any]:
     if not os.path.isabs(uri):
         artifact["uriBaseId"] = "%SRCROOT%"
     physical: dict[str, Any] = {"artifactLocation": artifact}
-    if found.get("line"):
-        region = {"startLine": found["line"]}
-        if found.get("column"):
-            region["startColumn"] = found["column"]
+    if found.line:
+        region = {"startLine": found.line}
+        if found.column:
+            region["startColumn"] = found.column
         physical["region"] = region
     return {"physicalLocation": physical}
 
 
-def check_sarif(document: Mapping[str, Any]) -> str:
-    """Return the SARIF log (JSON text) of a ``check`` document.
+def check_sarif(report: CheckDocument) -> str:
+    """Return the SARIF log (JSON text) of a ``check`` report.
 
     Paths are made relative to ``$GITHUB_WORKSPACE`` when set, else to the
     manifest's directory, so that code-scanning shows them in the repository.
     """
     # As text (readable): a merged report's paths are, a path of this process may not be.
-    base = readable(
-        os.environ.get("GITHUB_WORKSPACE") or os.path.dirname(str(document["manifest"]))
-    )
+    base = readable(os.environ.get("GITHUB_WORKSPACE") or os.path.dirname(str(report.manifest)))
     index = {name: i for i, name in enumerate(CODES)}
     results = []
-    for found in document["diagnostics"]:
+    for found in report.diagnostics:
         result: dict[str, Any] = {
-            "ruleId": found["code"],
-            "level": found["severity"],
-            "message": {"text": found["message"]},
+            "ruleId": found.code,
+            "level": found.severity,
+            "message": {"text": found.message},
         }
-        if found["code"] in index:
-            result["ruleIndex"] = index[found["code"]]
-        if found.get("file"):
+        if found.code in index:
+            result["ruleIndex"] = index[found.code]
+        if found.file:
             result["locations"] = [_location(found, base)]
-        if found.get("slug"):
-            result["properties"] = {"slug": found["slug"]}
+        if found.slug:
+            result["properties"] = {"slug": found.slug}
         results.append(result)
     log = {
         "$schema": SARIF_SCHEMA,
@@ -100,6 +102,11 @@ def check_sarif(document: Mapping[str, Any]) -> str:
     if "\\ud" in text:  # a path the locale could not decode: write the text it stands for
         text = json.dumps(readable_data(log), indent=2, ensure_ascii=True)
     return text + "\n"
+
+
+def write_check_sarif(report: CheckDocument, sink: Sink) -> None:
+    """Write the SARIF log of a ``check`` report on stdout (the ``sarif`` format)."""
+    sink.stdout.write(check_sarif(report))
 
 
 def _file_uri(directory: str) -> str:

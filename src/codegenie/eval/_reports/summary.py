@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from codegenie.eval._reports.documents import CheckDocument, GradeDocument
 
 __all__ = ("check_summary", "grade_summary")
 
@@ -14,45 +16,43 @@ def _cell(value: object) -> str:
     return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def check_summary(document: Mapping[str, Any]) -> str:
-    """Return the Markdown summary of a ``check`` document: the counts, then each diagnostic."""
-    verdict = "passed" if document["ok"] else "failed"
+def check_summary(report: CheckDocument) -> str:
+    """Return the Markdown summary of a ``check`` report: the counts, then each diagnostic."""
+    verdict = "passed" if report.ok else "failed"
     lines = [
         f"### codegenie-bench check: {verdict}",
         "",
-        f"{document['checked']} task classes checked: {document['errors']} errors, "
-        f"{document['warnings']} warnings.",
+        f"{report.checked} task classes checked: {report.errors} errors, "
+        f"{report.warnings} warnings.",
         "",
     ]
-    if document["diagnostics"]:
+    if report.diagnostics:
         lines += ["| severity | code | where | message |", "| --- | --- | --- | --- |"]
-        for d in document["diagnostics"]:
-            where = d.get("file") or ""
-            if d.get("line") is not None:
-                where += f":{d['line']}"
-            code, message = _cell(d["code"]), _cell(d["message"])
-            lines.append(f"| {d['severity']} | `{code}` | {_cell(where)} | {message} |")
+        for d in report.diagnostics:
+            where = d.file or ""
+            if d.line is not None:
+                where += f":{d.line}"
+            code, message = _cell(d.code), _cell(d.message)
+            lines.append(f"| {d.severity} | `{code}` | {_cell(where)} | {message} |")
         lines.append("")
     return "\n".join(lines) + "\n"
 
 
-def grade_summary(document: Mapping[str, Any]) -> str:
-    """Return the Markdown summary of a ``grade`` document: the counts, then what did not pass."""
-    counts = document["counts"]
-    verdict = "passed" if document["ok"] else "failed"
+def grade_summary(report: GradeDocument) -> str:
+    """Return the Markdown summary of a ``grade`` report: the counts, then what did not pass."""
+    grades = report.report
+    counts = grades.counts()
+    verdict = "passed" if grades.ok else "failed"
     lines = [
-        f"### codegenie-bench grade {_cell(document['task_class'])}: {verdict}",
+        f"### codegenie-bench grade {_cell(grades.task_class)}: {verdict}",
         "",
-        f"{document['passed']}/{document['total']} passed "
+        f"{grades.passed}/{grades.total} passed "
         f"({counts['failed']} failed, {counts['error']} errors, {counts['missing']} missing).",
         "",
     ]
-    others = [r for r in document["results"] if r["status"] != "passed"]
+    others = [r for r in grades.results if r.status != "passed"]
     if others:
         lines += ["| status | case | reason |", "| --- | --- | --- |"]
-        lines += [
-            f"| {r['status']} | `{_cell(r['case'])}` | {_cell(r.get('reason') or '')} |"
-            for r in others
-        ]
+        lines += [f"| {r.status} | `{_cell(r.case)}` | {_cell(r.reason or '')} |" for r in others]
         lines.append("")
     return "\n".join(lines) + "\n"

@@ -22,6 +22,7 @@ from codegenie.eval._output import (
     reserve_stdout,
     wants_colour,
 )
+from codegenie.eval._reports.formats import NAMES, commands_writing, format_help
 from codegenie.eval.cli import (
     cmd_check,
     cmd_explain,
@@ -35,8 +36,6 @@ from codegenie.eval.cli import (
     cmd_show,
 )
 from codegenie.eval.cli._base import (
-    FORMAT_COMMANDS,
-    FORMATS,
     PROG,
     VERSION,
     Command,
@@ -125,12 +124,11 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
     )
     group.add_argument(
         "--format",
-        choices=FORMATS,
+        choices=NAMES,
         # None: not given, so check and grade may take it from [tool.codegenie-bench]
         # (_parse says text).
         default=default(None),
-        help="output format (default: text; github: workflow annotations, check, grade and "
-        "merge; junit: JUnit XML, check, grade and merge; sarif: SARIF 2.1.0, check and merge)",
+        help=format_help(),
     )
     group.add_argument(
         "--output-file",
@@ -210,7 +208,7 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     args.format_given = args.format is not None
     if args.format is None:
         args.format = "text"
-    allowed = FORMAT_COMMANDS.get(args.format)
+    allowed = commands_writing(args.format)
     if allowed is not None and args.command not in allowed:
         detail = f"--format {args.format} is only for {', '.join(allowed)}"
         raise UsageError(parser.format_usage().strip(), detail)

@@ -21,6 +21,7 @@ from codegenie.eval._output import (
     readable_data,
     wants_colour,
 )
+from codegenie.eval._reports.formats import formats_of
 from codegenie.eval._version import __version__
 from codegenie.eval.errors import EvalError
 
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
 
 __all__ = (
     "EXIT_USAGE",
-    "FORMATS",
-    "FORMAT_COMMANDS",
     "PROG",
     "VERSION",
     "Command",
@@ -53,14 +52,6 @@ __all__ = (
 PROG: Final = "codegenie-bench"
 EXIT_USAGE: Final = 2
 VERSION: Final = f"{PROG} {__version__}"
-
-#: The --format values, and the commands that write each (every command: text and json).
-FORMATS: Final = ("text", "json", "github", "junit", "sarif")
-FORMAT_COMMANDS: Final[dict[str, tuple[str, ...]]] = {
-    "github": ("check", "grade", "merge"),
-    "junit": ("check", "grade", "merge"),
-    "sarif": ("check", "merge"),
-}
 
 
 @final
@@ -362,7 +353,7 @@ def apply_settings(
     given = {name: getattr(args, name, None) for name in used}
     if "format" in used:  # args.format is "text" when not given: only format_given tells
         given["format"] = args.format if args.format_given else None
-    writes = tuple(f for f in FORMATS if args.command in FORMAT_COMMANDS.get(f, (args.command,)))
+    writes = formats_of(args.command)
     read = load_settings(manifest.absolute().parent)
     settings = resolve(read, given, names=used, formats=writes)
     for name in used:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from codegenie.eval._output import escape_control
 from codegenie.eval.cli._base import (
     Command,
     Output,
@@ -91,30 +90,17 @@ def run(args: argparse.Namespace, out: Output) -> int:
 def _report(args: argparse.Namespace, out: Output, report: CheckReport) -> None:
     """Write ``report`` in the chosen format, and the step summary when CI asks for one."""
     from codegenie.eval._reports.digest import bench_digest  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval._reports.junit import check_junit  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval._reports.sarif import check_sarif  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._reports.documents import CheckDocument, Proof  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._reports.formats import render  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.summary import check_summary  # noqa: PLC0415 - start-up: only this command pays for it
 
-    document = report.to_json(strict=args.strict)
-    if args.format == "json":  # the proof merge needs: which bench, which slice of it
-        document["bench_digest"] = bench_digest(report.manifest)
+    proof = None
+    if out.format == "json":  # the proof merge needs: which bench, which slice of it
         shard = args.shard
-        document["shard"] = {"index": shard.index, "count": shard.count} if shard else None
+        proof = Proof(bench_digest(report.manifest), (shard.index, shard.count) if shard else None)
+    document = CheckDocument.of(report, strict=args.strict, proof=proof)
     step_summary(check_summary(document))
-    if args.format == "json":
-        out.result(document, "")
-    elif args.format == "junit":
-        out.stdout.write(check_junit(document))
-    elif args.format == "sarif":
-        out.stdout.write(check_sarif(document))
-    elif args.format == "github":
-        out.diagnostics(report.diagnostics, stream=out.stdout, base=report.manifest.parent)
-        if not out.quiet:
-            # On stderr, as in text; escaped so that no path can start a workflow command.
-            out.stderr.write(escape_control(report.summary()) + "\n")
-    else:
-        out.diagnostics(report.diagnostics, stream=out.stdout, base=None)
-        out.note(report.summary())
+    render(out.format, document, out)
 
 
 def _codes(text: str) -> list[str]:

@@ -38,68 +38,18 @@ from codegenie.eval.cli._base import (
 from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
-    from typing import Any
+    from collections.abc import Mapping, Sequence
 
     from codegenie.eval._selection import Selection
     from codegenie.eval.cases import Case, CaseScan
     from codegenie.eval.check import Shard
-    from codegenie.eval.diagnostics import Diagnostic
-    from codegenie.eval.grading import GradeReport, GradeResult, GradeStatus
+    from codegenie.eval.grading import GradeReport, GradeResult
 
-__all__ = ("COMMAND", "REASON_WIDTH", "SETTINGS", "grade_diagnostics", "paint", "result_line")
+__all__ = ("COMMAND", "SETTINGS")
 
 #: The settings of ``[tool.codegenie-bench]`` that mean something for grade; the
 #: others (select, ignore, strict, timeout, repeat) are check's, validated but not used.
 SETTINGS = ("jobs", "sandbox", "format")
-
-# The widest status word ("missing"), so that the case ids line up.
-_STATUS_WIDTH = 7
-# The most of a reason one text line shows (a rubric may print up to 1 MiB of it);
-# --format json keeps it whole.
-REASON_WIDTH = 200
-
-
-# Each status's colour on a terminal, as pytest colours its outcomes.
-_COLOURS: dict[str, str] = {
-    "passed": "\x1b[32m",  # green
-    "failed": "\x1b[31m",  # red
-    "error": "\x1b[1m\x1b[31m",  # bold red
-    "missing": "\x1b[33m",  # yellow
-}
-_RESET = "\x1b[0m"
-
-
-def paint(status: GradeStatus, words: str) -> str:
-    """Return ``words`` in the colour of ``status`` (terminal escape sequences)."""
-    return f"{_COLOURS[status]}{words}{_RESET}"
-
-
-def result_line(
-    result: GradeResult,
-    case_width: int,
-    *,
-    colour: bool = False,
-    shown: Callable[[str], str] = lambda reason: reason,
-) -> str:
-    """Return one text line: status, case id, score, duration, reason (escaped, shortened).
-
-    ``colour`` paints the status word; ``shown`` rewrites the reason before it
-    is escaped (the paths in it, as text output shows paths).
-    """
-    score = f"{result.score:.2f}" if result.score is not None else "-"
-    duration = f"{result.duration_s:.2f}s" if result.duration_s is not None else "-"
-    reason = escape_control(shown(result.reason or ""))
-    if len(reason) > REASON_WIDTH:
-        cut = len(reason) - REASON_WIDTH
-        reason = f"{reason[:REASON_WIDTH]}… ({cut} more characters; --format json shows all)"
-    case = escape_control(result.case)
-    status = f"{result.status:<{_STATUS_WIDTH}}"
-    if colour:
-        padding = status[len(result.status) :]
-        status = paint(result.status, result.status) + padding
-    line = f"{status}  {case:<{case_width}}  {score:>5}  {duration:>8}"
-    return f"{line}  {reason}".rstrip()
 
 
 def _candidates(path: Path) -> Path:
@@ -120,6 +70,7 @@ def _candidates(path: Path) -> Path:
 def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the flow of one command, its parts in the helpers below
     """Resolve the slug, read its cases, grade the candidates; print the results and the summary."""
     from codegenie.eval._cache.last_failed import write_last_failed  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._reports.text import result_line  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._resolve import resolve  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.errors import RubricMissing  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.grading import grade, select_cases  # noqa: PLC0415 - start-up: only this command pays for it
@@ -209,9 +160,7 @@ def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the fl
         graded = [r.case for r in report.results]
         not_passed = [r.case for r in report.results if r.status != "passed"]
         write_last_failed(manifest.path, task_class.name, graded, not_passed)
-    files = {case.id: case.directory / "case.toml" for case in selected}
-    extra = _proof(args.shard, cases, manifest.path) if out.json else {}
-    _report(report, out, files, base=manifest.path.parent, colour=colour, extra=extra)
+    _report(report, out, cases, manifest.path, args.shard)
     if report.reused:
         out.note(
             f"{report.reused} result{'s' if report.reused != 1 else ''} reused from earlier "
@@ -288,74 +237,31 @@ def _valid_cases(scan: CaseScan, selection: Selection, out: Output) -> tuple[Cas
     return scan.cases
 
 
-def _proof(shard: Shard | None, cases: Sequence[Case], manifest: Path) -> dict[str, Any]:
-    """Return what ``merge`` needs of a shard's report: which bench, cases and slice of them.
-
-    ``case_files`` (each valid case's ``case.toml``) and ``manifest`` let a
-    merged report annotate each case that did not pass where it is defined.
-    """
-    from codegenie.eval._reports.digest import bench_digest  # noqa: PLC0415 - start-up: only --format json pays for it
-
-    return {
-        "manifest": str(manifest),
-        "case_files": {case.id: str(case.directory / "case.toml") for case in cases},
-        "cases": sorted(case.id for case in cases),
-        "bench_digest": bench_digest(manifest),
-        "shard": {"index": shard.index, "count": shard.count} if shard else None,
-    }
-
-
 def _report(
-    report: GradeReport,
-    out: Output,
-    files: Mapping[str, Path | None],
-    *,
-    base: Path,
-    colour: bool,
-    extra: Mapping[str, Any] | None = None,
+    report: GradeReport, out: Output, cases: Sequence[Case], manifest: Path, shard: Shard | None
 ) -> None:
-    """Print ``report`` in ``out``'s format; append its summary to the CI job's, if any."""
-    from codegenie.eval._reports.junit import grade_junit  # noqa: PLC0415 - start-up: only this command pays for it
+    """Print ``report`` in ``out``'s format; append its summary to the CI job's, if any.
+
+    Under ``--format json`` the report carries what ``merge`` needs of a
+    shard's: which bench, which cases, which slice of them.
+    """
+    from codegenie.eval._reports.digest import bench_digest  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._reports.documents import GradeDocument, Proof  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._reports.formats import render  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.summary import grade_summary  # noqa: PLC0415 - start-up: only this command pays for it
 
-    document = {**report.to_json(), **(extra or {})}
+    proof = None
+    if out.format == "json":
+        proof = Proof(bench_digest(manifest), (shard.index, shard.count) if shard else None)
+    document = GradeDocument(
+        report=report,
+        manifest=manifest,
+        case_files={case.id: case.directory / "case.toml" for case in cases},
+        cases=tuple(sorted(case.id for case in cases)),
+        proof=proof,
+    )
     step_summary(grade_summary(document))
-    if out.format == "junit":
-        out.stdout.write(grade_junit(document))
-    elif out.format == "github":
-        out.diagnostics(grade_diagnostics(document, files), stream=out.stdout, base=base)
-        if not out.quiet:
-            out.stderr.write(escape_control(report.summary()) + "\n")
-    else:
-        out.result(document, report.summary(paint if colour else None))
-
-
-def grade_diagnostics(
-    document: dict[str, Any], files: Mapping[str, Path | None]
-) -> list[Diagnostic]:
-    """One annotation per case of a ``grade`` document that did not pass.
-
-    At the case's ``case.toml`` (``files``: case id to path; ``None`` or
-    absent: no file), titled by its status and case id, worded by its reason.
-    """
-    from codegenie.eval.diagnostics import Diagnostic  # noqa: PLC0415 - start-up: only --format github pays for it
-
-    found = []
-    for result in document["results"]:
-        if result["status"] == "passed":
-            continue
-        file = files.get(result["case"])
-        found.append(
-            Diagnostic(
-                code=result["status"],
-                severity="error",
-                message=result.get("reason") or result["status"],
-                file=None if file is None else str(file),
-                line=None if file is None else 1,
-                slug=result["case"],
-            )
-        )
-    return found
+    render(out.format, document, out)
 
 
 def _case_id(text: str) -> str:

@@ -45,16 +45,15 @@ def _read(path: Path) -> dict[str, Any] | str:
     return document
 
 
-def _path(text: str) -> Path:
-    """Return a report's path (text, in JSON) as a path of this process, to compare with its own."""
-    from codegenie.eval._paths import fs_path  # noqa: PLC0415 - start-up: only this command pays for it
-
-    return Path(fs_path(text))
-
-
 def run(args: argparse.Namespace, out: Output) -> int:
-    """Merge the reports; print the merged one; exit 1 when they do not add up or it failed."""
+    """Merge the reports; print the merged one; exit 1 when they do not add up or it failed.
+
+    A format the merged kind of report has no renderer for (``sarif`` of
+    grade reports) is a usage error (exit 2), once the reports are merged.
+    """
+    from codegenie.eval._reports.formats import FORMATS, REPORT_COMMANDS, render, renderer_path  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.merge import MergeRefused, merge_reports  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._reports.summary import check_summary, grade_summary  # noqa: PLC0415 - start-up: only this command pays for it
 
     names = [str(path) for path in args.reports]
     read = [_read(path) for path in args.reports]
@@ -63,68 +62,21 @@ def run(args: argparse.Namespace, out: Output) -> int:
     try:
         if unreadable:
             raise MergeRefused(unreadable)
-        kind, merged = merge_reports(names, documents)
+        merged = merge_reports(names, documents)
     except MergeRefused as refused:
         for problem in refused.problems:
             out.stderr.write(f"{PROG}: error: {escape_control(problem)}\n")
         return 1
-    if kind == "check":
-        _print_check(merged, out)
+    if merged.kind == "check":
+        step_summary(check_summary(merged))
     else:
-        _print_grade(merged, out)
-    return 0 if merged["ok"] else 1
-
-
-def _print_check(document: dict[str, Any], out: Output) -> None:
-    from codegenie.eval._reports.junit import check_junit  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval._reports.sarif import check_sarif  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval._reports.summary import check_summary  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval.diagnostics import Diagnostic  # noqa: PLC0415 - start-up: only this command pays for it
-
-    step_summary(check_summary(document))
-    found = [Diagnostic(**d) for d in document["diagnostics"]]
-    summary = (
-        f"merged {document['merged']} reports: checked {document['checked']} task classes: "
-        f"{document['errors']} errors, {document['warnings']} warnings"
-    )
-    if out.format == "json":
-        out.result(document, "")
-    elif out.format == "junit":
-        out.stdout.write(check_junit(document))
-    elif out.format == "sarif":
-        out.stdout.write(check_sarif(document))
-    elif out.format == "github":
-        out.diagnostics(found, stream=out.stdout, base=_path(document["manifest"]).parent)
-    else:
-        out.diagnostics(found, stream=out.stdout, base=None)
-        out.note(summary)
-
-
-def _print_grade(document: dict[str, Any], out: Output) -> None:
-    from codegenie.eval._reports.junit import grade_junit  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval._reports.summary import grade_summary  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval.cli.cmd_grade import grade_diagnostics, result_line  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval.grading import GradeReport, GradeResult  # noqa: PLC0415 - start-up: only this command pays for it
-
-    step_summary(grade_summary(document))
-    if out.format == "sarif":
+        step_summary(grade_summary(merged))
+    if renderer_path(out.format, merged.kind) is None:
+        kinds = [kind for kind in REPORT_COMMANDS if kind in FORMATS[out.format].renderers]
         usage = f"usage: {PROG} merge [-h] REPORT [REPORT ...]"
-        raise UsageError(usage, "--format sarif is only for check reports")
-    if out.format == "json":
-        out.result(document, "")
-    elif out.format == "junit":
-        out.stdout.write(grade_junit(document))
-    elif out.format == "github":
-        files = {case: _path(file) for case, file in document.get("case_files", {}).items()}
-        base = _path(document["manifest"]).parent if document.get("manifest") else None
-        out.diagnostics(grade_diagnostics(document, files), stream=out.stdout, base=base)
-    else:
-        results = [GradeResult.model_validate(r, strict=False) for r in document["results"]]
-        width = max((len(result.case) for result in results), default=0)
-        for result in results:
-            out.stdout.write(result_line(result, width) + "\n")
-        report = GradeReport(task_class=document["task_class"], results=tuple(results))
-        out.stdout.write(escape_control(report.summary()) + "\n")
+        raise UsageError(usage, f"--format {out.format} is only for {' and '.join(kinds)} reports")
+    render(out.format, merged, out)
+    return 0 if merged.ok else 1
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
