@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from codegenie.eval.check import CheckReport, run_check
+from codegenie.eval.check import CheckOptions, CheckReport, RubricChecks, run_check
 
 from .factory import Bench
 from .factory import make_bench as _make_bench
@@ -21,8 +21,12 @@ def codes(report: CheckReport) -> list[tuple[str, str | None]]:
     return [(d.code, d.slug) for d in report.diagnostics]
 
 
-def check(bench: Bench, **options: Any) -> CheckReport:
-    """Run ``check`` on ``bench`` with two jobs and a 20 s timeout unless told otherwise."""
+def check(bench: Bench, *, rubrics: bool = False, **options: Any) -> CheckReport:
+    """Run ``check`` on ``bench`` with two jobs and a 20 s timeout unless told otherwise.
+
+    ``options`` are :class:`CheckOptions` fields; ``rubrics`` runs the rubrics as ``--rubrics``.
+    """
     options.setdefault("jobs", 2)
     options.setdefault("timeout", 20.0)
-    return run_check(bench.manifest, **options)
+    given = CheckOptions(**options, rubrics=RubricChecks() if rubrics else None)
+    return run_check(bench.manifest, given)

@@ -581,8 +581,8 @@ def test_a_stderr_flood_does_not_grow_checks_memory(tmp_path: Path) -> None:
     code = (
         "import resource, sys\n"
         "from pathlib import Path\n"
-        "from codegenie.eval.check import run_check\n"
-        "report = run_check(Path('bench.toml'), jobs=1, timeout=120)\n"
+        "from codegenie.eval.check import CheckOptions, run_check\n"
+        "report = run_check(Path('bench.toml'), CheckOptions(jobs=1, timeout=120))\n"
         "print(report.diagnostics[0].message[-40:])\n"
         # ru_maxrss of this process would include the pytest process it was
         # forked from (Linux keeps it across exec): read this mm's own peak.

@@ -133,3 +133,39 @@ def test_exitfirst_leaves_the_record_of_cases_it_did_not_start(graded: Bench) ->
     assert [case for case, _ in stopped] == ["alpha-one", "alpha-two"]
     _, again, _ = grade(graded, "--lf")
     assert again == [("alpha-two", "failed"), ("beta-four", "failed")]
+
+
+def test_exitfirst_counts_the_results_it_reused(graded: Bench) -> None:
+    """-x reports the results answered from the store as reused, though the grading stopped."""
+    grade(graded)  # every case graded once: the passes and fails are stored
+    result = run(
+        graded.base,
+        "grade",
+        "alpha",
+        "candidates",
+        "--sandbox",
+        "none",
+        "--jobs",
+        "1",
+        "--format",
+        "json",
+        "-x",
+        XDG_CACHE_HOME=str(graded.base / "cache"),
+    )
+    assert result.returncode == 1
+    document = json.loads(result.stdout)
+    assert [r["case"] for r in document["results"]] == ["alpha-one", "alpha-two"]
+    assert document["reused"] == 2
+    text = run(
+        graded.base,
+        "grade",
+        "alpha",
+        "candidates",
+        "--sandbox",
+        "none",
+        "-x",
+        XDG_CACHE_HOME=str(graded.base / "cache"),
+    )
+    assert text.returncode == 1
+    assert "(-x): 2 of 4 cases not graded" in text.stderr
+    assert "2 results reused from earlier runs" in text.stderr

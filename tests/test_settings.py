@@ -401,3 +401,18 @@ def test_only_the_commands_that_use_a_setting_open_pyproject(
     """list, show, plan, explain and schema never open pyproject.toml; check and grade do."""
     settings_file(bench.base, "jobs = 2\n")
     assert pyproject_opened(*command, cwd=bench.base) is opens
+
+
+def test_each_setting_is_declared_once_with_its_default() -> None:
+    """The file's keys, the defaults and the options a command reads are one list of names."""
+    from dataclasses import fields
+
+    from codegenie.eval._settings import DEFAULTS, Options, SettingsFile
+    from codegenie.eval.check import DEFAULT_TIMEOUT
+
+    names = [field.name for field in fields(Options)]
+    assert list(SettingsFile.model_fields) == names
+    assert list(DEFAULTS) == names
+    assert Options().timeout == DEFAULT_TIMEOUT
+    given = resolve(load_settings(Path("/")), {"jobs": 3, "ignore": ["rubric-imported"]})
+    assert given.options == Options(jobs=3, ignore=("rubric-imported",))

@@ -9,17 +9,22 @@ pytest do). The file is read under the manifest's reading rules
 located) and validated by a frozen, closed model; every problem is reported
 with its line, column and (for a misspelt key) the key it probably meant.
 What the command line gives wins over the file; :func:`resolve` says where
-each value in force came from. A command reads the whole table (a broken
-table is the same mistake in every command that reads it) but puts in force
-only the settings it uses: ``grade`` uses ``jobs``, ``sandbox`` and
-``format``, and passes over a ``format`` it does not write.
+each value in force came from, and builds, once, the frozen :class:`Options`
+the command reads them from (mypy's ``Options``). A command reads the whole
+table (a broken table is the same mistake in every command that reads it)
+but puts in force only the settings it uses: ``grade`` uses ``jobs``,
+``sandbox`` and ``format``, and passes over a ``format`` it does not write.
+
+Each setting and its default are declared once, as a field of
+:class:`Options`; the file's model (:class:`SettingsFile`) has the same
+keys, each optional, with what a value must be.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, final
 
@@ -37,6 +42,7 @@ __all__ = (
     "DEFAULTS",
     "TABLE",
     "FileSettings",
+    "Options",
     "Setting",
     "Settings",
     "SettingsFile",
@@ -90,17 +96,42 @@ class SettingsFile(BaseModel):
     format: FormatName | None = None
 
 
+@final
+@dataclass(frozen=True, slots=True)
+class Options:
+    """The settings in force for one command: the command line's, else the file's, else the default.
+
+    Built once, by :func:`resolve`; the command reads its settings from it
+    and from nowhere else. ``select``: the check codes reported (``None``:
+    every code); ``ignore``: the codes never reported; ``strict``: warnings
+    fail ``check`` too; ``jobs``: processes or rubrics at once (``None``: the
+    number of CPUs); ``timeout``: seconds one registration's import may take
+    (``check``'s import timeout); ``repeat``: runs of each side of a case
+    under ``check --rubrics``; ``sandbox``: where rubrics run; ``format``:
+    the output format.
+    """
+
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    strict: bool = False
+    jobs: int | None = None
+    timeout: float = 60.0  # check.DEFAULT_TIMEOUT, which a test holds it equal to
+    repeat: int = 1
+    sandbox: str = "auto"
+    format: str = "text"
+
+    @classmethod
+    def of(cls, values: Mapping[str, object]) -> Options:
+        """Return the options that ``values`` (setting name to value) set; the others' defaults."""
+        given: dict[str, Any] = {
+            name: tuple(value) if isinstance(value, list) else value
+            for name, value in values.items()
+        }
+        return cls(**given)
+
+
 #: Each setting's value when neither the file nor the command line gives one.
-DEFAULTS: Final[Mapping[str, object]] = {
-    "select": None,  # every code
-    "ignore": [],
-    "strict": False,
-    "jobs": None,  # the number of CPUs
-    "timeout": 60.0,
-    "repeat": 1,
-    "sandbox": "auto",
-    "format": "text",
-}
+DEFAULTS: Final[Mapping[str, object]] = {field.name: field.default for field in fields(Options)}
 
 
 @final
@@ -128,10 +159,14 @@ class Setting:
 @final
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """The settings in force for one run: the file read (or ``None``) and each setting."""
+    """The settings in force for one run: the file read (or ``None``), each setting and its origin.
+
+    ``options`` holds the same values, typed, for the command to read.
+    """
 
     file: Path | None
     values: Mapping[str, Setting]
+    options: Options = Options()
 
     def __getitem__(self, name: str) -> object:
         return self.values[name].value
@@ -296,7 +331,8 @@ def resolve(
             values[name] = Setting(name, default, "default", note=note)
         else:
             values[name] = Setting(name, from_file, _FILE_NAME, line)
-    return Settings(read.file, values)
+    options = Options.of({name: setting.value for name, setting in values.items()})
+    return Settings(read.file, values, options)
 
 
 def parse_codes(text: str) -> list[str]:

@@ -9,7 +9,9 @@ whatever order the runs finished in. A case without a candidate is
 left byte for byte as they were: the rubric only ever sees copies.
 
 :func:`select_cases` turns ``grade --case ID…`` into cases, refusing an id
-the task class does not have (``CaseNotFound``, with suggestions).
+the task class does not have (``CaseNotFound``, with suggestions);
+:func:`select` applies a whole :class:`~codegenie.eval._selection.Selection`
+(``--case``, ``-k``, ``--tag``, ``--lf``, ``--shard``) once.
 
 Nothing here prints: the command line (``codegenie-bench grade``) shows
 progress through :func:`grade`'s ``on_result`` callback.
@@ -17,6 +19,7 @@ progress through :func:`grade`'s ``on_result`` callback.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -27,6 +30,7 @@ from pydantic import BaseModel, ConfigDict
 
 from codegenie.eval._ledger.reuse import Ledger
 from codegenie.eval._run.spec import RunSpec
+from codegenie.eval._selection import Selection
 from codegenie.eval.cases import Case
 from codegenie.eval.errors import CaseNotFound
 from codegenie.eval.rubrics import (
@@ -43,6 +47,7 @@ __all__ = (
     "GradeStatus",
     "default_jobs",
     "grade",
+    "select",
     "select_cases",
 )
 
@@ -126,7 +131,10 @@ class GradeReport(BaseModel):
 
     ``ok`` is true when there was at least one case and every case passed:
     a missing candidate or a rubric error is not a pass, and grading no case
-    at all proves nothing (so it is not ok either).
+    at all proves nothing (so it is not ok either). ``stopped`` says that
+    the grading stopped early (``grade(..., stop_after=N)``): ``results``
+    then hold only the cases graded before it stopped. ``reused`` counts the
+    results answered from the store, however the grading ended.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -135,6 +143,7 @@ class GradeReport(BaseModel):
     results: tuple[GradeResult, ...]
     sandbox: Literal["bwrap", "none"] = "bwrap"
     reused: int = 0
+    stopped: bool = False
 
     @property
     def passed(self) -> int:
@@ -240,6 +249,20 @@ def select_cases(
     return tuple(sorted((by_id[case_id] for case_id in wanted), key=lambda case: case.id))
 
 
+def select(task_class: str, cases: Sequence[Case], selection: Selection) -> tuple[Case, ...]:
+    """Return the cases ``selection`` selects, sorted by id, each once.
+
+    Raises ``CaseNotFound`` (as :func:`select_cases` does) for an id of
+    ``selection.ids`` that no case has.
+    """
+    named = select_cases(task_class, cases, selection.ids)
+    return tuple(case for case in named if selection.selects(case))
+
+
+class _Stop(Exception):
+    """Enough cases did not pass (``stop_after``): the cases not started never start."""
+
+
 def grade(
     task_class: str,
     rubric: Path | None,
@@ -251,6 +274,7 @@ def grade(
     shown_as: Path | None = None,
     sandbox: Sandbox | str = "auto",
     reuse: bool = True,
+    stop_after: int | None = None,
 ) -> GradeReport:
     """Grade ``CANDIDATES/<case-id>/`` with ``rubric`` for each of ``cases``; return the report.
 
@@ -274,11 +298,17 @@ def grade(
     without running anything (``GradeReport.reused`` counts them); a pass
     or a fail is stored, an error never.
 
+    ``stop_after=N`` stops the grading once ``N`` cases did not pass
+    (``grade -x`` is ``stop_after=1``): the cases not started never start,
+    the running rubrics are stopped as below, and the report holds the
+    results that arrived, in case-id order, with ``stopped`` set and
+    ``reused`` counting those answered from the store.
+
     ``KeyboardInterrupt`` (or any exception, from ``on_result`` say) stops
     the grading: cases not started never start, the running rubrics are
     killed with their process groups and their temporary directories
     removed, the threads are joined, and then the exception propagates.
-    Raises ``ValueError`` for a ``jobs`` below 1.
+    Raises ``ValueError`` for a ``jobs`` or a ``stop_after`` below 1.
     """
     box = sandbox if isinstance(sandbox, Sandbox) else choose_sandbox(sandbox)
     if jobs is None:
@@ -286,13 +316,28 @@ def grade(
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         msg = f"jobs must be a whole number of at least 1, got {jobs!r}"
         raise ValueError(msg)
+    if stop_after is not None and (isinstance(stop_after, bool) or stop_after < 1):
+        msg = f"stop_after must be a whole number of at least 1, got {stop_after!r}"
+        raise ValueError(msg)
     ordered = sorted(cases, key=lambda case: case.id)
     results: list[GradeResult | None] = [None] * len(ordered)
+    not_passed = 0
+    stopped = False
 
     def record(index: int, result: GradeResult) -> None:
+        nonlocal not_passed, stopped
+        if stopped:  # stop_after was reached: nothing more is graded
+            return
         results[index] = result
         if on_result is not None:
             on_result(index, result)
+        not_passed += result.status != "passed"
+        stopped = stop_after is not None and not_passed >= stop_after
+
+    def ran(index: int, result: GradeResult) -> None:
+        record(index, result)
+        if stopped:
+            raise _Stop  # out of the runs: those not started never start
 
     runs: list[tuple[int, Case, Path]] = []
     for index, case in enumerate(ordered):
@@ -306,13 +351,17 @@ def grade(
         for index, case, _ in runs:
             reason = f"task class {task_class!r} has no rubric file"
             record(index, GradeResult(case=case.id, status="error", reason=reason))
-    elif runs:
-        with Ledger.open(enabled=reuse) as ledger:
-            _grade_runs(rubric, runs, jobs=jobs, sandbox=box, ledger=ledger, record=record)
-            reused = ledger.reused
+    elif runs and not stopped:
+        with Ledger.open(enabled=reuse) as ledger, contextlib.suppress(_Stop):
+            try:
+                _grade_runs(rubric, runs, jobs=jobs, sandbox=box, ledger=ledger, record=ran)
+            finally:  # however the runs end, the results answered from the store count
+                reused = ledger.reused
     done = tuple(result for result in results if result is not None)
-    assert len(done) == len(ordered)
-    return GradeReport(task_class=task_class, results=done, sandbox=box.mode, reused=reused)
+    assert stopped or len(done) == len(ordered)
+    return GradeReport(
+        task_class=task_class, results=done, sandbox=box.mode, reused=reused, stopped=stopped
+    )
 
 
 def _grade_runs(

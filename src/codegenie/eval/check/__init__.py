@@ -10,9 +10,8 @@ the same whatever ``jobs`` is.
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Callable, Collection, Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from codegenie.eval._sandbox.limits import Limits
 from codegenie.eval.cases import Case
 from codegenie.eval.check._protocol import Failure, Parts, Raised
 from codegenie.eval.check.golden import CaseRun, GoldenReport, golden
+from codegenie.eval.check.options import DEFAULT_TIMEOUT, CheckOptions, RubricChecks, Shard
 from codegenie.eval.check.static import ImportTarget, check_static
 from codegenie.eval.check.workers import Outcome, import_all
 from codegenie.eval.codes import CODES, Code, diagnostic
@@ -38,44 +38,16 @@ from codegenie.eval.problems import (
 )
 from codegenie.eval.rubrics import Sandbox, choose_sandbox
 
-__all__ = ("CODES", "CheckReport", "Code", "Shard", "run_check")
-
-DEFAULT_TIMEOUT = 60.0
-
-
-@dataclass(frozen=True, slots=True)
-class Shard:
-    """Slice ``index`` (1-based) of ``count``: a stable share of the slugs.
-
-    A slug belongs to the slice its SHA-256 picks, so the assignment does not
-    depend on the manifest's order, the machine or the Python version.
-    Diagnostics that belong to no slug go to slice 1.
-    """
-
-    index: int = 1
-    count: int = 1
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.index <= self.count:
-            msg = f"shard {self.index}/{self.count}: need 1 <= K <= N"
-            raise ValueError(msg)
-
-    @classmethod
-    def parse(cls, text: str) -> Shard:
-        """Parse ``K/N``; raise ``ValueError`` when it is not one."""
-        index, sep, count = text.partition("/")
-        if not sep or not index.isdigit() or not count.isdigit():
-            msg = f"shard must look like K/N (e.g. 1/4), not {text!r}"
-            raise ValueError(msg)
-        return cls(int(index), int(count))
-
-    def __contains__(self, slug: object) -> bool:
-        if self.count == 1:
-            return True
-        if not isinstance(slug, str):
-            return self.index == 1
-        digest = hashlib.sha256(slug.encode()).digest()
-        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
+__all__ = (
+    "CODES",
+    "DEFAULT_TIMEOUT",
+    "CheckOptions",
+    "CheckReport",
+    "Code",
+    "RubricChecks",
+    "Shard",
+    "run_check",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,51 +305,44 @@ def _declared(slugs: Iterable[str], declared: frozenset[str], manifest: Path) ->
 
 def run_check(
     manifest: Path,
+    options: CheckOptions | None = None,
     *,
-    jobs: int | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    shard: Shard | None = None,
-    rubrics: bool = False,
-    sandbox: Sandbox | str = "auto",
-    repeat: int = 1,
-    reuse: bool = True,
     on_progress: Callable[[int, int], None] | None = None,
-    select: Collection[str] | None = None,
-    ignore: Collection[str] = (),
-    slugs: Collection[str] | None = None,
 ) -> CheckReport:
-    """Check the bench of ``manifest``; return every diagnostic, sorted.
+    """Check the bench of ``manifest`` as ``options`` say; return every diagnostic, sorted.
 
-    ``jobs`` slugs are imported at once (default: the number of CPUs), each in
-    a process of its own; ``timeout`` bounds each slug's import in seconds;
-    ``shard`` restricts the run to a stable slice of the slugs. Each task class
-    that loads has its rubric and cases checked too; with ``rubrics``, every
-    case's rubric also runs on copies of its ``expected/`` (which must pass)
-    and its ``input/`` (which must fail), ``jobs`` at a time, in ``sandbox``
-    (a :class:`~codegenie.eval.rubrics.Sandbox`, or a ``--sandbox`` word:
-    ``SandboxUnavailable`` is raised before anything runs when bubblewrap
-    cannot start); each side ``repeat`` times (a case whose runs disagree
-    is ``case-flaky``), measured, and answered from the store of results
-    when nothing it depends on changed (``reuse``); ``on_progress(done,
-    total)`` follows the rubric runs. Only the diagnostics whose code is in
-    ``select`` (default: every code) and not in ``ignore`` are reported.
-    ``slugs`` restricts the check to those task classes (the manifest's own
-    checks still run); ``TaskClassNotFound`` (with the closest declared
-    slugs) is raised for one the manifest does not declare, before anything
-    is imported. Raises ``BenchManifestNotFound`` when there is no manifest; a manifest
-    that cannot be read is a diagnostic like any other.
+    ``options`` (default: :class:`CheckOptions`'s defaults) says how many
+    slugs are imported at once (each in a process of its own), how long
+    each import may take, which slice (``shard``) and which task classes
+    (``slugs``) are checked, and which codes are reported. Each task class
+    that loads has its rubric and cases checked too; with
+    ``options.rubrics``, every case's rubric also runs on copies of its
+    ``expected/`` (which must pass) and its ``input/`` (which must fail),
+    ``jobs`` at a time, in its sandbox, each side ``repeat`` times (a case
+    whose runs disagree is ``case-flaky``), measured, and answered from the
+    store of results when nothing it depends on changed (``reuse``);
+    ``on_progress(done, total)`` follows the rubric runs. A slug of
+    ``options.slugs`` that the manifest does not declare raises
+    ``TaskClassNotFound`` (with the closest declared slugs) before anything
+    is imported; the manifest's own checks always run. Raises
+    ``BenchManifestNotFound`` when there is no manifest; a manifest that
+    cannot be read is a diagnostic like any other.
     """
     from codegenie.eval.errors import BenchManifestNotFound  # noqa: PLC0415 - only when the manifest is missing
 
-    shard = shard or Shard()
+    options = options or CheckOptions()
+    shard = options.shard or Shard()
+    slugs, select, ignore = options.slugs, options.select, options.ignore
+    rubrics = options.rubrics
     path = manifest.absolute()
     if not path.exists():
         raise BenchManifestNotFound(path, searched_parents=False)
     box = None
     ledger: GoldenReport | None = None
-    if rubrics:
+    if rubrics is not None:
+        sandbox = rubrics.sandbox
         box = sandbox if isinstance(sandbox, Sandbox) else choose_sandbox(sandbox)
-        ledger = GoldenReport(repeat=repeat, sandbox=box.mode)
+        ledger = GoldenReport(repeat=rubrics.repeat, sandbox=box.mode)
     chosen = None if slugs is None else frozenset(slugs)
 
     def in_run(slug: str | None) -> bool:
@@ -387,9 +352,9 @@ def run_check(
     if chosen is not None and static.readable:
         _declared(slugs or (), static.every_slug, path)
     diagnostics = list(static.diagnostics)
-    jobs = jobs or os.cpu_count() or 1
+    jobs = options.jobs or os.cpu_count() or 1
     if static.targets:
-        outcomes = import_all(static.targets, jobs=jobs, timeout=timeout)
+        outcomes = import_all(static.targets, jobs=jobs, timeout=options.timeout)
         shown = display_path(path)
         runs: list[CaseRun] = []
         misspelt: set[str] = set()
@@ -405,15 +370,15 @@ def run_check(
                 rubric_flagged=target.slug in static.rubric_flagged,
                 meant=meant,
             )
-            if rubrics:
+            if rubrics is not None:
                 runs += _case_runs(target, outcome)
-        if box is not None:
+        if box is not None and rubrics is not None:
             ledger = golden(
                 runs,
                 jobs=jobs,
                 sandbox=box,
-                repeat=repeat,
-                reuse=reuse,
+                repeat=rubrics.repeat,
+                reuse=rubrics.reuse,
                 on_progress=on_progress,
             )
             diagnostics += ledger.diagnostics
@@ -423,7 +388,7 @@ def run_check(
             if not (d.code == codes.MODULE_CONVENTION.name and d.slug in misspelt)
         ]
     diagnostics = _accepted(
-        diagnostics, static.accepts, manifest=display_path(path), rubrics=rubrics
+        diagnostics, static.accepts, manifest=display_path(path), rubrics=rubrics is not None
     )
     diagnostics = [
         d for d in diagnostics if (select is None or d.code in select) and d.code not in ignore

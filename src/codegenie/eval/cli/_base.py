@@ -38,13 +38,13 @@ __all__ = (
     "Command",
     "Output",
     "UsageError",
-    "apply_settings",
     "columns",
     "command_line_text",
     "dumps",
     "load_manifest",
     "manifest_path",
     "positive_int",
+    "read_settings",
     "shard_type",
     "step_summary",
 )
@@ -310,16 +310,16 @@ def add_sandbox_option(parser: argparse.ArgumentParser, *, default: str | None =
     )
 
 
-def choose_sandbox(args: argparse.Namespace, out: Output) -> Sandbox:
-    """Choose the sandbox of ``--sandbox``, before anything runs; say so once under ``none``.
+def choose_sandbox(word: str, out: Output) -> Sandbox:
+    """Choose the sandbox ``word`` names, before anything runs; say so once under ``none``.
 
     Raises ``SandboxUnavailable`` (exit 4) when bubblewrap cannot start.
     """
     from codegenie.eval.rubrics import choose_sandbox as choose  # noqa: PLC0415 - start-up: only the commands that run rubrics pay for it
 
-    sandbox = choose(args.sandbox)
+    sandbox = choose(word)
     used = sandbox.bubblewrap
-    if used is not None and args.verbose and not args.quiet:
+    if used is not None and out.verbose and not out.quiet:
         note = f": {used.note}" if used.note else ""
         out.stderr.write(f"codegenie-bench: sandbox: {used.describe()}{note}\n")
     if not sandbox.contained:
@@ -330,20 +330,22 @@ def choose_sandbox(args: argparse.Namespace, out: Output) -> Sandbox:
     return sandbox
 
 
-def apply_settings(
+def read_settings(
     args: argparse.Namespace,
     out: Output,
     manifest: Path,
     names: Sequence[str] | None = None,
 ) -> Settings:
-    """Put the command's settings in force: the command line's, else the table's, else the defaults.
+    """Return the command's settings: the command line's, else the table's, else the defaults.
 
-    The ``[tool.codegenie-bench]`` table is looked for at and above
+    Built once per command; the command reads them from the returned
+    ``Settings.options`` (``args`` is left as the command line gave it). The
+    ``[tool.codegenie-bench]`` table is looked for at and above
     ``manifest``'s directory and validated whole, so a broken table raises
     ``SettingsInvalid`` (exit 2) in every command that reads it, even for a
     key the command does not use. ``names`` are the settings the command
-    uses (default: every one); each is set on ``args`` (an option's value
-    ``None`` means not given), ``format`` on ``out`` too. A ``format`` the
+    uses (default: every one; an option's value ``None`` on ``args`` means
+    not given). The ``format`` in force is put on ``out``. A ``format`` the
     table gives that the command does not write is passed over: the
     command's default, ``text``, is in force (``--show-settings`` says so).
     """
@@ -353,13 +355,9 @@ def apply_settings(
     given = {name: getattr(args, name, None) for name in used}
     if "format" in used:  # args.format is "text" when not given: only format_given tells
         given["format"] = args.format if args.format_given else None
-    writes = formats_of(args.command)
     read = load_settings(manifest.absolute().parent)
-    settings = resolve(read, given, names=used, formats=writes)
-    for name in used:
-        if name != "format":
-            setattr(args, name, settings[name])
-    if "format" in used and not args.format_given:
-        out.format = args.format = str(settings["format"])
+    settings = resolve(read, given, names=used, formats=formats_of(args.command))
+    if "format" in used:
+        out.format = settings.options.format
         out.json = out.format == "json"
     return settings

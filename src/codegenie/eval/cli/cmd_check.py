@@ -9,17 +9,17 @@ from codegenie.eval.cli._base import (
     Command,
     Output,
     add_sandbox_option,
-    apply_settings,
     choose_sandbox,
     manifest_path,
     positive_int,
+    read_settings,
     shard_type,
     step_summary,
 )
 from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
 
 if TYPE_CHECKING:
-    from codegenie.eval.check import CheckReport
+    from codegenie.eval.check import CheckReport, Shard
 
 __all__ = ("COMMAND",)
 
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     1; 4 when there is no manifest it can read (missing, or not TOML: the
     exit code of that mistake in every command).
     """
-    from codegenie.eval.check import run_check  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.check import CheckOptions, RubricChecks, run_check  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.errors import BenchManifestInvalid, InvalidTaskClassName  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.naming import slug_problem  # noqa: PLC0415 - start-up: only this command pays for it
 
@@ -41,11 +41,15 @@ def run(args: argparse.Namespace, out: Output) -> int:
             raise InvalidTaskClassName(slug, reason)
     path = manifest_path(args)
     # The command line's, else [tool.codegenie-bench]'s (at or above the manifest), else defaults.
-    settings = apply_settings(args, out, path)
+    settings = read_settings(args, out, path)
     if args.show_settings:
         out.result(settings.to_json(), settings.render())
         return 0
-    sandbox = choose_sandbox(args, out) if args.rubrics else None
+    options = settings.options
+    rubrics = None
+    if args.rubrics:
+        sandbox = choose_sandbox(options.sandbox, out)
+        rubrics = RubricChecks(sandbox=sandbox, repeat=options.repeat, reuse=not args.no_cache)
     progress = Progress(
         out.stderr,
         "rubrics",
@@ -61,16 +65,15 @@ def run(args: argparse.Namespace, out: Output) -> int:
     try:
         report = run_check(
             path,
-            jobs=args.jobs,
-            timeout=args.timeout,
-            shard=args.shard,
-            rubrics=args.rubrics,
-            sandbox=sandbox or "none",
-            repeat=args.repeat,
-            reuse=not args.no_cache,
-            select=args.select,
-            ignore=args.ignore,
-            slugs=args.slugs or None,
+            CheckOptions(
+                jobs=options.jobs,
+                timeout=options.timeout,
+                shard=args.shard,
+                slugs=args.slugs or None,
+                select=options.select,
+                ignore=options.ignore,
+                rubrics=rubrics,
+            ),
             on_progress=advanced,
         )
     finally:
@@ -81,13 +84,13 @@ def run(args: argparse.Namespace, out: Output) -> int:
             f"{reused} rubric result{'s' if reused != 1 else ''} reused from earlier runs of "
             "unchanged cases (--no-cache runs every rubric)"
         )
-    _report(args, out, report)
+    _report(out, report, strict=options.strict, shard=args.shard)
     if not report.readable:
         return BenchManifestInvalid.exit_code
-    return 0 if report.ok(strict=args.strict) else 1
+    return 0 if report.ok(strict=options.strict) else 1
 
 
-def _report(args: argparse.Namespace, out: Output, report: CheckReport) -> None:
+def _report(out: Output, report: CheckReport, *, strict: bool, shard: Shard | None) -> None:
     """Write ``report`` in the chosen format, and the step summary when CI asks for one."""
     from codegenie.eval._reports.digest import bench_digest  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.documents import CheckDocument, Proof  # noqa: PLC0415 - start-up: only this command pays for it
@@ -96,9 +99,8 @@ def _report(args: argparse.Namespace, out: Output, report: CheckReport) -> None:
 
     proof = None
     if out.format == "json":  # the proof merge needs: which bench, which slice of it
-        shard = args.shard
         proof = Proof(bench_digest(report.manifest), (shard.index, shard.count) if shard else None)
-    document = CheckDocument.of(report, strict=args.strict, proof=proof)
+    document = CheckDocument.of(report, strict=strict, proof=proof)
     step_summary(check_summary(document))
     render(out.format, document, out)
 

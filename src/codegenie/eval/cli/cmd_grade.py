@@ -13,7 +13,10 @@ not a pass, and grading nothing proves nothing).
 ``--jobs``, ``--sandbox`` and ``--format`` not given are taken from the
 ``[tool.codegenie-bench]`` table (:data:`SETTINGS`), as ``check`` takes its
 own; a table ``format`` that grade does not write (``"sarif"``) is passed
-over for the default, ``text``.
+over for the default, ``text``. Which cases are graded (``--case``, ``-k``,
+``--tag``, ``--lf``, ``--shard``) and stopping at the first that did not
+pass (``-x``) are the library's: :func:`codegenie.eval.grading.select` and
+``grade(..., stop_after=1)``.
 """
 
 from __future__ import annotations
@@ -27,18 +30,18 @@ from codegenie.eval.cli._base import (
     Command,
     Output,
     add_sandbox_option,
-    apply_settings,
     choose_sandbox,
     load_manifest,
     manifest_path,
     positive_int,
+    read_settings,
     shard_type,
     step_summary,
 )
 from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
     from codegenie.eval._selection import Selection
     from codegenie.eval.cases import Case, CaseScan
@@ -73,20 +76,20 @@ def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the fl
     from codegenie.eval._reports.text import result_line  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._resolve import resolve  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.errors import RubricMissing  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval.grading import grade, select_cases  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.grading import grade, select  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.problems import with_shown_paths  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415 - start-up: only this command pays for it
 
     if args.show_settings:  # SLUG and CANDIDATES_DIR are not looked at
-        settings = apply_settings(args, out, manifest_path(args), SETTINGS)
+        settings = read_settings(args, out, manifest_path(args), SETTINGS)
         out.result(settings.to_json(), settings.render())
         return 0
     # A mistake on the command line (exit 2) is reported before the bench is read.
     candidates = _candidates(args.candidates)
     path = manifest_path(args)
     # The command line's, else [tool.codegenie-bench]'s (at or above the manifest), else defaults.
-    apply_settings(args, out, path, SETTINGS)
-    sandbox = choose_sandbox(args, out)
+    options = read_settings(args, out, path, SETTINGS).options
+    sandbox = choose_sandbox(options.sandbox, out)
     manifest = load_manifest(args, out, path)
     out.slug = args.slug
     found = resolve(args.slug, manifest, registry=TaskClassRegistry())
@@ -95,9 +98,7 @@ def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the fl
     cases = _valid_cases(found.cases, selection, out)
     if task_class.rubric is None or not task_class.rubric.is_file():
         raise RubricMissing(task_class.name, task_class.rubric)
-    selected = tuple(
-        case for case in select_cases(task_class.name, cases, args.cases) if selection.selects(case)
-    )
+    selected = select(task_class.name, cases, selection)
 
     case_width = max((len(case.id) for case in selected), default=0)
     text = out.format == "text"
@@ -109,7 +110,6 @@ def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the fl
         return with_shown_paths(reason, paths)
 
     ready: dict[int, GradeResult] = {}
-    arrived_all: dict[int, GradeResult] = {}
     printed = 0
     progress = Progress(
         out.stderr,
@@ -118,25 +118,23 @@ def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the fl
         shown=not out.quiet and stderr_is_a_terminal(out.stderr),
     )
 
+    def write(index: int) -> None:
+        result = ready.pop(index)
+        out.stdout.write(result_line(result, case_width, colour=colour, shown=shown) + "\n")
+        if out.verbose and result.traceback:  # -v: where the rubric broke
+            for trace in result.traceback.rstrip().splitlines():
+                out.stdout.write("    " + escape_control(trace) + "\n")
+
     def arrived(index: int, result: GradeResult) -> None:
         nonlocal printed
         progress.done += 1
-        ready[index] = arrived_all[index] = result
-        stop = args.exitfirst and result.status != "passed"
-        if text and (printed in ready or stop):
+        ready[index] = result
+        if text and printed in ready:
             progress.clear()
-            while printed in ready or (stop and ready):
-                printed = printed if printed in ready else min(ready)
-                shown_result = ready.pop(printed)
-                line = result_line(shown_result, case_width, colour=colour, shown=shown)
-                out.stdout.write(line + "\n")
-                if out.verbose and shown_result.traceback:  # -v: where the rubric broke
-                    for trace in shown_result.traceback.rstrip().splitlines():
-                        out.stdout.write("    " + escape_control(trace) + "\n")
+            while printed in ready:
+                write(printed)
                 printed += 1
         progress.draw()
-        if stop:
-            raise _Stopped
 
     progress.draw()
     try:
@@ -145,16 +143,23 @@ def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the fl
             task_class.rubric,
             selected,
             candidates,
-            jobs=args.jobs,
+            jobs=options.jobs,
             on_result=arrived,
             shown_as=args.candidates,
             sandbox=sandbox,
             reuse=not args.no_cache,
+            stop_after=1 if args.exitfirst else None,
         )
-    except _Stopped:
-        report = _stopped(task_class.name, arrived_all, sandbox.mode, len(selected), out)
     finally:
         progress.clear()
+    if text:  # stopped (-x): the results that arrived out of order, in order
+        for index in sorted(ready):
+            write(index)
+    if report.stopped:
+        out.note(
+            f"stopped at the first case that did not pass (-x): "
+            f"{len(selected) - len(report.results)} of {len(selected)} cases not graded"
+        )
     if not args.no_cache:
         # Under -x, the cases never started keep what was known of them.
         graded = [r.case for r in report.results]
@@ -167,26 +172,6 @@ def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the fl
             "runs of unchanged cases and candidates (--no-cache runs every rubric)"
         )
     return 0 if report.ok else 1
-
-
-class _Stopped(Exception):
-    """-x: a case did not pass; the grading stops (the cases not started never start)."""
-
-
-def _stopped(
-    task_class: str, arrived: Mapping[int, GradeResult], mode: str, total: int, out: Output
-) -> GradeReport:
-    """Return the report of a grading stopped by ``-x``: the results that arrived, in order."""
-    from codegenie.eval.grading import GradeReport  # noqa: PLC0415 - start-up: only -x pays for it
-
-    results = tuple(arrived[index] for index in sorted(arrived))
-    out.note(
-        f"stopped at the first case that did not pass (-x): {total - len(results)} of "
-        f"{total} cases not graded"
-    )
-    return GradeReport(
-        task_class=task_class, results=results, sandbox="none" if mode == "none" else "bwrap"
-    )
 
 
 def _selection(args: argparse.Namespace, out: Output, manifest: Path, slug: str) -> Selection:
