@@ -33,6 +33,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from codegenie.eval._located import locate_errors
 from codegenie.eval._paths import MANIFEST_SIZE_LIMIT, FileRefused, read_regular_file
 from codegenie.eval._reports.formats import NAMES
+from codegenie.eval._sandbox.choices import SandboxChoice
 from codegenie.eval._toml.positions import TomlPositions
 from codegenie.eval._toml.read import TomlUnreadable, parse_toml
 from codegenie.eval.codes import CODES
@@ -92,7 +93,7 @@ class SettingsFile(BaseModel):
     jobs: Annotated[int, Field(ge=1)] | None = None
     timeout: Annotated[float, Field(gt=0)] | None = None
     repeat: Annotated[int, Field(ge=1)] | None = None
-    sandbox: Literal["auto", "bwrap", "none"] | None = None
+    sandbox: SandboxChoice | None = None
     format: FormatName | None = None
 
 

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict
 
 from codegenie.eval._ledger.reuse import Ledger
 from codegenie.eval._run.spec import RunSpec
+from codegenie.eval._sandbox.choices import ProviderName
 from codegenie.eval._selection import Selection
 from codegenie.eval.cases import Case
 from codegenie.eval.errors import CaseNotFound
@@ -141,7 +142,7 @@ class GradeReport(BaseModel):
 
     task_class: str
     results: tuple[GradeResult, ...]
-    sandbox: Literal["bwrap", "none"] = "bwrap"
+    sandbox: ProviderName = "bwrap"
     reused: int = 0
     stopped: bool = False
 

@@ -22,6 +22,7 @@ from typing import Any, final
 from codegenie.eval._paths import fs_path
 from codegenie.eval._reports.documents import CheckDocument, GradeDocument, Proof
 from codegenie.eval._reports.formats import ReportKind
+from codegenie.eval._sandbox.choices import least_contained
 from codegenie.eval.diagnostics import Diagnostic
 
 __all__ = ("MergeRefused", "ReportKind", "kind_of", "merge_reports")
@@ -147,7 +148,7 @@ def _merge_grade(
     task_classes = {document["task_class"] for document in documents}
     if len(task_classes) > 1:
         problems.append(f"the reports grade different task classes: {sorted(task_classes)}")
-    sandboxes = {document.get("sandbox", "bwrap") for document in documents}
+    sandbox = least_contained(document.get("sandbox", "bwrap") for document in documents)
     owners: dict[str, list[str]] = {}
     results = []
     for name, document in zip(names, documents, strict=True):
@@ -163,7 +164,7 @@ def _merge_grade(
     report = GradeReport(
         task_class=documents[0]["task_class"],
         results=tuple(results),
-        sandbox="none" if "none" in sandboxes else "bwrap",
+        sandbox=sandbox,
         reused=sum(document.get("reused", 0) for document in documents),
     )
     manifest = documents[0].get("manifest")

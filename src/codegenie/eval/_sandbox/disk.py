@@ -59,8 +59,6 @@ class Footprint:
     largest_new: tuple[str, int] | None = None
 
 
-
-
 def measure(
     root: str,
     *,

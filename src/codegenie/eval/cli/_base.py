@@ -22,6 +22,7 @@ from codegenie.eval._output import (
     wants_colour,
 )
 from codegenie.eval._reports.formats import formats_of
+from codegenie.eval._sandbox.choices import CHOICES
 from codegenie.eval._version import __version__
 from codegenie.eval.errors import EvalError
 
@@ -290,8 +291,8 @@ def load_manifest(args: argparse.Namespace, out: Output, path: Path | None = Non
     return manifest
 
 
-#: What ``--sandbox`` takes (``codegenie.eval.rubrics.SANDBOX_CHOICES``, without importing it).
-SANDBOX_CHOICES: Final = ("auto", "bwrap", "none")
+#: What ``--sandbox`` takes: the sandbox providers' words, without importing the sandbox.
+SANDBOX_CHOICES: Final = CHOICES
 
 
 def add_sandbox_option(parser: argparse.ArgumentParser, *, default: str | None = "auto") -> None:
