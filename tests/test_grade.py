@@ -193,6 +193,7 @@ def test_every_status_in_json(world: World) -> None:
         assert set(entry) == {
             "case", "status", "score", "reason", "duration_s",
             "wall_s", "cpu_s", "peak_memory_mib", "limit", "stderr_tail", "traceback",
+            "verdict",
         }  # fmt: skip
     statuses = [(entry["case"], entry["status"]) for entry in results]
     assert statuses == [

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import json
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal, final
+from typing import Any, Final, Literal, final
 
 from pydantic import BaseModel, ConfigDict
 
@@ -43,6 +44,7 @@ from codegenie.eval.rubrics import (
 )
 
 __all__ = (
+    "VERDICT_LIMIT",
     "GradeReport",
     "GradeResult",
     "GradeStatus",
@@ -75,7 +77,11 @@ class GradeResult(BaseModel):
     ``"disk-files"``): not the candidate's
     fault, so the summary counts it apart. An ``"error"`` keeps the end of
     the rubric's stderr (``stderr_tail``) and, when it raised, its
-    ``traceback``.
+    ``traceback``. ``verdict`` is the JSON object the rubric printed, its
+    own keys (``tests_run``, ``coverage``…) included, when it printed one
+    and it takes at most :data:`VERDICT_LIMIT` bytes as JSON; a larger one
+    keeps ``passed``, ``score`` and ``reason`` and says, under ``"omitted"``,
+    how large the rest was.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -91,6 +97,7 @@ class GradeResult(BaseModel):
     limit: str | None = None
     stderr_tail: str | None = None
     traceback: str | None = None
+    verdict: dict[str, Any] | None = None
 
     @classmethod
     def from_rubric(cls, result: RubricResult) -> GradeResult:
@@ -108,6 +115,7 @@ class GradeResult(BaseModel):
             limit=result.limit,
             stderr_tail=result.stderr_tail if status == "error" else None,
             traceback=rubric_traceback(result.stderr_tail) if status == "error" else None,
+            verdict=_bounded(result.verdict),
         )
 
     @classmethod
@@ -119,9 +127,9 @@ class GradeResult(BaseModel):
         """Return one entry of ``grade``'s JSON ``results``.
 
         Its keys are the model's fields, in order: case, status, score,
-        reason, duration_s, wall_s, cpu_s, peak_memory_mib, limit, and for an
+        reason, duration_s, wall_s, cpu_s, peak_memory_mib, limit, for an
         ``"error"`` the end of the rubric's stderr and its traceback, if it
-        raised (``null`` otherwise).
+        raised (``null`` otherwise), and the rubric's verdict object.
         """
         return self.model_dump()
 
@@ -216,6 +224,24 @@ class GradeReport(BaseModel):
             "ok": self.ok,
             "mean_score": self.mean_score,
         }
+
+
+#: The most bytes of a rubric's verdict (as compact JSON) a result keeps whole.
+VERDICT_LIMIT: Final = 64 * 1024
+# The keys of the protocol, kept of a verdict too large to keep whole.
+_PROTOCOL_KEYS: Final = ("passed", "score", "reason")
+
+
+def _bounded(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Return ``verdict`` whole when it takes at most :data:`VERDICT_LIMIT` bytes, else its gist."""
+    if verdict is None:
+        return None
+    size = len(json.dumps(verdict, separators=(",", ":"), ensure_ascii=False).encode())
+    if size <= VERDICT_LIMIT:
+        return verdict
+    kept: dict[str, Any] = {key: verdict[key] for key in _PROTOCOL_KEYS if key in verdict}
+    kept["omitted"] = f"the verdict took {size:,} bytes as JSON, more than {VERDICT_LIMIT:,}"
+    return kept
 
 
 def _counted(count: int, status: GradeStatus) -> str:
