@@ -11,7 +11,8 @@ default 60) and the run's limits: ``memory`` (MiB, default 2048),
 ``processes`` (default 512), ``file-size`` (MiB, default 1024),
 ``cpu-time`` (seconds, default none), ``disk`` (MiB the run may add to its
 directory, default 1024) and ``disk-files`` (entries it may add, default
-20,000) — plus ``id``, which may be written but
+20,000), and ``over-limit`` (``"error"`` or ``"failed"``: what a candidate
+over one of those limits is, overriding the task class's) — plus ``id``, which may be written but
 must then equal the directory name. Every other key is validated by the task class's
 ``case_model`` (``register_task_class(..., case_model=Model)``), or kept as
 it is when the task class declares none.
@@ -55,7 +56,7 @@ from codegenie.eval._sandbox.limits import DEFAULT_LIMITS, LIMIT_FIELDS, LIMIT_N
 from codegenie.eval._toml.positions import KeyPath, TomlPositions
 from codegenie.eval._toml.read import TomlUnreadable, parse_toml
 from codegenie.eval.errors import BenchCasesInvalid, CaseProblem
-from codegenie.eval.models import TaskClass, class_path
+from codegenie.eval.models import OverLimit, TaskClass, class_path
 
 __all__ = (
     "CASE_FILE",
@@ -91,9 +92,9 @@ MAX_CASE_ID_LENGTH: Final = 100
 #: The limits of one rubric run that ``case.toml`` may set, beside ``timeout``.
 LIMIT_KEYS: Final = LIMIT_NAMES
 #: Keys every ``case.toml`` may have, whatever the task class.
-COMMON_KEYS: Final = ("description", "tags", "timeout", *LIMIT_KEYS)
+COMMON_KEYS: Final = ("description", "tags", "timeout", *LIMIT_KEYS, "over-limit")
 #: Keys a ``case_model`` may not declare: the common keys and ``id``.
-RESERVED_KEYS: Final = ("description", "id", "tags", "timeout", *LIMIT_KEYS)
+RESERVED_KEYS: Final = ("description", "id", "tags", "timeout", *LIMIT_KEYS, "over-limit")
 #: Seconds one rubric run may take when ``case.toml`` does not say.
 DEFAULT_TIMEOUT: Final = 60.0
 
@@ -195,7 +196,8 @@ class Case(BaseModel):
     ``cpu_time`` (seconds, ``cpu-time``; ``None``: no limit), ``disk``
     (MiB) and ``disk_files`` (``disk-files``). Each limit can also be read
     as an attribute of the case (``case.memory``), and given as a keyword
-    (``Case(..., memory=256)``). ``data``
+    (``Case(..., memory=256)``). ``over_limit`` is the case's
+    ``over-limit`` (``None``: the task class's). ``data``
     holds the other keys: an instance of the task class's ``case_model``, or
     a plain ``dict`` when it declares none.
 
@@ -213,6 +215,7 @@ class Case(BaseModel):
     tags: tuple[str, ...] = ()
     timeout: float = DEFAULT_TIMEOUT
     limits: Limits = DEFAULT_LIMITS
+    over_limit: OverLimit | None = None
     data: BaseModel | dict[str, Any] = Field(default_factory=dict)
 
     def __hash__(self) -> int:
@@ -414,6 +417,7 @@ class _CommonKeys(BaseModel):
     cpu_time: float | None = Field(DEFAULT_CPU_TIME, gt=0, alias="cpu-time")
     disk: int = Field(DEFAULT_DISK, gt=0)
     disk_files: int = Field(DEFAULT_DISK_FILES, gt=0, alias="disk-files")
+    over_limit: OverLimit | None = Field(None, alias="over-limit")
 
     def limits(self) -> Limits:
         """Return the run's limits as the file gives them."""
@@ -506,6 +510,7 @@ class _CaseReader:
                 tags=tuple(common.tags),
                 timeout=common.timeout,
                 limits=common.limits(),
+                over_limit=common.over_limit,
                 data=data,
             )
         )

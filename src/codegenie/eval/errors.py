@@ -40,6 +40,8 @@ __all__ = (
     "ManifestProblem",
     "RubricMissing",
     "RunPlanError",
+    "SampleProblem",
+    "SamplesInvalid",
     "SandboxUnavailable",
     "ScaffoldArgumentInvalid",
     "ScaffoldConflict",
@@ -839,6 +841,64 @@ class CandidatesDirInvalid(EvalError):
     @property
     def hint(self) -> str:
         return "pass the directory that holds one directory per case: CANDIDATES_DIR/<case-id>/"
+
+
+@final
+@dataclass(frozen=True)
+class SampleProblem:
+    """One problem found in ``grade``'s candidates: where it is, and what is wrong.
+
+    ``file`` is the JSON Lines file or the entry of the candidates directory
+    concerned; ``line`` the 1-based line of a JSON Lines file, ``None`` for a
+    directory; ``case`` the case id, when known.
+    """
+
+    file: Path
+    line: int | None
+    message: str
+    case: str | None = None
+
+    def render(self) -> str:
+        """Return ``FILE:LINE: MESSAGE`` (``FILE: MESSAGE`` without a line)."""
+        where = f"{self.file}:{self.line}" if self.line is not None else str(self.file)
+        return f"{where}: {self.message}"
+
+
+@final
+class SamplesInvalid(EvalError):
+    """``grade``'s candidates cannot be read as samples; nothing was graded.
+
+    ``path`` is the candidates directory or JSON Lines file as given;
+    ``problems`` holds every problem found (a line that is not a sample, a
+    case the task class does not have, a path leaving its sample, a sample
+    given twice, an entry of a case's directory that is not a sample), in
+    file and line order, not just the first one. The message lists the first
+    50. Exit 2, like every mistake in what the command was given: no rubric ran.
+    """
+
+    code = "samples-invalid"
+    exit_code = 2
+    fields = ("path", "problems")
+
+    def __init__(self, path: Path, problems: tuple[SampleProblem, ...]) -> None:
+        self.path = path
+        self.problems = tuple(problems)
+        count = len(self.problems)
+        shown = 50
+        lines = [
+            f"{count} problem{'s' if count != 1 else ''} in the samples of {path}",
+            *(f"  {problem.render()}" for problem in self.problems[:shown]),
+        ]
+        if count > shown:
+            lines.append(f"  … and {count - shown} more")
+        super().__init__("\n".join(lines))
+
+    @property
+    def hint(self) -> str:
+        return (
+            "fix the listed lines or directories: a sample is CANDIDATES/<case-id>/<sample-id>/, "
+            'or a JSON line {"case": ID, "files": {PATH: TEXT}} with an optional "sample"'
+        )
 
 
 @final

@@ -20,21 +20,29 @@ progress through :func:`grade`'s ``on_result`` callback.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import difflib
 import json
+import math
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, final
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from codegenie.eval._ledger.reuse import Ledger
+from codegenie.eval._run.digest import labelled, tree_digest
 from codegenie.eval._run.spec import RunSpec
+from codegenie.eval._samples.candidates import Candidates, Sample
 from codegenie.eval._sandbox.choices import ProviderName
+from codegenie.eval._sandbox.policy import Interpreter
 from codegenie.eval._selection import Selection
+from codegenie.eval._stats.passk import default_ks, pass_at_k_of_case
+from codegenie.eval._version import __version__
 from codegenie.eval.cases import Case
 from codegenie.eval.errors import CaseNotFound
+from codegenie.eval.models import OverLimit
 from codegenie.eval.rubrics import (
     RubricResult,
     Sandbox,
@@ -48,6 +56,9 @@ __all__ = (
     "GradeReport",
     "GradeResult",
     "GradeStatus",
+    "RunInfo",
+    "SampleResult",
+    "SampleStatus",
     "default_jobs",
     "grade",
     "select",
@@ -62,31 +73,37 @@ _NOT_PASSED: tuple[GradeStatus, ...] = ("failed", "error", "missing")
 _STATUSES: tuple[GradeStatus, ...] = ("passed", "failed", "missing", "error")
 
 
-@final
-class GradeResult(BaseModel):
-    """What grading found for one case.
+#: What one run of a candidate can come to: a sample is never ``"missing"``.
+SampleStatus = Literal["passed", "failed", "error"]
+
+
+class _Outcome(BaseModel):
+    """What one run came to, or (for a case of several samples) what its runs came to together.
 
     ``status``: ``"passed"`` and ``"failed"`` are the rubric's verdict;
     ``"error"`` is a rubric that broke its protocol, crashed or ran out of
-    time (``reason`` says which: a timeout's reason says so); ``"missing"``
-    is a case without a candidate directory, whose rubric was not run
-    (``duration_s`` is ``None``). ``score`` is the verdict's score, when it
-    gave one. ``wall_s``, ``cpu_s`` and ``peak_memory_mib`` are what the run
-    used; ``limit`` names the limit an ``"error"`` run exceeded (``"memory"``,
+    time (``reason`` says which: a timeout's reason says so), unless the
+    task class or the case declares that a candidate over a limit has
+    failed (``over-limit = "failed"``): then that run is ``"failed"``, its
+    ``limit`` (or reason) saying why. ``score`` is the verdict's score, when
+    it gave one. ``wall_s``, ``cpu_s`` and ``peak_memory_mib`` are what the
+    run used; ``limit`` names the limit a run exceeded (``"memory"``,
     ``"processes"``, ``"file-size"``, ``"cpu-time"``, ``"disk"``,
-    ``"disk-files"``): not the candidate's
-    fault, so the summary counts it apart. An ``"error"`` keeps the end of
-    the rubric's stderr (``stderr_tail``) and, when it raised, its
-    ``traceback``. ``verdict`` is the JSON object the rubric printed, its
-    own keys (``tests_run``, ``coverage``…) included, when it printed one
-    and it takes at most :data:`VERDICT_LIMIT` bytes as JSON; a larger one
-    keeps ``passed``, ``score`` and ``reason`` and says, under ``"omitted"``,
-    how large the rest was.
+    ``"disk-files"``): as an ``"error"``, not the candidate's fault, so the
+    summary counts it apart. An ``"error"`` keeps the end of the rubric's
+    stderr (``stderr_tail``) and, when it raised, its ``traceback``.
+    ``verdict`` is the JSON object the rubric printed, its own keys
+    (``tests_run``, ``coverage``…) included, when it printed one and it
+    takes at most :data:`VERDICT_LIMIT` bytes as JSON; a larger one keeps
+    ``passed``, ``score`` and ``reason`` and says, under ``"omitted"``, how
+    large the rest was. ``candidate_digest`` identifies the candidate tree
+    graded (``None``: none, or beyond the bounds of a copy); ``reused`` says
+    the result was answered from the store of earlier runs, its times those
+    of the run that made it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
-    case: str
     status: GradeStatus
     score: float | None = None
     reason: str | None = None
@@ -98,39 +115,224 @@ class GradeResult(BaseModel):
     stderr_tail: str | None = None
     traceback: str | None = None
     verdict: dict[str, Any] | None = None
+    candidate_digest: str | None = None
+    reused: bool = False
+
+
+def _of_run(
+    result: RubricResult, *, over_limit: OverLimit, candidate_digest: str | None, reused: bool
+) -> dict[str, Any]:
+    """Return the fields of the outcome of one rubric run (see :class:`_Outcome`)."""
+    over = result.status == "timeout" or (result.status == "error" and result.limit is not None)
+    status: GradeStatus
+    if over:
+        status = "failed" if over_limit == "failed" else "error"
+    else:
+        status = "error" if result.status == "timeout" else result.status
+    return {
+        "status": status,
+        "score": result.score,
+        "reason": result.reason,
+        "duration_s": result.duration_s,
+        "wall_s": result.wall_s,
+        "cpu_s": result.cpu_s,
+        "peak_memory_mib": result.peak_memory_mib,
+        "limit": result.limit,
+        "stderr_tail": result.stderr_tail if status == "error" else None,
+        "traceback": rubric_traceback(result.stderr_tail) if status == "error" else None,
+        "verdict": _bounded(result.verdict),
+        "candidate_digest": candidate_digest,
+        "reused": reused,
+    }
+
+
+@final
+class SampleResult(_Outcome):
+    """What grading found for one sample of a case, ``sample`` its id (see :class:`_Outcome`)."""
+
+    sample: str
 
     @classmethod
-    def from_rubric(cls, result: RubricResult) -> GradeResult:
+    def from_rubric(
+        cls,
+        sample: str,
+        result: RubricResult,
+        *,
+        over_limit: OverLimit = "error",
+        candidate_digest: str | None = None,
+        reused: bool = False,
+    ) -> SampleResult:
+        """Return the grade of one sample's rubric run."""
+        return cls(
+            sample=sample,
+            **_of_run(
+                result, over_limit=over_limit, candidate_digest=candidate_digest, reused=reused
+            ),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Return one entry of a result's ``samples``: ``sample``, then the outcome's keys."""
+        document = self.model_dump()
+        return {"sample": document.pop("sample"), **document}
+
+
+@final
+class GradeResult(_Outcome):
+    """What grading found for one case (the outcome's fields: see :class:`_Outcome`).
+
+    ``"missing"`` is a case without a candidate, whose rubric was not run
+    (``duration_s`` is ``None``). ``tags`` are the case's. A case graded
+    from several samples has them in ``samples``, in id order, and its own
+    fields sum them up: ``"missing"`` without any, ``"error"`` when a sample
+    was one, ``"passed"`` when every sample passed, else ``"failed"``; the
+    mean of their scores, the sums of their times, the largest peak memory,
+    and a reason counting them. ``samples`` is ``None`` for a case graded
+    from one candidate. :attr:`samples_total` and :attr:`samples_passed`
+    count either way (one candidate is one sample).
+    """
+
+    case: str
+    tags: tuple[str, ...] = ()
+    samples: tuple[SampleResult, ...] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _counts_are_derived(cls, values: Any) -> Any:
+        """Accept a JSON result back: its sample counts are computed, not fields."""
+        if isinstance(values, dict) and ("samples_total" in values or "samples_passed" in values):
+            values = {k: v for k, v in values.items() if k not in _DERIVED}
+        return values
+
+    @property
+    def samples_total(self) -> int:
+        """How many samples the case was graded from (1 for one candidate, 0 when missing)."""
+        if self.samples is not None:
+            return len(self.samples)
+        return 0 if self.status == "missing" else 1
+
+    @property
+    def samples_passed(self) -> int:
+        """How many of its samples passed."""
+        if self.samples is not None:
+            return sum(sample.status == "passed" for sample in self.samples)
+        return int(self.status == "passed")
+
+    @classmethod
+    def from_rubric(
+        cls,
+        result: RubricResult,
+        *,
+        over_limit: OverLimit = "error",
+        tags: tuple[str, ...] = (),
+        candidate_digest: str | None = None,
+        reused: bool = False,
+    ) -> GradeResult:
         """Return the grade of a rubric run: passed, failed, or error (a timeout is an error)."""
-        status: GradeStatus = "error" if result.status == "timeout" else result.status
         return cls(
             case=result.case,
-            status=status,
-            score=result.score,
-            reason=result.reason,
-            duration_s=result.duration_s,
-            wall_s=result.wall_s,
-            cpu_s=result.cpu_s,
-            peak_memory_mib=result.peak_memory_mib,
-            limit=result.limit,
-            stderr_tail=result.stderr_tail if status == "error" else None,
-            traceback=rubric_traceback(result.stderr_tail) if status == "error" else None,
-            verdict=_bounded(result.verdict),
+            tags=tags,
+            **_of_run(
+                result, over_limit=over_limit, candidate_digest=candidate_digest, reused=reused
+            ),
         )
 
     @classmethod
-    def missing(cls, case: str, candidate: Path) -> GradeResult:
+    def missing(cls, case: str, candidate: Path, *, tags: tuple[str, ...] = ()) -> GradeResult:
         """Return the grade of a case with nothing at ``candidate``."""
-        return cls(case=case, status="missing", reason=f"no candidate directory {candidate}")
+        return cls(
+            case=case, status="missing", reason=f"no candidate directory {candidate}", tags=tags
+        )
+
+    @classmethod
+    def of_samples(
+        cls, case: str, samples: Sequence[SampleResult], *, tags: tuple[str, ...] = ()
+    ) -> GradeResult:
+        """Return the grade of a case from its samples' (see the class)."""
+        if not samples:
+            return cls(case=case, status="missing", reason="no samples", tags=tags, samples=())
+        passed = sum(sample.status == "passed" for sample in samples)
+        errors = [sample for sample in samples if sample.status == "error"]
+        status: GradeStatus = (
+            "error" if errors else "passed" if passed == len(samples) else "failed"
+        )
+        reason = f"{passed}/{len(samples)} samples passed"
+        if errors:
+            first = errors[0]
+            reason += f"; sample {first.sample}: {first.reason or 'error'}"
+        scores = [sample.score for sample in samples if sample.score is not None]
+        return cls(
+            case=case,
+            status=status,
+            score=math.fsum(scores) / len(scores) if scores else None,
+            reason=reason,
+            duration_s=_total(sample.duration_s for sample in samples),
+            wall_s=_total(sample.wall_s for sample in samples),
+            cpu_s=_total(sample.cpu_s for sample in samples),
+            peak_memory_mib=max(
+                (s.peak_memory_mib for s in samples if s.peak_memory_mib is not None),
+                default=None,
+            ),
+            reused=all(sample.reused for sample in samples),
+            tags=tags,
+            samples=tuple(sorted(samples, key=lambda sample: sample.sample)),
+        )
 
     def to_json(self) -> dict[str, Any]:
         """Return one entry of ``grade``'s JSON ``results``.
 
-        Its keys are the model's fields, in order: case, status, score,
-        reason, duration_s, wall_s, cpu_s, peak_memory_mib, limit, for an
-        ``"error"`` the end of the rubric's stderr and its traceback, if it
-        raised (``null`` otherwise), and the rubric's verdict object.
+        ``case``, then the outcome's keys in order (status, score, reason,
+        duration_s, wall_s, cpu_s, peak_memory_mib, limit, stderr_tail,
+        traceback, verdict, candidate_digest, reused), then ``tags``,
+        ``samples_total``, ``samples_passed`` and ``samples`` (``null`` for
+        a case graded from one candidate).
         """
+        document = self.model_dump(exclude={"case", "tags", "samples"})
+        return {
+            "case": self.case,
+            **document,
+            "tags": list(self.tags),
+            "samples_total": self.samples_total,
+            "samples_passed": self.samples_passed,
+            "samples": None
+            if self.samples is None
+            else [sample.to_json() for sample in self.samples],
+        }
+
+
+_DERIVED: Final = frozenset({"samples_total", "samples_passed"})
+
+
+def _total(values: Iterable[float | None]) -> float | None:
+    """Return the sum of the values given, ``None`` when none is."""
+    given = [value for value in values if value is not None]
+    return math.fsum(given) if given else None
+
+
+@final
+class RunInfo(BaseModel):
+    """What a grading run was: the identity every report carries as ``run``.
+
+    ``name`` is what the user called it (``--run-name``, the model say);
+    ``candidates_digest`` the digest of everything it was given to grade
+    (every case's candidates, not only those selected: two shards of one
+    run carry the same); ``started_at`` and ``finished_at`` are UTC, as
+    ISO 8601 (``2026-12-02T07:01:02Z``); ``tool_version`` is this package's,
+    ``python`` the version of the interpreter that ran the rubrics and
+    ``sandbox`` the provider that contained them.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    name: str | None = None
+    candidates_digest: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    tool_version: str = __version__
+    python: str | None = None
+    sandbox: ProviderName = "bwrap"
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the report's ``run`` object."""
         return self.model_dump()
 
 
@@ -138,12 +340,18 @@ class GradeResult(BaseModel):
 class GradeReport(BaseModel):
     """Every result of one ``grade`` run, in case-id order.
 
-    ``ok`` is true when there was at least one case and every case passed:
-    a missing candidate or a rubric error is not a pass, and grading no case
-    at all proves nothing (so it is not ok either). ``stopped`` says that
-    the grading stopped early (``grade(..., stop_after=N)``): ``results``
-    then hold only the cases graded before it stopped. ``reused`` counts the
-    results answered from the store, however the grading ended.
+    Without samples, ``ok`` is true when there was at least one case and
+    every case passed: a missing candidate or a rubric error is not a pass,
+    and grading no case at all proves nothing (so it is not ok either).
+    With samples (``sampled``), or a ``fail_under`` threshold, the verdict
+    is pass@k's: ``ok`` unless there was no case, a case was missing or a
+    sample was an ``"error"``, or pass@1 is below ``fail_under``. ``stopped``
+    says that the grading stopped early (``grade(..., stop_after=N)``):
+    ``results`` then hold only the cases graded before it stopped.
+    ``reused`` counts the runs answered from the store, however the grading
+    ended. ``pass_at`` are the k of :attr:`pass_at_k` (``None``: 1, and 10
+    and 100 where every graded case has that many samples); ``run`` is the
+    run's identity.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -153,6 +361,10 @@ class GradeReport(BaseModel):
     sandbox: ProviderName = "bwrap"
     reused: int = 0
     stopped: bool = False
+    sampled: bool = False
+    pass_at: tuple[int, ...] | None = None
+    fail_under: float | None = None
+    run: RunInfo | None = None
 
     @property
     def passed(self) -> int:
@@ -165,9 +377,52 @@ class GradeReport(BaseModel):
         return len(self.results)
 
     @property
+    def samples_total(self) -> int:
+        """How many samples were graded, over every case."""
+        return sum(result.samples_total for result in self.results)
+
+    @property
+    def samples_passed(self) -> int:
+        """How many samples passed, over every case."""
+        return sum(result.samples_passed for result in self.results)
+
+    @property
     def ok(self) -> bool:
-        """Whether there was a case to grade and every one passed."""
-        return self.total > 0 and self.passed == self.total
+        """The verdict (see the class): exit status 0 or 1."""
+        if not self.sampled and self.fail_under is None:
+            return self.total > 0 and self.passed == self.total
+        if self.total == 0 or self.count("missing") or self.count("error"):
+            return False
+        if self.fail_under is None:
+            return True
+        first = self.pass_at_k().get("1")
+        return first is not None and first >= self.fail_under
+
+    def ks(self) -> tuple[int, ...]:
+        """Return the k pass@k is reported for: ``pass_at``, else the default ones."""
+        if self.pass_at is not None:
+            return self.pass_at
+        graded = [r.samples_total for r in self.results if r.samples_total]
+        return default_ks(graded)
+
+    def pass_at_k(self) -> dict[str, float | None]:
+        """Return pass@k for each of :meth:`ks`, keyed by k as text.
+
+        The mean over every case of the unbiased estimate from its samples;
+        a case without any (missing) counts as 0, as a problem a model gave
+        no answer to. ``None`` when there is no case, or when a graded case
+        has fewer than k samples (pass@k of it is not defined; ``grade``
+        refuses such a ``--pass-at`` before it runs anything).
+        """
+        values: dict[str, float | None] = {}
+        for k in self.ks():
+            counts = [(r.samples_total, r.samples_passed) for r in self.results]
+            if not counts or any(0 < n < k for n, _ in counts):
+                values[str(k)] = None
+                continue
+            estimates = [pass_at_k_of_case(n, c, k) if n else 0.0 for n, c in counts]
+            values[str(k)] = math.fsum(estimates) / len(estimates)
+        return values
 
     def count(self, status: GradeStatus) -> int:
         """How many results have ``status``."""
@@ -197,7 +452,7 @@ class GradeReport(BaseModel):
         if not self.results:
             return line + " (no cases to grade)"
         # Errors of runs that exceeded a limit are counted apart: not the candidate's fault.
-        over = sum(result.limit is not None for result in self.results)
+        over = sum(r.limit is not None and r.status == "error" for r in self.results)
         others = [
             shown(status, _counted(count, status))
             for status in _NOT_PASSED
@@ -207,22 +462,39 @@ class GradeReport(BaseModel):
             others.append(shown("error", f"{over} over a limit"))
         return line + (f" ({', '.join(others)})" if others else "")
 
+    def pass_at_line(self) -> str:
+        """Return the pass@k line: ``pass@1 0.583, pass@10 0.910 (1,640 samples, 956 passed)``."""
+        values = ", ".join(
+            f"pass@{k} " + ("n/a" if value is None else f"{value:.3f}")
+            for k, value in self.pass_at_k().items()
+        )
+        line = f"{values} ({self.samples_total:,} samples, {self.samples_passed:,} passed)"
+        if self.fail_under is not None:
+            line += f"; --fail-under {self.fail_under:g}"
+        return line
+
     def to_json(self) -> dict[str, Any]:
         """Return ``grade``'s JSON document.
 
-        ``task_class``, ``results``, ``passed``, ``total``, then ``counts``
-        (every status, zeros included), ``ok`` and ``mean_score``.
+        ``task_class``, ``sandbox``, ``reused``, ``run``, ``results``,
+        ``passed``, ``total``, then ``counts`` (every status, zeros
+        included), ``ok``, ``mean_score``, ``sampled``, ``pass_at_k`` and
+        ``fail_under``.
         """
         return {
             "task_class": self.task_class,
             "sandbox": self.sandbox,
             "reused": self.reused,
+            "run": None if self.run is None else self.run.to_json(),
             "results": [result.to_json() for result in self.results],
             "passed": self.passed,
             "total": self.total,
             "counts": self.counts(),
             "ok": self.ok,
             "mean_score": self.mean_score,
+            "sampled": self.sampled,
+            "pass_at_k": self.pass_at_k(),
+            "fail_under": self.fail_under,
         }
 
 
@@ -294,7 +566,7 @@ def grade(
     task_class: str,
     rubric: Path | None,
     cases: Sequence[Case],
-    candidates: Path,
+    candidates: Path | Candidates,
     *,
     jobs: int | None = None,
     on_result: Callable[[int, GradeResult], None] | None = None,
@@ -302,28 +574,47 @@ def grade(
     sandbox: Sandbox | str = "auto",
     reuse: bool = True,
     stop_after: int | None = None,
+    over_limit: OverLimit = "error",
+    run_name: str | None = None,
+    pass_at: Sequence[int] | None = None,
+    fail_under: float | None = None,
 ) -> GradeReport:
-    """Grade ``CANDIDATES/<case-id>/`` with ``rubric`` for each of ``cases``; return the report.
+    """Grade each of ``cases`` from its candidates with ``rubric``; return the report.
+
+    ``candidates`` is a directory holding one candidate directory per case
+    (``CANDIDATES/<case-id>/``), or the
+    :class:`~codegenie.eval._samples.candidates.Candidates` that
+    :func:`~codegenie.eval._samples.candidates.open_candidates` read
+    (samples: ``CANDIDATES/<case-id>/<sample-id>/``, or a JSON Lines file).
+    Each sample is one rubric run; a case's result sums up its samples'
+    (:class:`GradeResult`).
 
     ``jobs`` rubrics run at once (default :func:`default_jobs`), in threads,
     never more than the open-file limit (``ulimit -n``) leaves room for.
-    A case with nothing at its candidate path is ``"missing"`` at once, its
-    rubric not run; anything there that is not a directory is a rubric
-    ``"error"`` (``run_rubric`` says so), and so is every run of a task class
-    whose ``rubric`` is ``None`` (defined where no file exists). Results come back in case-id
-    order, whatever order the runs finish in. ``on_result(index, result)``
-    is called in the calling thread as each result arrives (``index`` into
-    the sorted cases), for progress. ``shown_as`` is how reasons name the
-    candidates directory (default: ``candidates``), such as the relative
-    path a user typed for an absolute ``candidates``. Every run happens in
-    ``sandbox`` (see :func:`codegenie.eval.rubrics.run_rubric`); a
-    ``--sandbox`` word is chosen once, before any run, and
+    A case without any candidate is ``"missing"`` at once, its rubric not
+    run; a candidate that is not a directory is a rubric ``"error"``
+    (``run_rubric`` says so), and so is every run of a task class whose
+    ``rubric`` is ``None`` (defined where no file exists). Results come
+    back in case-id order, whatever order the runs finish in.
+    ``on_result(index, result)`` is called in the calling thread as each
+    case's result is complete (``index`` into the sorted cases), for
+    progress. ``shown_as`` is how reasons name the candidates (default:
+    ``candidates``), such as the relative path a user typed. Every run
+    happens in ``sandbox`` (see :func:`codegenie.eval.rubrics.run_rubric`);
+    a ``--sandbox`` word is chosen once, before any run, and
     ``SandboxUnavailable`` raised when bubblewrap cannot start. With
-    ``reuse``, a case whose rubric, task class, case and candidate are byte
-    for byte as when it was last graded (same interpreter, package version,
-    limits and sandbox) is answered from the user's store of results
-    without running anything (``GradeReport.reused`` counts them); a pass
-    or a fail is stored, an error never.
+    ``reuse``, a run whose rubric, task class, case and candidate are byte
+    for byte as when it was last made (same interpreter, packages, limits
+    and sandbox) is answered from the user's store of results without
+    running anything (``GradeReport.reused`` counts them, and each such
+    result says ``reused``); a pass or a fail is stored, an error never.
+
+    ``over_limit`` is the task class's word for a candidate over its
+    timeout or another limit (a case's ``over_limit`` overrides it):
+    ``"error"`` or ``"failed"``. ``run_name`` names the run in its
+    identity (:class:`RunInfo`); ``pass_at`` are the k of pass@k (``None``:
+    the default ones) and ``fail_under`` the pass@1 below which the
+    report is not ok.
 
     ``stop_after=N`` stops the grading once ``N`` cases did not pass
     (``grade -x`` is ``stop_after=1``): the cases not started never start,
@@ -332,20 +623,22 @@ def grade(
     ``reused`` counting those answered from the store.
 
     ``KeyboardInterrupt`` (or any exception, from ``on_result`` say) stops
-    the grading: cases not started never start, the running rubrics are
+    the grading: runs not started never start, the running rubrics are
     killed with their process groups and their temporary directories
     removed, the threads are joined, and then the exception propagates.
-    Raises ``ValueError`` for a ``jobs`` or a ``stop_after`` below 1.
+    Raises ``ValueError`` for a ``jobs`` or a ``stop_after`` below 1, a k
+    below 1, or a ``fail_under`` outside 0..1.
     """
+    started = _now()
     box = sandbox if isinstance(sandbox, Sandbox) else choose_sandbox(sandbox)
     if jobs is None:
         jobs = default_jobs()
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        msg = f"jobs must be a whole number of at least 1, got {jobs!r}"
-        raise ValueError(msg)
-    if stop_after is not None and (isinstance(stop_after, bool) or stop_after < 1):
-        msg = f"stop_after must be a whole number of at least 1, got {stop_after!r}"
-        raise ValueError(msg)
+    _check_arguments(jobs, stop_after, pass_at, fail_under)
+    given = (
+        candidates
+        if isinstance(candidates, Candidates)
+        else Candidates.directory(candidates, shown_as=shown_as)
+    )
     ordered = sorted(cases, key=lambda case: case.id)
     results: list[GradeResult | None] = [None] * len(ordered)
     not_passed = 0
@@ -361,61 +654,189 @@ def grade(
         not_passed += result.status != "passed"
         stopped = stop_after is not None and not_passed >= stop_after
 
-    def ran(index: int, result: GradeResult) -> None:
-        record(index, result)
-        if stopped:
-            raise _Stop  # out of the runs: those not started never start
-
-    runs: list[tuple[int, Case, Path]] = []
+    cases_runs: list[_CaseRuns] = []
     for index, case in enumerate(ordered):
-        candidate = candidates / case.id
-        if os.path.lexists(candidate):
-            runs.append((index, case, candidate))
+        samples = given.samples(case.id)
+        if samples:
+            policy = case.over_limit or over_limit
+            cases_runs.append(_CaseRuns(index, case, samples, policy, sampled=given.sampled))
+        elif given.sampled:
+            record(index, GradeResult.of_samples(case.id, (), tags=case.tags))
         else:
-            record(index, GradeResult.missing(case.id, (shown_as or candidates) / case.id))
+            record(index, GradeResult.missing(case.id, given.shown(case.id), tags=case.tags))
     reused = 0
     if rubric is None:
-        for index, case, _ in runs:
-            reason = f"task class {task_class!r} has no rubric file"
-            record(index, GradeResult(case=case.id, status="error", reason=reason))
-    elif runs and not stopped:
+        reason = f"task class {task_class!r} has no rubric file"
+        for runs in cases_runs:
+            failed = RubricResult(case=runs.case.id, status="error", reason=reason, duration_s=0.0)
+            for position in range(len(runs.samples)):
+                runs.arrived(position, failed, None, reused=False, record=record)
+    elif cases_runs and not stopped:
         with Ledger.open(enabled=reuse) as ledger, contextlib.suppress(_Stop):
             try:
-                _grade_runs(rubric, runs, jobs=jobs, sandbox=box, ledger=ledger, record=ran)
+                _grade_runs(
+                    rubric,
+                    cases_runs,
+                    jobs=jobs,
+                    sandbox=box,
+                    ledger=ledger,
+                    record=record,
+                    stopped=lambda: stopped,
+                )
             finally:  # however the runs end, the results answered from the store count
                 reused = ledger.reused
     done = tuple(result for result in results if result is not None)
     assert stopped or len(done) == len(ordered)
-    return GradeReport(
-        task_class=task_class, results=done, sandbox=box.mode, reused=reused, stopped=stopped
+    run = RunInfo(
+        name=run_name,
+        candidates_digest=given.digest,
+        started_at=started,
+        finished_at=_now(),
+        python=Interpreter.current().version,
+        sandbox=box.mode,
     )
+    return GradeReport(
+        task_class=task_class,
+        results=done,
+        sandbox=box.mode,
+        reused=reused,
+        stopped=stopped,
+        sampled=given.sampled,
+        pass_at=None if pass_at is None else tuple(sorted(set(pass_at))),
+        fail_under=fail_under,
+        run=run,
+    )
+
+
+def _check_arguments(
+    jobs: int, stop_after: int | None, pass_at: Sequence[int] | None, fail_under: float | None
+) -> None:
+    """Raise ``ValueError`` for an argument of :func:`grade` outside its range."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        msg = f"jobs must be a whole number of at least 1, got {jobs!r}"
+        raise ValueError(msg)
+    if stop_after is not None and (isinstance(stop_after, bool) or stop_after < 1):
+        msg = f"stop_after must be a whole number of at least 1, got {stop_after!r}"
+        raise ValueError(msg)
+    if pass_at is not None and (
+        not pass_at or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in pass_at)
+    ):
+        msg = f"pass_at must be whole numbers of at least 1, got {pass_at!r}"
+        raise ValueError(msg)
+    if fail_under is not None and not 0 <= fail_under <= 1:
+        msg = f"fail_under must be a fraction between 0 and 1, got {fail_under!r}"
+        raise ValueError(msg)
+
+
+def _now() -> str:
+    """Return the time now, UTC, as ISO 8601 to the second: ``2026-12-02T07:01:02Z``."""
+    now = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+    return now.isoformat().replace("+00:00", "Z")
+
+
+class _CaseRuns:
+    """The runs of one case's samples, and its result once every one has arrived."""
+
+    def __init__(
+        self,
+        index: int,
+        case: Case,
+        samples: tuple[Sample, ...],
+        over_limit: OverLimit,
+        *,
+        sampled: bool,
+    ) -> None:
+        self.index = index
+        self.case = case
+        self.samples = samples
+        self.over_limit = over_limit
+        self.sampled = sampled
+        self._arrived: dict[int, SampleResult | GradeResult] = {}
+
+    def arrived(
+        self,
+        position: int,
+        result: RubricResult,
+        candidate_digest: str | None,
+        *,
+        reused: bool,
+        record: Callable[[int, GradeResult], None],
+    ) -> None:
+        """Take the result of sample ``position``; record the case's once every sample's is in."""
+        sample = self.samples[position]
+        if not self.sampled:
+            record(
+                self.index,
+                GradeResult.from_rubric(
+                    result,
+                    over_limit=self.over_limit,
+                    tags=self.case.tags,
+                    candidate_digest=candidate_digest,
+                    reused=reused,
+                ),
+            )
+            return
+        assert sample.id is not None
+        self._arrived[position] = SampleResult.from_rubric(
+            sample.id,
+            result,
+            over_limit=self.over_limit,
+            candidate_digest=candidate_digest,
+            reused=reused,
+        )
+        if len(self._arrived) == len(self.samples):
+            samples = [self._arrived[p] for p in range(len(self.samples))]
+            assert all(isinstance(s, SampleResult) for s in samples)
+            record(
+                self.index,
+                GradeResult.of_samples(
+                    self.case.id,
+                    [s for s in samples if isinstance(s, SampleResult)],
+                    tags=self.case.tags,
+                ),
+            )
 
 
 def _grade_runs(
     rubric: Path,
-    runs: list[tuple[int, Case, Path]],
+    cases_runs: list[_CaseRuns],
     *,
     jobs: int,
     sandbox: Sandbox,
     ledger: Ledger,
     record: Callable[[int, GradeResult], None],
+    stopped: Callable[[], bool],
 ) -> None:
-    """Grade ``runs``: from ``ledger`` what it holds, the rest by running the rubric."""
-    requests: list[tuple[int, RunSpec, str | None]] = []
-    for index, case, candidate in runs:
-        request = RunSpec.of(rubric, case, candidate, sandbox=sandbox.policy)
-        key = ledger.key(request)
-        stored = ledger.lookup(key)
-        if stored is not None:
-            record(index, GradeResult.from_rubric(stored[0]))
-        else:
-            requests.append((index, request, key))
+    """Grade every sample of ``cases_runs``: from ``ledger`` what it holds, the rest by running."""
+    requests: list[tuple[_CaseRuns, int, RunSpec, str | None]] = []
 
-    def arrived(position: int, result: RubricResult) -> None:
-        index, _, key = requests[position]
+    def recorded(
+        runs: _CaseRuns, position: int, result: RubricResult, digest: str | None, *, reused: bool
+    ) -> None:
+        runs.arrived(position, result, digest, reused=reused, record=record)
+        if stopped():
+            raise _Stop  # out of the runs: those not started never start
+
+    for runs in cases_runs:
+        for position, sample in enumerate(runs.samples):
+            spec = RunSpec.of(rubric, runs.case, sample.path, sandbox=sandbox.policy)
+            if ledger.enabled:
+                spec = ledger.read(spec)
+                key = spec.key()
+                stored = ledger.lookup(key)
+                if stored is not None:
+                    recorded(
+                        runs, position, stored[0], labelled(spec.candidate.digest), reused=True
+                    )
+                    continue
+            else:  # nothing is looked up: only the candidate's digest is needed
+                spec = spec.with_candidate_digest(tree_digest(sample.path))
+                key = None
+            requests.append((runs, position, spec, key))
+
+    def arrived(index: int, result: RubricResult) -> None:
+        runs, position, spec, key = requests[index]
         ledger.record(key, [result])
-        record(index, GradeResult.from_rubric(result))
+        recorded(runs, position, result, labelled(spec.candidate.digest), reused=False)
 
-    run_rubrics(
-        [request for _, request, _ in requests], jobs=jobs, sandbox=sandbox, on_result=arrived
-    )
+    run_rubrics([spec for _, _, spec, _ in requests], jobs=jobs, sandbox=sandbox, on_result=arrived)

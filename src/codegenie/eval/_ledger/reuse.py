@@ -67,6 +67,10 @@ class Ledger:
             return None
         return spec.read(self._digests).key()
 
+    def read(self, spec: RunSpec) -> RunSpec:
+        """Return ``spec`` with the digest of each of its trees, read as :meth:`key` reads them."""
+        return spec.read(self._digests)
+
     def lookup(self, key: str | None, *, runs: int = 1) -> list[RubricResult] | None:
         """Return ``runs`` stored results of ``key``, all agreeing; ``None`` for a miss."""
         if self._store is None or key is None:

@@ -130,8 +130,11 @@ def formats_of(command: str) -> tuple[str, ...]:
     )
 
 
-def format_help() -> str:
-    """Return what ``--format`` says of each format: the default, then who writes the others."""
+def format_help(command: str | None = None) -> str:
+    """Return what ``--format`` says of each format: the default, then who writes the others.
+
+    For a ``command``, only the formats it writes, and for whom is left unsaid.
+    """
 
     def listed(commands: tuple[str, ...]) -> str:
         return (
@@ -141,8 +144,12 @@ def format_help() -> str:
     parts = ["default: text"]
     for name, format_ in FORMATS.items():
         commands = commands_writing(name)
-        if commands is not None:
+        if commands is None:
+            continue
+        if command is None:
             parts.append(f"{name}: {format_.description}, {listed(commands)}")
+        elif command in commands:
+            parts.append(f"{name}: {format_.description}")
     return f"output format ({'; '.join(parts)})"
 
 

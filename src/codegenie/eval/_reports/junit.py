@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from codegenie.eval._reports.documents import CheckDocument, GradeDocument
     from codegenie.eval._reports.sink import Sink
     from codegenie.eval.diagnostics import Diagnostic
+    from codegenie.eval.grading import GradeResult
 
 __all__ = ("check_junit", "grade_junit", "write_check_junit", "write_grade_junit")
 
@@ -36,7 +37,13 @@ def _text(value: object) -> str:
     return readable(str(value)).translate(_XML_INVALID)
 
 
-def _render(suite_name: str, cases: Sequence[ET.Element], *, time: float) -> str:
+def _render(
+    suite_name: str,
+    cases: Sequence[ET.Element],
+    *,
+    time: float,
+    properties: Sequence[tuple[str, str]] = (),
+) -> str:
     counts = {
         kind: sum(case.find(kind) is not None for case in cases)
         for kind in ("failure", "error", "skipped")
@@ -52,6 +59,10 @@ def _render(suite_name: str, cases: Sequence[ET.Element], *, time: float) -> str
         skipped=str(counts["skipped"]),
         time=f"{time:.3f}",
     )
+    if properties:
+        held = ET.SubElement(suite, "properties")
+        for name, value in properties:
+            ET.SubElement(held, "property", name=_text(name), value=_text(value))
     suite.extend(cases)
     # The totals again on ``testsuites``, as far as the common schema has them (no ``skipped``).
     for key in ("tests", "failures", "errors", "time"):
@@ -102,11 +113,17 @@ def check_junit(report: CheckDocument) -> str:
 
 
 def grade_junit(report: GradeDocument) -> str:
-    """Return the JUnit XML of a ``grade`` report: one test case per case."""
-    task_class = report.report.task_class
+    """Return the JUnit XML of a ``grade`` report: one test case per case.
+
+    A result reused from an earlier run keeps that run's time, and says so
+    in its ``system-out``; a case graded from samples lists them there. The
+    suite's properties carry the run's identity and, with samples, pass@k.
+    """
+    grades = report.report
+    task_class = grades.task_class
     cases = []
     total = 0.0
-    for result in report.report.results:
+    for result in grades.results:
         duration = result.duration_s or 0.0
         total += duration
         case = _case(task_class, result.case, duration)
@@ -120,8 +137,34 @@ def grade_junit(report: GradeDocument) -> str:
             _outcome(case, "error", reason, result.limit or "error", body)
         elif status == "missing":
             ET.SubElement(case, "skipped", message=_text(reason))
+        out = _grade_output(result)
+        if out:
+            ET.SubElement(case, "system-out").text = _text(out)
         cases.append(case)
-    return _render(f"grade {task_class}", cases, time=total)
+    properties: list[tuple[str, str]] = []
+    if grades.run is not None:
+        run = grades.run
+        properties += [(f"run.{k}", str(v)) for k, v in run.to_json().items() if v is not None]
+    if grades.sampled or grades.pass_at is not None or grades.fail_under is not None:
+        properties += [
+            (f"pass@{k}", "" if value is None else f"{value:.6f}")
+            for k, value in grades.pass_at_k().items()
+        ]
+    return _render(f"grade {task_class}", cases, time=total, properties=properties)
+
+
+def _grade_output(result: GradeResult) -> str:
+    """Return what a case's ``system-out`` says: reused, and each of its samples."""
+    lines = []
+    if result.reused:
+        lines.append("reused from an earlier run of the same case and candidate (its time)")
+    for sample in result.samples or ():
+        reused = ", reused" if sample.reused else ""
+        took = f" in {sample.duration_s:.3f}s" if sample.duration_s is not None else ""
+        lines.append(
+            f"sample {sample.sample}: {sample.status}{took}{reused}: {sample.reason or ''}"
+        )
+    return "\n".join(lines)
 
 
 def write_check_junit(report: CheckDocument, sink: Sink) -> None:

@@ -17,13 +17,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, final
+from typing import TYPE_CHECKING, Any, final
 
 from codegenie.eval._paths import fs_path
 from codegenie.eval._reports.documents import CheckDocument, GradeDocument, Proof
 from codegenie.eval._reports.formats import ReportKind
-from codegenie.eval._sandbox.choices import least_contained
+from codegenie.eval._sandbox.choices import ProviderName, least_contained
 from codegenie.eval.diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from codegenie.eval.grading import RunInfo
 
 __all__ = ("MergeRefused", "ReportKind", "kind_of", "merge_reports")
 
@@ -148,6 +151,17 @@ def _merge_grade(
     task_classes = {document["task_class"] for document in documents}
     if len(task_classes) > 1:
         problems.append(f"the reports grade different task classes: {sorted(task_classes)}")
+    runs = [document.get("run") or {} for document in documents]
+    for key, what in (
+        ("candidates_digest", "different candidates"),
+        ("name", "differently named runs"),
+    ):
+        values = {run.get(key) for run in runs}
+        if len(values) > 1:
+            seen = ", ".join(f"{n}: {r.get(key)}" for n, r in zip(names, runs, strict=True))
+            problems.append(f"the reports are of {what} (run {key} differs: {seen})")
+    if len({bool(document.get("sampled")) for document in documents}) > 1:
+        problems.append("the reports mix a grading of samples and one of a candidate per case")
     sandbox = least_contained(document.get("sandbox", "bwrap") for document in documents)
     owners: dict[str, list[str]] = {}
     results = []
@@ -161,11 +175,16 @@ def _merge_grade(
         f"case {case!r} is missing: no shard graded it" for case in sorted(every - set(owners))
     ]
     results.sort(key=lambda result: result.case)
+    first = documents[0]
     report = GradeReport(
-        task_class=documents[0]["task_class"],
+        task_class=first["task_class"],
         results=tuple(results),
         sandbox=sandbox,
         reused=sum(document.get("reused", 0) for document in documents),
+        sampled=bool(first.get("sampled")),
+        pass_at=_ks(documents),
+        fail_under=first.get("fail_under"),
+        run=_merged_run(runs, sandbox),
     )
     manifest = documents[0].get("manifest")
     merged = GradeDocument(
@@ -181,6 +200,37 @@ def _merge_grade(
         merged=len(documents),
     )
     return merged, problems
+
+
+def _ks(documents: Sequence[Mapping[str, Any]]) -> tuple[int, ...] | None:
+    """Return the k every shard reported pass@k for; ``None`` (the default k) when none did."""
+    reported = [d["pass_at_k"] for d in documents if isinstance(d.get("pass_at_k"), Mapping)]
+    if not reported:
+        return None
+    common = set.intersection(
+        *({k for k in r if isinstance(k, str) and k.isdigit()} for r in reported)
+    )
+    return tuple(sorted(int(k) for k in common)) or None
+
+
+def _merged_run(runs: Sequence[Mapping[str, Any]], sandbox: ProviderName) -> RunInfo | None:
+    """Return the identity of the shards' run: the first start, the last finish, one name."""
+    from codegenie.eval.grading import RunInfo  # noqa: PLC0415 - pydantic: only grade reports pay for it
+
+    if not any(runs):
+        return None
+    started = [run["started_at"] for run in runs if run.get("started_at")]
+    finished = [run["finished_at"] for run in runs if run.get("finished_at")]
+    first = runs[0]
+    return RunInfo.model_validate(
+        {
+            **first,
+            "started_at": min(started, default=None),
+            "finished_at": max(finished, default=None),
+            "sandbox": sandbox,
+        },
+        strict=False,
+    )
 
 
 def merge_reports(

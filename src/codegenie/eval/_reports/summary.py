@@ -50,6 +50,10 @@ def grade_summary(report: GradeDocument) -> str:
         f"({counts['failed']} failed, {counts['error']} errors, {counts['missing']} missing).",
         "",
     ]
+    if grades.sampled or grades.fail_under is not None or grades.pass_at is not None:
+        lines += [_cell(grades.pass_at_line()), ""]
+    if grades.run is not None and grades.run.name is not None:
+        lines += [f"Run `{_cell(grades.run.name)}`.", ""]
     others = [r for r in grades.results if r.status != "passed"]
     if others:
         lines += ["| status | case | reason |", "| --- | --- | --- |"]

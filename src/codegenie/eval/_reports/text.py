@@ -76,11 +76,17 @@ def check_text(report: CheckDocument, sink: Sink) -> None:
 def grade_text(report: GradeDocument, sink: Sink) -> None:
     """Write the summary line (coloured on a terminal); a merged report's result lines first."""
     grades = report.report
+    # pass@k is the verdict of samples (and of a --fail-under); one candidate a case has its count.
+    shows_pass_at = grades.sampled or grades.fail_under is not None or grades.pass_at is not None
     if report.merged is None:
         colour = wants_colour(sink.stdout)
         sink.result({}, grades.summary(paint if colour else None))
+        if shows_pass_at:
+            sink.stdout.write(escape_control(grades.pass_at_line()) + "\n")
         return
     width = max((len(result.case) for result in grades.results), default=0)
     for result in grades.results:
         sink.stdout.write(result_line(result, width) + "\n")
     sink.stdout.write(escape_control(grades.summary()) + "\n")
+    if shows_pass_at:
+        sink.stdout.write(escape_control(grades.pass_at_line()) + "\n")

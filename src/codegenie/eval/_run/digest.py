@@ -19,15 +19,20 @@ import stat
 from pathlib import Path
 from typing import Final
 
-from codegenie.eval._tree import Entry, TreeBeyondBounds, Walk
+from codegenie.eval._tree import Entry, TreeBeyondBounds, TreeBounds, Walk
 
-__all__ = ("task_class_digest", "tree_digest")
+__all__ = ("DIGEST_LABEL", "labelled", "task_class_digest", "tree_digest")
+
+#: How a digest shown to users says which hash made it: ``blake2b-256:<hex>``.
+DIGEST_LABEL: Final = "blake2b-256:"
 
 #: Directories whose content is the import system's, never the bench's.
 _IGNORED: Final = frozenset({"__pycache__"})
 
 
-def tree_digest(root: Path | str, *, exclude: frozenset[str] = frozenset()) -> str | None:
+def tree_digest(
+    root: Path | str, *, exclude: frozenset[str] = frozenset(), bounds: TreeBounds | None = None
+) -> str | None:
     """Return the BLAKE2b-256 of the tree at ``root``: names, kinds, modes, contents, links.
 
     The tree is read by :class:`codegenie.eval._tree.Walk`, within its
@@ -35,7 +40,7 @@ def tree_digest(root: Path | str, *, exclude: frozenset[str] = frozenset()) -> s
     a special file (FIFO, socket, device) as its kind. ``__pycache__``
     directories are left out everywhere, and so are the top-level names in
     ``exclude``. Returns ``None`` when the tree cannot be read whole or is
-    beyond the walk's bounds (entries, bytes, depth).
+    beyond the walk's ``bounds`` (entries, bytes, depth; by default a copy's).
     """
     digest = hashlib.blake2b(digest_size=32)
 
@@ -43,7 +48,7 @@ def tree_digest(root: Path | str, *, exclude: frozenset[str] = frozenset()) -> s
         return entry.name in _IGNORED or (entry.depth == 1 and entry.name in exclude)
 
     try:
-        with Walk(root, skip=skip) as walk:
+        with Walk(root, skip=skip, bounds=bounds) as walk:
             for entry in walk:
                 name = entry.relative
                 if entry.kind == "link":
@@ -87,3 +92,8 @@ def task_class_digest(directory: Path | str, cases: Path | str) -> str | None:
         else frozenset()
     )
     return tree_digest(directory, exclude=exclude)
+
+
+def labelled(digest: str | None) -> str | None:
+    """Return ``digest`` (hex) as reports show it, with the name of its hash; ``None`` stays."""
+    return None if digest is None else DIGEST_LABEL + digest

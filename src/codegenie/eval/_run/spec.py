@@ -125,6 +125,10 @@ class RunSpec:
             candidate=TreeRef(candidate, candidate_digest),
         )
 
+    def with_candidate_digest(self, digest: str | None) -> RunSpec:
+        """Return this spec with its candidate's ``digest`` (read elsewhere), no other tree read."""
+        return replace(self, candidate=TreeRef(self.candidate.path, digest))
+
     def key(self) -> str | None:
         """Return the key of this run, from the spec alone; ``None`` unless every tree has a digest.
 

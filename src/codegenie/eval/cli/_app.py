@@ -22,7 +22,7 @@ from codegenie.eval._output import (
     reserve_stdout,
     wants_colour,
 )
-from codegenie.eval._reports.formats import NAMES, commands_writing, format_help
+from codegenie.eval._reports.formats import NAMES, commands_writing, format_help, formats_of
 from codegenie.eval.cli import (
     cmd_check,
     cmd_explain,
@@ -105,8 +105,14 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(self.format_usage().strip(), message)
 
 
-def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
-    """Add the global options; subcommand copies leave the top-level values alone."""
+def _global_options(
+    parser: argparse.ArgumentParser, *, defaults: bool, command: str | None = None
+) -> None:
+    """Add the global options; subcommand copies leave the top-level values alone.
+
+    A ``command``'s copy of ``--format`` offers, in its help, only the formats
+    that command writes (any other is refused with the commands that write it).
+    """
 
     def default(value: object) -> object:
         return value if defaults else argparse.SUPPRESS
@@ -125,10 +131,11 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
     group.add_argument(
         "--format",
         choices=NAMES,
+        metavar=None if command is None else "{" + ",".join(formats_of(command)) + "}",
         # None: not given, so check and grade may take it from [tool.codegenie-bench]
         # (_parse says text).
         default=default(None),
-        help=format_help(),
+        help=format_help(command),
     )
     group.add_argument(
         "--output-file",
@@ -185,7 +192,7 @@ def _parser() -> argparse.ArgumentParser:
             epilog=command.examples,
             formatter_class=formatter,
         )
-        _global_options(sub, defaults=False)
+        _global_options(sub, defaults=False, command=command.name)
         command.configure(sub)
     return parser
 

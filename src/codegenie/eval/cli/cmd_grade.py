@@ -29,6 +29,7 @@ from codegenie.eval._output import escape_control, wants_colour
 from codegenie.eval.cli._base import (
     Command,
     Output,
+    UsageError,
     add_sandbox_option,
     choose_sandbox,
     load_manifest,
@@ -43,6 +44,7 @@ from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from codegenie.eval._samples.candidates import Candidates
     from codegenie.eval._selection import Selection
     from codegenie.eval.cases import Case, CaseScan
     from codegenie.eval.check import Shard
@@ -56,17 +58,18 @@ SETTINGS = ("jobs", "sandbox", "format")
 
 
 def _candidates(path: Path) -> Path:
-    """Return ``path``, absolute, when it is a directory; else raise ``CandidatesDirInvalid``.
+    """Return ``path``, absolute, when it is a directory or a file; else ``CandidatesDirInvalid``.
 
     Made absolute here, before any bench code runs: a registration that
     changes directory while it is imported changes nothing of what is graded.
+    A file is read as JSON Lines of samples once the task class's cases are known.
     """
     from codegenie.eval.errors import CandidatesDirInvalid  # noqa: PLC0415 - start-up: only this command pays for it
 
-    if path.is_dir():
+    if path.is_dir() or path.is_file():
         return path.absolute()
     if path.exists() or path.is_symlink():
-        raise CandidatesDirInvalid(path, "is not a directory")
+        raise CandidatesDirInvalid(path, "is neither a directory nor a JSON Lines file")
     raise CandidatesDirInvalid(path, "does not exist")
 
 
@@ -75,6 +78,7 @@ def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the fl
     from codegenie.eval._cache.last_failed import write_last_failed  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.text import result_line  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._resolve import resolve  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._samples.candidates import open_candidates  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.errors import RubricMissing  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.grading import grade, select  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.problems import with_shown_paths  # noqa: PLC0415 - start-up: only this command pays for it
@@ -94,7 +98,7 @@ def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the fl
     out.slug = args.slug
     found = resolve(args.slug, manifest, registry=TaskClassRegistry())
     task_class = found.task_class
-    selection = _selection(args, out, manifest.path, task_class.name)
+    selection = _selection(args, out, manifest.path, task_class.name, candidates)
     cases = _valid_cases(found.cases, selection, out)
     if task_class.rubric is None or not task_class.rubric.is_file():
         raise RubricMissing(task_class.name, task_class.rubric)
@@ -137,21 +141,29 @@ def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the fl
         progress.draw()
 
     progress.draw()
-    try:
-        report = grade(
-            task_class.name,
-            task_class.rubric,
-            selected,
-            candidates,
-            jobs=options.jobs,
-            on_result=arrived,
-            shown_as=args.candidates,
-            sandbox=sandbox,
-            reuse=not args.no_cache,
-            stop_after=1 if args.exitfirst else None,
-        )
-    finally:
-        progress.clear()
+    with open_candidates(
+        candidates, [case.id for case in cases], sampled=args.samples, shown_as=args.candidates
+    ) as given:
+        _warn_unmatched(given, task_class.name, out)
+        pass_at = _pass_at(args, given, selected)
+        try:
+            report = grade(
+                task_class.name,
+                task_class.rubric,
+                selected,
+                given,
+                jobs=options.jobs,
+                on_result=arrived,
+                sandbox=sandbox,
+                reuse=not args.no_cache,
+                stop_after=1 if args.exitfirst else None,
+                over_limit=task_class.over_limit,
+                run_name=args.run_name,
+                pass_at=pass_at,
+                fail_under=args.fail_under,
+            )
+        finally:
+            progress.clear()
     if text:  # stopped (-x): the results that arrived out of order, in order
         for index in sorted(ready):
             write(index)
@@ -164,7 +176,7 @@ def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the fl
         # Under -x, the cases never started keep what was known of them.
         graded = [r.case for r in report.results]
         not_passed = [r.case for r in report.results if r.status != "passed"]
-        write_last_failed(manifest.path, task_class.name, graded, not_passed)
+        write_last_failed(manifest.path, task_class.name, graded, not_passed, candidates)
     _report(report, out, cases, manifest.path, args.shard)
     if report.reused:
         out.note(
@@ -174,16 +186,73 @@ def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the fl
     return 0 if report.ok else 1
 
 
-def _selection(args: argparse.Namespace, out: Output, manifest: Path, slug: str) -> Selection:
-    """Return the cases the command line selects (``--lf`` read from the user's cache)."""
+def _warn_unmatched(given: Candidates, slug: str, out: Output) -> None:
+    """Warn (on stderr, unless quiet) of each entry of the candidates that names no case."""
+    if out.quiet:
+        return
+    for entry in given.unmatched:
+        close = f"; did you mean {', '.join(map(repr, entry.close))}?" if entry.close else ""
+        out.stderr.write(
+            f"codegenie-bench: warning: {escape_control(str(given.shown_as / entry.name))} "
+            f"matches no case of {slug!r}, and is not graded{escape_control(close)}\n"
+        )
+
+
+def _pass_at(
+    args: argparse.Namespace, given: Candidates, selected: Sequence[Case]
+) -> tuple[int, ...] | None:
+    """Return the k of ``--pass-at``; raise ``UsageError`` for a k above a case's samples."""
+    if args.pass_at is None:
+        return None
+    for case in selected:
+        count = len(given.samples(case.id))
+        high = [k for k in args.pass_at if 0 < count < k]
+        if high:
+            usage = "usage: codegenie-bench grade [-h] SLUG CANDIDATES [--pass-at K[,K...]]"
+            detail = (
+                f"--pass-at {max(high)} needs at least {max(high)} samples of every case; "
+                f"case {case.id!r} has {count}"
+            )
+            raise UsageError(usage, detail)
+    return tuple(args.pass_at)
+
+
+def _pass_at_type(text: str) -> tuple[int, ...]:
+    """Return ``K[,K…]`` as whole numbers of at least 1 (an argparse ``type``: ``--pass-at``)."""
+    parts = [part.strip() for part in text.split(",")]
+    if not all(part.isdigit() and int(part) >= 1 for part in parts):
+        msg = f"expected whole numbers of at least 1, separated by commas (1,10,100), not {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return tuple(sorted({int(part) for part in parts}))
+
+
+def _fraction(text: str) -> float:
+    """Return ``text`` as a fraction between 0 and 1 (an argparse ``type``: ``--fail-under``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 1:
+        msg = f"expected a fraction between 0 and 1 (0.5 for half), not {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _selection(
+    args: argparse.Namespace, out: Output, manifest: Path, slug: str, candidates: Path
+) -> Selection:
+    """Return the cases the command line selects (``--lf``: of these candidates, from the cache)."""
     from codegenie.eval._cache.last_failed import read_last_failed  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._selection import Selection  # noqa: PLC0415 - start-up: only this command pays for it
 
     last = None
     if args.last_failed:
-        last = None if args.no_cache else read_last_failed(manifest, slug)
+        last = None if args.no_cache else read_last_failed(manifest, slug, candidates)
         if not last:
-            out.note(f"--lf: no case of {slug!r} is known to have failed; grading every case")
+            out.note(
+                f"--lf: no case of {slug!r} is known to have failed with these candidates; "
+                "grading every case"
+            )
             last = None
     return Selection(
         ids=args.cases,
@@ -266,8 +335,38 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "candidates",
         type=Path,
-        metavar="CANDIDATES_DIR",
-        help="a directory holding one candidate directory per case: CANDIDATES_DIR/<case-id>/",
+        metavar="CANDIDATES",
+        help="a directory holding one candidate directory per case (CANDIDATES/<case-id>/), "
+        "with --samples one directory per sample (CANDIDATES/<case-id>/<sample-id>/), or a "
+        'JSON Lines file of samples ({"case": ID, "files": {PATH: TEXT}} a line)',
+    )
+    parser.add_argument(
+        "--samples",
+        action="store_true",
+        help="grade each CANDIDATES/<case-id>/<sample-id>/ as one sample of its case, "
+        "and report pass@k (a JSON Lines file always holds samples)",
+    )
+    parser.add_argument(
+        "--pass-at",
+        type=_pass_at_type,
+        default=None,
+        metavar="K[,K...]",
+        help="the k of pass@k (default: 1, and 10 and 100 where every case has that many samples)",
+    )
+    parser.add_argument(
+        "--fail-under",
+        type=_fraction,
+        default=None,
+        metavar="X",
+        help="exit 1 when pass@1 is below X (a fraction, 0.5 for half); a failed case or "
+        "sample then fails the command only through pass@1",
+    )
+    parser.add_argument(
+        "--run-name",
+        default=None,
+        metavar="NAME",
+        help="what this run is (the model, say): in the report's run identity, "
+        "and merge refuses shards of differently named runs",
     )
     parser.add_argument(
         "--case",
@@ -340,6 +439,8 @@ examples:
   codegenie-bench grade vuln-remediation runs/42           CANDIDATES_DIR/<case-id>/ per case
   codegenie-bench grade vuln-remediation runs/42 --case jinja2-cve-2024-22195 --jobs 4
   codegenie-bench grade vuln-remediation runs/42 --format json
+  codegenie-bench grade humaneval runs/42 --samples --pass-at 1,10   CANDIDATES/<case>/<sample>/
+  codegenie-bench grade humaneval samples.jsonl --run-name model-a --fail-under 0.5
   codegenie-bench grade vuln-remediation runs/42 --show-settings   what pyproject.toml sets
 """,
     run=run,
