@@ -25,6 +25,8 @@ from codegenie.eval.errors import (
     ManifestProblem,
     RubricMissing,
     RunPlanError,
+    SampleProblem,
+    SamplesInvalid,
     SandboxUnavailable,
     ScaffoldArgumentInvalid,
     ScaffoldConflict,
@@ -37,6 +39,16 @@ from codegenie.eval.errors import (
 )
 
 EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
+    (
+        SamplesInvalid(
+            Path("samples.jsonl"), (SampleProblem(Path("samples.jsonl"), 3, "unknown case", "x"),)
+        ),
+        2,
+        {
+            "path": Path("samples.jsonl"),
+            "problems": (SampleProblem(Path("samples.jsonl"), 3, "unknown case", "x"),),
+        },
+    ),
     (
         errors.SettingsInvalid(
             Path("/b/pyproject.toml"), (ManifestProblem(5, 1, "jbos", "unknown key"),)

@@ -180,7 +180,17 @@ def test_every_status_in_json(world: World) -> None:
         "shard",
         "manifest",
         "case_files",
+        "run",
+        "sampled",
+        "pass_at_k",
+        "fail_under",
     }
+    assert document["sampled"] is False
+    assert document["pass_at_k"] == {"1": pytest.approx(1 / 5)}
+    assert document["fail_under"] is None
+    assert document["run"]["name"] is None
+    assert document["run"]["candidates_digest"].startswith("blake2b-256:")
+    assert document["run"]["sandbox"] == "bwrap"
     assert document["sandbox"] == "bwrap"
     assert document["task_class"] == SLUG
     assert (document["passed"], document["total"]) == (1, 5)
@@ -193,8 +203,12 @@ def test_every_status_in_json(world: World) -> None:
         assert set(entry) == {
             "case", "status", "score", "reason", "duration_s",
             "wall_s", "cpu_s", "peak_memory_mib", "limit", "stderr_tail", "traceback",
-            "verdict",
+            "verdict", "candidate_digest", "reused", "tags", "samples_total", "samples_passed",
+            "samples",
         }  # fmt: skip
+        assert entry["samples"] is None
+        assert entry["samples_total"] == (0 if entry["status"] == "missing" else 1)
+        assert entry["reused"] is False
     statuses = [(entry["case"], entry["status"]) for entry in results]
     assert statuses == [
         ("a-pass", "passed"),
@@ -292,6 +306,10 @@ def test_no_cases_at_all_is_not_a_pass(world: World) -> None:
     assert_shape(document, "grade")
     assert document.pop("bench_digest").startswith("sha256:")
     assert document.pop("manifest").endswith("bench.toml")
+    assert set(document.pop("run")) == {
+        "name", "candidates_digest", "started_at", "finished_at", "tool_version", "python",
+        "sandbox",
+    }  # fmt: skip
     assert document == {
         "task_class": SLUG,
         "sandbox": "bwrap",
@@ -302,6 +320,9 @@ def test_no_cases_at_all_is_not_a_pass(world: World) -> None:
         "counts": {"passed": 0, "failed": 0, "missing": 0, "error": 0},
         "ok": False,
         "mean_score": None,
+        "sampled": False,
+        "pass_at_k": {"1": None},
+        "fail_under": None,
         "cases": [],
         "case_files": {},
         "shard": None,
@@ -320,6 +341,7 @@ def test_jobs_do_not_change_the_output(world: World) -> None:
     assert ids == sorted(ids)
     as_json = [json.loads(world.grade("--jobs", n, "--format", "json").stdout) for n in "13"]
     for document in as_json:
+        document["run"]["started_at"] = document["run"]["finished_at"] = None
         for entry in document["results"]:
             for measure in ("duration_s", "wall_s", "cpu_s", "peak_memory_mib", "stderr_tail"):
                 entry[measure] = None
@@ -379,17 +401,31 @@ def test_a_bad_jobs_is_a_usage_error(world: World, jobs: str) -> None:
 
 
 def test_candidates_dir_that_is_not_a_directory_exits_2(world: World) -> None:
-    """A CANDIDATES_DIR that does not exist, or is a file, is CandidatesDirInvalid (exit 2)."""
+    """CANDIDATES that does not exist, or is neither a directory nor a file, exits 2.
+
+    A regular file is read as JSON Lines of samples: one that is not is
+    ``SamplesInvalid``, with its line.
+    """
     world.case("example", "pass")
     missing = world.run("grade", SLUG, "nowhere")
     assert missing.returncode == 2
     assert "candidates directory nowhere does not exist" in missing.stderr
-    (world.bench.base / "file").write_text("x")
+    os.mkfifo(world.bench.base / "fifo")
+    a_fifo = world.run("grade", SLUG, "fifo", "--format", "json")
+    assert a_fifo.returncode == 2
+    error = json.loads(a_fifo.stdout)["error"]
+    assert error["type"] == "CandidatesDirInvalid"
+    assert error["attributes"] == {
+        "path": "fifo",
+        "reason": "is neither a directory nor a JSON Lines file",
+    }
+    (world.bench.base / "file").write_text("x\n")
     a_file = world.run("grade", SLUG, "file", "--format", "json")
     assert a_file.returncode == 2
     error = json.loads(a_file.stdout)["error"]
-    assert error["type"] == "CandidatesDirInvalid"
-    assert error["attributes"] == {"path": "file", "reason": "is not a directory"}
+    assert error["type"] == "SamplesInvalid"
+    assert error["attributes"]["path"] == "file"
+    assert [p["line"] for p in error["attributes"]["problems"]] == [1]
 
 
 def test_a_bad_candidates_dir_is_reported_before_a_missing_manifest(tmp_path: Path) -> None:
