@@ -218,6 +218,18 @@ def test_a_timeout_is_reported_at_the_timeout_key(tmp_path: Path) -> None:
     assert (first["line"], first["column"]) == (2, 1)
 
 
+def test_expected_over_a_limit_is_the_benchs_problem_whatever_over_limit_says(
+    tmp_path: Path,
+) -> None:
+    """over-limit = "failed" is about candidates: check --rubrics still errs on expected/."""
+    hang = "import time\ntime.sleep(60)\n"
+    bench = ledger_bench(tmp_path / "b", hang, {"slow": 'timeout = 0.5\nover-limit = "failed"\n'})
+    done = cli(bench, "--format", "json", "check", "--rubrics")
+    assert done.returncode == 1, done.stderr
+    codes = {d["code"] for d in json.loads(done.stdout)["diagnostics"]}
+    assert "rubric-timeout" in codes
+
+
 def test_grade_finds_a_missing_rubric_before_any_case_runs(tmp_path: Path) -> None:
     """A task class without rubric.py: grade exits 4 with rubric-missing, not one error per case."""
     bench = ledger_bench(tmp_path / "b", COUNTING, {"one": "", "two": ""})
