@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from codegenie.eval.check import CheckReport
     from codegenie.eval.check.golden import GoldenReport
     from codegenie.eval.diagnostics import Diagnostic
-    from codegenie.eval.grading import GradeReport
+    from codegenie.eval.grading import GradeReport, RunInfo
 
-__all__ = ("CheckDocument", "GradeDocument", "Proof")
+__all__ = ("CheckDocument", "GradeDocument", "GradeSuiteDocument", "Proof")
 
 
 @final
@@ -155,3 +155,58 @@ class GradeDocument:
         if self.merged is not None:
             document["merged"] = self.merged
         return document
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class GradeSuiteDocument:
+    """The report of ``grade --all``: one ``grade`` report per task class, and the whole run's.
+
+    ``documents`` are the task classes' reports, in slug order; ``run`` the
+    identity of the whole run (its ``candidates_digest`` is that of all of
+    ``CANDIDATES``; each task class's report carries that of its own
+    ``CANDIDATES/<slug>``). ``ok`` when there was a task class and every
+    one's report is ok.
+    """
+
+    kind: ClassVar[Literal["grades"]] = "grades"
+
+    documents: tuple[GradeDocument, ...]
+    run: RunInfo | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether there was a task class to grade and every one's report is ok."""
+        return bool(self.documents) and all(document.ok for document in self.documents)
+
+    @property
+    def passed(self) -> int:
+        """How many cases passed, over every task class."""
+        return sum(document.report.passed for document in self.documents)
+
+    @property
+    def total(self) -> int:
+        """How many cases were graded, over every task class."""
+        return sum(document.report.total for document in self.documents)
+
+    def summary(self) -> str:
+        """Return the last line of the text: ``all 3 task classes: 12/14 passed``."""
+        count = len(self.documents)
+        return (
+            f"all {count} task class{'es' if count != 1 else ''}: {self.passed}/{self.total} "
+            f"passed ({'ok' if self.ok else 'not ok'})"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``grade --all``'s JSON document.
+
+        ``run``, ``task_classes`` (each task class's ``grade`` document, in
+        slug order), ``passed``, ``total`` and ``ok``.
+        """
+        return {
+            "run": None if self.run is None else self.run.to_json(),
+            "task_classes": [document.to_json() for document in self.documents],
+            "passed": self.passed,
+            "total": self.total,
+            "ok": self.ok,
+        }

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 if TYPE_CHECKING:
-    from codegenie.eval._reports.documents import CheckDocument, GradeDocument
+    from codegenie.eval._reports.documents import CheckDocument, GradeDocument, GradeSuiteDocument
     from codegenie.eval._reports.sink import Sink
 
 __all__ = (
@@ -36,13 +36,14 @@ __all__ = (
     "renderer_path",
 )
 
-#: The kinds of report a format may render: ``check``'s and ``grade``'s.
-ReportKind = Literal["check", "grade"]
+#: The kinds of report a format may render: ``check``'s, ``grade``'s, ``grade --all``'s.
+ReportKind = Literal["check", "grade", "grades"]
 
 #: The commands that write each kind of report (``merge`` writes both).
 REPORT_COMMANDS: Final[Mapping[ReportKind, tuple[str, ...]]] = {
     "check": ("check", "merge"),
     "grade": ("grade", "merge"),
+    "grades": ("grade",),
 }
 
 # The order in which help and errors name the commands that write reports.
@@ -76,7 +77,11 @@ FORMATS: Final[Mapping[str, Format]] = {
         Format(
             "text",
             "text",
-            {"check": f"{_MODULE}.text:check_text", "grade": f"{_MODULE}.text:grade_text"},
+            {
+                "check": f"{_MODULE}.text:check_text",
+                "grade": f"{_MODULE}.text:grade_text",
+                "grades": f"{_MODULE}.text:grades_text",
+            },
             every_command=True,
         ),
         Format(
@@ -85,6 +90,7 @@ FORMATS: Final[Mapping[str, Format]] = {
             {
                 "check": f"{_MODULE}.json_report:check_json",
                 "grade": f"{_MODULE}.json_report:grade_json",
+                "grades": f"{_MODULE}.json_report:grades_json",
             },
             every_command=True,
         ),
@@ -94,6 +100,7 @@ FORMATS: Final[Mapping[str, Format]] = {
             {
                 "check": f"{_MODULE}.github:check_github",
                 "grade": f"{_MODULE}.github:grade_github",
+                "grades": f"{_MODULE}.github:grades_github",
             },
         ),
         Format(
@@ -102,6 +109,7 @@ FORMATS: Final[Mapping[str, Format]] = {
             {
                 "check": f"{_MODULE}.junit:write_check_junit",
                 "grade": f"{_MODULE}.junit:write_grade_junit",
+                "grades": f"{_MODULE}.junit:write_grades_junit",
             },
         ),
         Format("sarif", "SARIF 2.1.0", {"check": f"{_MODULE}.sarif:write_check_sarif"}),
@@ -158,7 +166,9 @@ def renderer_path(name: str, kind: ReportKind) -> str | None:
     return FORMATS[name].renderers.get(kind)
 
 
-def render(name: str, report: CheckDocument | GradeDocument, sink: Sink) -> None:
+def render(
+    name: str, report: CheckDocument | GradeDocument | GradeSuiteDocument, sink: Sink
+) -> None:
     """Write ``report`` to ``sink`` in format ``name``, importing its renderer now.
 
     Raises ``LookupError`` when the format does not render that kind of
@@ -169,7 +179,7 @@ def render(name: str, report: CheckDocument | GradeDocument, sink: Sink) -> None
         msg = f"--format {name} does not render {report.kind} reports"
         raise LookupError(msg)
     module, _, function = path.partition(":")
-    renderer: Callable[[CheckDocument | GradeDocument, Sink], None] = getattr(
+    renderer: Callable[[CheckDocument | GradeDocument | GradeSuiteDocument, Sink], None] = getattr(
         importlib.import_module(module), function
     )
     renderer(report, sink)

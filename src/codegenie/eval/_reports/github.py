@@ -14,11 +14,11 @@ from codegenie.eval._output import escape_control
 from codegenie.eval.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
-    from codegenie.eval._reports.documents import CheckDocument, GradeDocument
+    from codegenie.eval._reports.documents import CheckDocument, GradeDocument, GradeSuiteDocument
     from codegenie.eval._reports.sink import Sink
     from codegenie.eval.grading import GradeReport
 
-__all__ = ("check_github", "grade_diagnostics", "grade_github")
+__all__ = ("check_github", "grade_diagnostics", "grade_github", "grades_github")
 
 
 def check_github(report: CheckDocument, sink: Sink) -> None:
@@ -59,3 +59,11 @@ def grade_diagnostics(report: GradeReport, files: Mapping[str, Path | None]) -> 
             )
         )
     return found
+
+
+def grades_github(report: GradeSuiteDocument, sink: Sink) -> None:
+    """Write each task class's annotations (``grade --all``), then the whole run's line."""
+    for document in report.documents:
+        grade_github(document, sink)
+    if not sink.quiet:
+        sink.stderr.write(escape_control(report.summary()) + "\n")

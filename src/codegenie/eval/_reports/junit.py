@@ -22,12 +22,19 @@ from typing import TYPE_CHECKING
 from codegenie.eval._output import readable
 
 if TYPE_CHECKING:
-    from codegenie.eval._reports.documents import CheckDocument, GradeDocument
+    from codegenie.eval._reports.documents import CheckDocument, GradeDocument, GradeSuiteDocument
     from codegenie.eval._reports.sink import Sink
     from codegenie.eval.diagnostics import Diagnostic
     from codegenie.eval.grading import GradeResult
 
-__all__ = ("check_junit", "grade_junit", "write_check_junit", "write_grade_junit")
+__all__ = (
+    "check_junit",
+    "grade_junit",
+    "grades_junit",
+    "write_check_junit",
+    "write_grade_junit",
+    "write_grades_junit",
+)
 
 # XML 1.0 cannot hold most control characters even escaped: they are written as visible escapes.
 _XML_INVALID = {c: f"\\x{c:02x}" for c in (*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20))}
@@ -44,13 +51,34 @@ def _render(
     time: float,
     properties: Sequence[tuple[str, str]] = (),
 ) -> str:
+    return _render_suites([_suite(suite_name, cases, time=time, properties=properties)])
+
+
+def _render_suites(suites: Sequence[ET.Element]) -> str:
+    root = ET.Element("testsuites", name="codegenie-bench")
+    root.extend(suites)
+    # The totals again on ``testsuites``, as far as the common schema has them (no ``skipped``).
+    for key in ("tests", "failures", "errors"):
+        root.set(key, str(sum(int(suite.get(key, "0")) for suite in suites)))
+    root.set("time", f"{sum(float(suite.get('time', '0')) for suite in suites):.3f}")
+    ET.indent(root)
+    xml = ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    # ASCII, every other character a reference (&#233;): exact under any locale, as JSON is.
+    return xml.encode("ascii", "xmlcharrefreplace").decode("ascii")
+
+
+def _suite(
+    suite_name: str,
+    cases: Sequence[ET.Element],
+    *,
+    time: float,
+    properties: Sequence[tuple[str, str]] = (),
+) -> ET.Element:
     counts = {
         kind: sum(case.find(kind) is not None for case in cases)
         for kind in ("failure", "error", "skipped")
     }
-    root = ET.Element("testsuites", name="codegenie-bench")
-    suite = ET.SubElement(
-        root,
+    suite = ET.Element(
         "testsuite",
         name=_text(suite_name),
         tests=str(len(cases)),
@@ -64,13 +92,7 @@ def _render(
         for name, value in properties:
             ET.SubElement(held, "property", name=_text(name), value=_text(value))
     suite.extend(cases)
-    # The totals again on ``testsuites``, as far as the common schema has them (no ``skipped``).
-    for key in ("tests", "failures", "errors", "time"):
-        root.set(key, suite.get(key, "0"))
-    ET.indent(root)
-    xml = ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
-    # ASCII, every other character a reference (&#233;): exact under any locale, as JSON is.
-    return xml.encode("ascii", "xmlcharrefreplace").decode("ascii")
+    return suite
 
 
 def _case(classname: str, name: str, time: float = 0.0) -> ET.Element:
@@ -119,6 +141,16 @@ def grade_junit(report: GradeDocument) -> str:
     in its ``system-out``; a case graded from samples lists them there. The
     suite's properties carry the run's identity and, with samples, pass@k.
     """
+    return _render_suites([_grade_suite(report)])
+
+
+def grades_junit(report: GradeSuiteDocument) -> str:
+    """Return the JUnit XML of ``grade --all``: one test suite per task class."""
+    return _render_suites([_grade_suite(document) for document in report.documents])
+
+
+def _grade_suite(report: GradeDocument) -> ET.Element:
+    """Return the test suite of one task class's ``grade`` report (see :func:`grade_junit`)."""
     grades = report.report
     task_class = grades.task_class
     cases = []
@@ -150,7 +182,7 @@ def grade_junit(report: GradeDocument) -> str:
             (f"pass@{k}", "" if value is None else f"{value:.6f}")
             for k, value in grades.pass_at_k().items()
         ]
-    return _render(f"grade {task_class}", cases, time=total, properties=properties)
+    return _suite(f"grade {task_class}", cases, time=total, properties=properties)
 
 
 def _grade_output(result: GradeResult) -> str:
@@ -175,3 +207,8 @@ def write_check_junit(report: CheckDocument, sink: Sink) -> None:
 def write_grade_junit(report: GradeDocument, sink: Sink) -> None:
     """Write the JUnit XML of a ``grade`` report on stdout (the ``junit`` format)."""
     sink.stdout.write(grade_junit(report))
+
+
+def write_grades_junit(report: GradeSuiteDocument, sink: Sink) -> None:
+    """Write the JUnit XML of a ``grade --all`` report on stdout (the ``junit`` format)."""
+    sink.stdout.write(grades_junit(report))

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Final
 from codegenie.eval._output import escape_control, wants_colour
 
 if TYPE_CHECKING:
-    from codegenie.eval._reports.documents import CheckDocument, GradeDocument
+    from codegenie.eval._reports.documents import CheckDocument, GradeDocument, GradeSuiteDocument
     from codegenie.eval._reports.sink import Sink
     from codegenie.eval.grading import GradeResult, GradeStatus
 
-__all__ = ("REASON_WIDTH", "check_text", "grade_text", "paint", "result_line")
+__all__ = ("REASON_WIDTH", "check_text", "grade_text", "grades_text", "paint", "result_line")
 
 # The widest status word ("missing"), so that the case ids line up.
 _STATUS_WIDTH: Final = 7
@@ -90,3 +90,8 @@ def grade_text(report: GradeDocument, sink: Sink) -> None:
     sink.stdout.write(escape_control(grades.summary()) + "\n")
     if shows_pass_at:
         sink.stdout.write(escape_control(grades.pass_at_line()) + "\n")
+
+
+def grades_text(report: GradeSuiteDocument, sink: Sink) -> None:
+    """Write ``grade --all``'s last line (each task class's lines and summary come as graded)."""
+    sink.result({}, report.summary())

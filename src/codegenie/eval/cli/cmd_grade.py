@@ -22,6 +22,8 @@ pass (``-x``) are the library's: :func:`codegenie.eval.grading.select` and
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,7 +46,10 @@ from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from codegenie.eval._manifest.model import BenchManifest
+    from codegenie.eval._reports.documents import GradeDocument
     from codegenie.eval._samples.candidates import Candidates
+    from codegenie.eval._sandbox.provider import Sandbox
     from codegenie.eval._selection import Selection
     from codegenie.eval.cases import Case, CaseScan
     from codegenie.eval.check import Shard
@@ -73,117 +78,214 @@ def _candidates(path: Path) -> Path:
     raise CandidatesDirInvalid(path, "does not exist")
 
 
-def run(args: argparse.Namespace, out: Output) -> int:  # noqa: PLR0915 - the flow of one command, its parts in the helpers below
-    """Resolve the slug, read its cases, grade the candidates; print the results and the summary."""
-    from codegenie.eval._cache.last_failed import write_last_failed  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval._reports.text import result_line  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval._resolve import resolve  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval._samples.candidates import open_candidates  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval.errors import RubricMissing  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval.grading import grade, select  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval.problems import with_shown_paths  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415 - start-up: only this command pays for it
+def run(args: argparse.Namespace, out: Output) -> int:
+    """Resolve the slug, read its cases, grade the candidates; print the results and the summary.
 
-    if args.show_settings:  # SLUG and CANDIDATES_DIR are not looked at
+    With ``--all``, every task class of the manifest in turn, from
+    ``CANDIDATES/<slug>/``, in one report.
+    """
+    if args.show_settings:  # SLUG and CANDIDATES are not looked at
         settings = read_settings(args, out, manifest_path(args), SETTINGS)
         out.result(settings.to_json(), settings.render())
         return 0
+    slug, typed = _positionals(args)
     # A mistake on the command line (exit 2) is reported before the bench is read.
-    candidates = _candidates(args.candidates)
+    candidates = _candidates(typed)
     path = manifest_path(args)
     # The command line's, else [tool.codegenie-bench]'s (at or above the manifest), else defaults.
     options = read_settings(args, out, path, SETTINGS).options
     sandbox = choose_sandbox(options.sandbox, out)
     manifest = load_manifest(args, out, path)
-    out.slug = args.slug
-    found = resolve(args.slug, manifest, registry=TaskClassRegistry())
-    task_class = found.task_class
-    selection = _selection(args, out, manifest.path, task_class.name, candidates)
-    cases = _valid_cases(found.cases, selection, out)
-    if task_class.rubric is None or not task_class.rubric.is_file():
-        raise RubricMissing(task_class.name, task_class.rubric)
-    selected = select(task_class.name, cases, selection)
+    grading = _Grading(args, out, manifest, options.jobs, sandbox)
+    if slug is not None:
+        document = grading.task_class(slug, candidates, typed)
+        _render(document, out)
+        return 0 if document.ok else 1
+    return _grade_all(grading, candidates, typed)
 
-    case_width = max((len(case.id) for case in selected), default=0)
-    text = out.format == "text"
-    colour = text and wants_colour(out.stdout)
-    # A reason names the rubric or a candidate by its absolute path; text shows it as every path.
-    paths = [path for path in (task_class.rubric, candidates.absolute()) if path is not None]
 
-    def shown(reason: str) -> str:
-        return with_shown_paths(reason, paths)
+def _positionals(args: argparse.Namespace) -> tuple[str | None, Path]:
+    """Return ``(SLUG, CANDIDATES)``; under ``--all``, ``(None, CANDIDATES)``.
 
-    ready: dict[int, GradeResult] = {}
-    printed = 0
-    progress = Progress(
-        out.stderr,
-        task_class.name,
-        len(selected),
-        shown=not out.quiet and stderr_is_a_terminal(out.stderr),
-    )
+    Raises ``UsageError`` for a command line with too few or too many of them.
+    """
+    usage = "usage: codegenie-bench grade [-h] (SLUG | --all) CANDIDATES [options]"
+    given = [value for value in (args.slug, args.candidates) if value is not None]
+    if args.all:
+        if len(given) != 1:
+            raise UsageError(usage, "grade --all takes CANDIDATES alone (no SLUG)")
+        if args.cases:
+            raise UsageError(usage, "--case names a case of one task class: not with --all")
+        return None, Path(given[0])
+    if len(given) != 2:
+        raise UsageError(usage, "the following arguments are required: SLUG CANDIDATES")
+    return str(args.slug), Path(args.candidates)
 
-    def write(index: int) -> None:
-        result = ready.pop(index)
-        out.stdout.write(result_line(result, case_width, colour=colour, shown=shown) + "\n")
-        if out.verbose and result.traceback:  # -v: where the rubric broke
-            for trace in result.traceback.rstrip().splitlines():
-                out.stdout.write("    " + escape_control(trace) + "\n")
 
-    def arrived(index: int, result: GradeResult) -> None:
-        nonlocal printed
-        progress.done += 1
-        ready[index] = result
-        if text and printed in ready:
-            progress.clear()
-            while printed in ready:
-                write(printed)
-                printed += 1
-        progress.draw()
+def _grade_all(grading: _Grading, candidates: Path, typed: Path) -> int:
+    """Grade every task class of the manifest from ``CANDIDATES/<slug>/``; print one report."""
+    from codegenie.eval._reports.documents import GradeSuiteDocument  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._reports.formats import render  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._run.digest import labelled, tree_digest  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._samples.directory import unmatched  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._tree import NO_BOUNDS  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.errors import CandidatesDirInvalid  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.grading import RunInfo  # noqa: PLC0415 - start-up: only this command pays for it
 
-    progress.draw()
-    with open_candidates(
-        candidates, [case.id for case in cases], sampled=args.samples, shown_as=args.candidates
-    ) as given:
-        _warn_unmatched(given, task_class.name, out)
-        pass_at = _pass_at(args, given, selected)
-        try:
-            report = grade(
-                task_class.name,
-                task_class.rubric,
-                selected,
-                given,
-                jobs=options.jobs,
-                on_result=arrived,
-                sandbox=sandbox,
-                reuse=not args.no_cache,
-                stop_after=1 if args.exitfirst else None,
-                over_limit=task_class.over_limit,
-                run_name=args.run_name,
-                pass_at=pass_at,
-                fail_under=args.fail_under,
+    out = grading.out
+    if not candidates.is_dir():
+        raise CandidatesDirInvalid(typed, "is not a directory of task classes (grade --all)")
+    slugs = sorted(grading.manifest.slugs())
+    if not out.quiet:
+        for entry in unmatched(str(candidates), slugs):
+            close = f"; did you mean {', '.join(map(repr, entry.close))}?" if entry.close else ""
+            out.stderr.write(
+                f"codegenie-bench: warning: {escape_control(str(typed / entry.name))} "
+                f"matches no task class, and is not graded{escape_control(close)}\n"
             )
-        finally:
-            progress.clear()
-    if text:  # stopped (-x): the results that arrived out of order, in order
-        for index in sorted(ready):
-            write(index)
-    if report.stopped:
-        out.note(
-            f"stopped at the first case that did not pass (-x): "
-            f"{len(selected) - len(report.results)} of {len(selected)} cases not graded"
+    documents = []
+    for slug in slugs:
+        if out.format == "text":
+            out.stdout.write(f"{slug}:\n")
+        document = grading.task_class(slug, candidates / slug, typed / slug)
+        if out.format == "text":
+            _render(document, out)
+        documents.append(document)
+    runs = [document.report.run for document in documents if document.report.run is not None]
+    run = None
+    if runs:
+        run = RunInfo(
+            name=grading.args.run_name,
+            candidates_digest=labelled(tree_digest(candidates, bounds=NO_BOUNDS)),
+            started_at=min((r.started_at for r in runs if r.started_at), default=None),
+            finished_at=max((r.finished_at for r in runs if r.finished_at), default=None),
+            python=runs[0].python,
+            sandbox=runs[0].sandbox,
         )
-    if not args.no_cache:
-        # Under -x, the cases never started keep what was known of them.
-        graded = [r.case for r in report.results]
-        not_passed = [r.case for r in report.results if r.status != "passed"]
-        write_last_failed(manifest.path, task_class.name, graded, not_passed, candidates)
-    _report(report, out, cases, manifest.path, args.shard)
-    if report.reused:
-        out.note(
-            f"{report.reused} result{'s' if report.reused != 1 else ''} reused from earlier "
-            "runs of unchanged cases and candidates (--no-cache runs every rubric)"
+    suite = GradeSuiteDocument(tuple(documents), run=run)
+    render(out.format, suite, out)
+    return 0 if suite.ok else 1
+
+
+class _Grading:
+    """What grading one task class after another needs: the command line, the bench, the sandbox."""
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        out: Output,
+        manifest: BenchManifest,
+        jobs: int | None,
+        sandbox: Sandbox | str,
+    ) -> None:
+        self.args = args
+        self.out = out
+        self.manifest = manifest
+        self.jobs = jobs
+        self.sandbox = sandbox
+
+    def task_class(self, slug: str, candidates: Path, typed: Path) -> GradeDocument:  # noqa: PLR0915 - the flow of one grading, its parts in the helpers below
+        """Resolve ``slug``, read its cases, grade ``candidates``; print each case's line (text)."""
+        from codegenie.eval._cache.last_failed import write_last_failed  # noqa: PLC0415 - start-up: only this command pays for it
+        from codegenie.eval._reports.text import result_line  # noqa: PLC0415 - start-up: only this command pays for it
+        from codegenie.eval._resolve import resolve  # noqa: PLC0415 - start-up: only this command pays for it
+        from codegenie.eval._samples.candidates import Candidates, open_candidates  # noqa: PLC0415 - start-up: only this command pays for it
+        from codegenie.eval.errors import RubricMissing  # noqa: PLC0415 - start-up: only this command pays for it
+        from codegenie.eval.grading import grade, select  # noqa: PLC0415 - start-up: only this command pays for it
+        from codegenie.eval.problems import with_shown_paths  # noqa: PLC0415 - start-up: only this command pays for it
+        from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415 - start-up: only this command pays for it
+
+        args, out, manifest = self.args, self.out, self.manifest
+        out.slug = slug
+        found = resolve(slug, manifest, registry=TaskClassRegistry())
+        task_class = found.task_class
+        selection = _selection(args, out, manifest.path, task_class.name, candidates)
+        cases = _valid_cases(found.cases, selection, out)
+        if task_class.rubric is None or not task_class.rubric.is_file():
+            raise RubricMissing(task_class.name, task_class.rubric)
+        selected = select(task_class.name, cases, selection)
+
+        case_width = max((len(case.id) for case in selected), default=0)
+        text = out.format == "text"
+        colour = text and wants_colour(out.stdout)
+        # A reason names the rubric or a candidate by its absolute path; text shows it relative.
+        paths = [path for path in (task_class.rubric, candidates.absolute()) if path is not None]
+
+        def shown(reason: str) -> str:
+            return with_shown_paths(reason, paths)
+
+        ready: dict[int, GradeResult] = {}
+        printed = 0
+        progress = Progress(
+            out.stderr,
+            task_class.name,
+            len(selected),
+            shown=not out.quiet and stderr_is_a_terminal(out.stderr),
         )
-    return 0 if report.ok else 1
+
+        def write(index: int) -> None:
+            result = ready.pop(index)
+            out.stdout.write(result_line(result, case_width, colour=colour, shown=shown) + "\n")
+            if out.verbose and result.traceback:  # -v: where the rubric broke
+                for trace in result.traceback.rstrip().splitlines():
+                    out.stdout.write("    " + escape_control(trace) + "\n")
+
+        def arrived(index: int, result: GradeResult) -> None:
+            nonlocal printed
+            progress.done += 1
+            ready[index] = result
+            if text and printed in ready:
+                progress.clear()
+                while printed in ready:
+                    write(printed)
+                    printed += 1
+            progress.draw()
+
+        progress.draw()
+        opened = (
+            open_candidates(
+                candidates, [case.id for case in cases], sampled=args.samples, shown_as=typed
+            )
+            if os.path.lexists(candidates)  # under --all, a task class without any is all missing
+            else contextlib.nullcontext(
+                Candidates(root=candidates, shown_as=typed, sampled=args.samples, digest=None)
+            )
+        )
+        with opened as given:
+            _warn_unmatched(given, task_class.name, out)
+            pass_at = _pass_at(args, given, selected)
+            try:
+                report = grade(
+                    task_class.name,
+                    task_class.rubric,
+                    selected,
+                    given,
+                    jobs=self.jobs,
+                    on_result=arrived,
+                    sandbox=self.sandbox,
+                    reuse=not args.no_cache,
+                    stop_after=1 if args.exitfirst else None,
+                    over_limit=task_class.over_limit,
+                    run_name=args.run_name,
+                    pass_at=pass_at,
+                    fail_under=args.fail_under,
+                )
+            finally:
+                progress.clear()
+        if text:  # stopped (-x): the results that arrived out of order, in order
+            for index in sorted(ready):
+                write(index)
+        if report.stopped:
+            out.note(
+                f"stopped at the first case that did not pass (-x): "
+                f"{len(selected) - len(report.results)} of {len(selected)} cases not graded"
+            )
+        if not args.no_cache:
+            # Under -x, the cases never started keep what was known of them.
+            graded = [r.case for r in report.results]
+            not_passed = [r.case for r in report.results if r.status != "passed"]
+            write_last_failed(manifest.path, task_class.name, graded, not_passed, candidates)
+        return _document(report, out, cases, manifest.path, args.shard)
 
 
 def _warn_unmatched(given: Candidates, slug: str, out: Output) -> None:
@@ -291,17 +393,16 @@ def _valid_cases(scan: CaseScan, selection: Selection, out: Output) -> tuple[Cas
     return scan.cases
 
 
-def _report(
+def _document(
     report: GradeReport, out: Output, cases: Sequence[Case], manifest: Path, shard: Shard | None
-) -> None:
-    """Print ``report`` in ``out``'s format; append its summary to the CI job's, if any.
+) -> GradeDocument:
+    """Return ``report`` as the document every format renders; append its summary to the CI job's.
 
     Under ``--format json`` the report carries what ``merge`` needs of a
     shard's: which bench, which cases, which slice of them.
     """
     from codegenie.eval._reports.digest import bench_digest  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.documents import GradeDocument, Proof  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval._reports.formats import render  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.summary import grade_summary  # noqa: PLC0415 - start-up: only this command pays for it
 
     proof = None
@@ -315,7 +416,20 @@ def _report(
         proof=proof,
     )
     step_summary(grade_summary(document))
+    return document
+
+
+def _render(document: GradeDocument, out: Output) -> None:
+    """Print one task class's report in ``out``'s format, then how many results were reused."""
+    from codegenie.eval._reports.formats import render  # noqa: PLC0415 - start-up: only this command pays for it
+
     render(out.format, document, out)
+    reused = document.report.reused
+    if reused:
+        out.note(
+            f"{reused} result{'s' if reused != 1 else ''} reused from earlier "
+            "runs of unchanged cases and candidates (--no-cache runs every rubric)"
+        )
 
 
 def _case_id(text: str) -> str:
@@ -331,14 +445,23 @@ def _case_id(text: str) -> str:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add grade's arguments; a setting's default is ``None``: not given, so the file's value."""
-    parser.add_argument("slug", help="the task class, e.g. vuln-remediation")
+    parser.add_argument(
+        "slug", nargs="?", metavar="SLUG", help="the task class, e.g. vuln-remediation"
+    )
     parser.add_argument(
         "candidates",
+        nargs="?",
         type=Path,
         metavar="CANDIDATES",
         help="a directory holding one candidate directory per case (CANDIDATES/<case-id>/), "
         "with --samples one directory per sample (CANDIDATES/<case-id>/<sample-id>/), or a "
         'JSON Lines file of samples ({"case": ID, "files": {PATH: TEXT}} a line)',
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="grade every task class of the manifest, each from CANDIDATES/<slug>/ "
+        "(a directory or a JSON Lines file), in one run and one report; give CANDIDATES alone",
     )
     parser.add_argument(
         "--samples",
@@ -441,6 +564,7 @@ examples:
   codegenie-bench grade vuln-remediation runs/42 --format json
   codegenie-bench grade humaneval runs/42 --samples --pass-at 1,10   CANDIDATES/<case>/<sample>/
   codegenie-bench grade humaneval samples.jsonl --run-name model-a --fail-under 0.5
+  codegenie-bench grade --all runs/42                      CANDIDATES/<slug>/… for every task class
   codegenie-bench grade vuln-remediation runs/42 --show-settings   what pyproject.toml sets
 """,
     run=run,
