@@ -3,13 +3,15 @@
 :data:`FORMATS` is the one place a format is declared. The command line's
 ``--format`` choices and its help, the ``format`` setting of
 ``[tool.codegenie-bench]``, which commands write which format, and how
-``check``, ``grade`` and ``merge`` write a report are all read from it.
+``check``, ``grade``, ``merge`` and ``compare`` write a report are all read
+from it.
 
 A renderer is named, not imported (``"module:function"``): reading the
 names costs the command line's start-up nothing, and a renderer's module is
 imported only by :func:`render`, when a report is written in its format. A
-renderer takes the typed report (:class:`~codegenie.eval._reports.documents.CheckDocument`
-or :class:`~codegenie.eval._reports.documents.GradeDocument`) and the
+renderer takes the typed report (:class:`~codegenie.eval._reports.documents.CheckDocument`,
+:class:`~codegenie.eval._reports.documents.GradeDocument` or
+:class:`~codegenie.eval._reports.documents.CompareDocument`) and the
 :class:`~codegenie.eval._reports.sink.Sink` it writes to; it returns nothing.
 """
 
@@ -20,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 if TYPE_CHECKING:
-    from codegenie.eval._reports.documents import CheckDocument, GradeDocument
+    from codegenie.eval._reports.documents import CheckDocument, CompareDocument, GradeDocument
     from codegenie.eval._reports.sink import Sink
 
 __all__ = (
@@ -31,22 +33,24 @@ __all__ = (
     "ReportKind",
     "commands_writing",
     "format_help",
+    "format_metavar",
     "formats_of",
     "render",
     "renderer_path",
 )
 
-#: The kinds of report a format may render: ``check``'s and ``grade``'s.
-ReportKind = Literal["check", "grade"]
+#: The kinds of report a format may render: ``check``'s, ``grade``'s and ``compare``'s.
+ReportKind = Literal["check", "grade", "compare"]
 
-#: The commands that write each kind of report (``merge`` writes both).
+#: The commands that write each kind of report (``merge`` writes check's and grade's).
 REPORT_COMMANDS: Final[Mapping[ReportKind, tuple[str, ...]]] = {
     "check": ("check", "merge"),
     "grade": ("grade", "merge"),
+    "compare": ("compare",),
 }
 
 # The order in which help and errors name the commands that write reports.
-_COMMANDS_IN_ORDER: Final = ("check", "grade", "merge")
+_COMMANDS_IN_ORDER: Final = ("check", "grade", "merge", "compare")
 _MODULE: Final = "codegenie.eval._reports"
 
 
@@ -76,7 +80,11 @@ FORMATS: Final[Mapping[str, Format]] = {
         Format(
             "text",
             "text",
-            {"check": f"{_MODULE}.text:check_text", "grade": f"{_MODULE}.text:grade_text"},
+            {
+                "check": f"{_MODULE}.text:check_text",
+                "grade": f"{_MODULE}.text:grade_text",
+                "compare": f"{_MODULE}.text:compare_text",
+            },
             every_command=True,
         ),
         Format(
@@ -85,6 +93,7 @@ FORMATS: Final[Mapping[str, Format]] = {
             {
                 "check": f"{_MODULE}.json_report:check_json",
                 "grade": f"{_MODULE}.json_report:grade_json",
+                "compare": f"{_MODULE}.json_report:compare_json",
             },
             every_command=True,
         ),
@@ -105,6 +114,7 @@ FORMATS: Final[Mapping[str, Format]] = {
             },
         ),
         Format("sarif", "SARIF 2.1.0", {"check": f"{_MODULE}.sarif:write_check_sarif"}),
+        Format("markdown", "Markdown", {"compare": f"{_MODULE}.summary:compare_markdown"}),
     )
 }
 
@@ -130,8 +140,13 @@ def formats_of(command: str) -> tuple[str, ...]:
     )
 
 
-def format_help() -> str:
-    """Return what ``--format`` says of each format: the default, then who writes the others."""
+def format_help(command: str | None = None) -> str:
+    """Return what ``--format`` says of each format: the default, then who writes the others.
+
+    With ``command``, only the formats that command writes, each with what it is
+    (its ``--help``: ``grade --help`` does not offer ``markdown``, which only
+    ``compare`` writes).
+    """
 
     def listed(commands: tuple[str, ...]) -> str:
         return (
@@ -139,6 +154,9 @@ def format_help() -> str:
         )
 
     parts = ["default: text"]
+    if command is not None:
+        parts += [f"{name}: {FORMATS[name].description}" for name in formats_of(command)[1:]]
+        return f"output format ({'; '.join(parts)})"
     for name, format_ in FORMATS.items():
         commands = commands_writing(name)
         if commands is not None:
@@ -146,12 +164,17 @@ def format_help() -> str:
     return f"output format ({'; '.join(parts)})"
 
 
+def format_metavar(command: str) -> str:
+    """Return how ``command``'s ``--help`` shows ``--format``'s values: ``{text,json,…}``."""
+    return "{" + ",".join(formats_of(command)) + "}"
+
+
 def renderer_path(name: str, kind: ReportKind) -> str | None:
     """Return the ``"module:function"`` that renders a ``kind`` report as ``name``, or ``None``."""
     return FORMATS[name].renderers.get(kind)
 
 
-def render(name: str, report: CheckDocument | GradeDocument, sink: Sink) -> None:
+def render(name: str, report: CheckDocument | GradeDocument | CompareDocument, sink: Sink) -> None:
     """Write ``report`` to ``sink`` in format ``name``, importing its renderer now.
 
     Raises ``LookupError`` when the format does not render that kind of
@@ -162,7 +185,7 @@ def render(name: str, report: CheckDocument | GradeDocument, sink: Sink) -> None
         msg = f"--format {name} does not render {report.kind} reports"
         raise LookupError(msg)
     module, _, function = path.partition(":")
-    renderer: Callable[[CheckDocument | GradeDocument, Sink], None] = getattr(
+    renderer: Callable[[CheckDocument | GradeDocument | CompareDocument, Sink], None] = getattr(
         importlib.import_module(module), function
     )
     renderer(report, sink)

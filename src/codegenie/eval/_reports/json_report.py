@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from codegenie.eval._reports.documents import CheckDocument, GradeDocument
+    from codegenie.eval._reports.documents import CheckDocument, CompareDocument, GradeDocument
     from codegenie.eval._reports.sink import Sink
 
-__all__ = ("check_json", "grade_json")
+__all__ = ("check_json", "compare_json", "grade_json")
 
 
 def check_json(report: CheckDocument, sink: Sink) -> None:
@@ -18,4 +18,9 @@ def check_json(report: CheckDocument, sink: Sink) -> None:
 
 def grade_json(report: GradeDocument, sink: Sink) -> None:
     """Write the ``grade`` document."""
+    sink.result(report.to_json(), "")
+
+
+def compare_json(report: CompareDocument, sink: Sink) -> None:
+    """Write the ``compare`` document."""
     sink.result(report.to_json(), "")
