@@ -6,7 +6,9 @@ returns a :class:`~codegenie.eval._reports.documents.CompareDocument`, whose
 ``to_json`` is ``compare --format json``. It raises ``ReportsInvalid`` (exit
 2) when a document is not a grade report, and ``CompareRefused`` (exit 1)
 when the two do not grade the same thing: different task classes, or
-different benches (``bench_digest``).
+different benches (``bench_digest``). Its two halves, :func:`read_side` (one
+report) and :func:`compare_sides`, let the command line name every problem
+of both files before it compares.
 
 Reading. A report is read defensively: a result's ``samples_total`` and
 ``samples_passed`` when it has them, else (a report older than samples) one
