@@ -223,6 +223,22 @@ EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
         4,
         {"bench_root": Path("/opt/bench"), "manifest_dir": Path("/r")},
     ),
+    (
+        errors.ReportsInvalid(("cannot read base.json: No such file or directory",)),
+        2,
+        {"problems": ("cannot read base.json: No such file or directory",)},
+    ),
+    (
+        errors.CompareRefused(
+            "base.json", "new.json", ("the reports grade different task classes",)
+        ),
+        1,
+        {
+            "base": "base.json",
+            "new": "new.json",
+            "problems": ("the reports grade different task classes",),
+        },
+    ),
 ]
 
 

@@ -52,6 +52,17 @@ def test_which_command_writes_which_format_is_read_from_the_renderers() -> None:
     assert formats_of("grade") == ("text", "json", "github", "junit")
     assert formats_of("list") == ("text", "json")
     assert renderer_path("sarif", "grade") is None
+    assert commands_writing("markdown") == ("compare",)
+    assert formats_of("compare") == ("text", "json", "markdown")
+    assert formats_of("merge") == ("text", "json", "github", "junit", "sarif")
+
+
+def test_each_command_s_help_offers_only_the_formats_it_writes() -> None:
+    """``grade --help`` does not offer markdown (compare's alone), nor compare's github."""
+    assert "markdown" not in format_help("grade")
+    assert "sarif" not in format_help("grade")
+    assert format_help("compare") == "output format (default: text; json: JSON; markdown: Markdown)"
+    assert "markdown: Markdown, compare" in format_help()
 
 
 def test_help_imports_no_renderer() -> None:

@@ -34,10 +34,12 @@ __all__ = (
     "CaseNotFound",
     "CaseProblem",
     "CheckUnavailable",
+    "CompareRefused",
     "EvalError",
     "InitConflict",
     "InvalidTaskClassName",
     "ManifestProblem",
+    "ReportsInvalid",
     "RubricMissing",
     "RunPlanError",
     "SampleProblem",
@@ -924,3 +926,58 @@ class RubricMissing(EvalError):
     def hint(self) -> str:
         """Where the rubric belongs."""
         return "create rubric.py beside registration.py, or fix the decorator's rubric="
+
+
+@final
+class ReportsInvalid(EvalError):
+    """A report given on the command line cannot be read as what the command takes (exit 2).
+
+    ``problems`` holds one sentence per file, each naming its file: it does
+    not exist, is not a regular file, is not UTF-8 or not JSON (a truncated
+    file), or is JSON but not a ``--format json`` report of ``grade`` (a
+    ``check`` report, an array, a result without a case id). A mistake in
+    what was typed, as a ``CANDIDATES_DIR`` that is not a directory is:
+    exit 2, nothing was compared.
+    """
+
+    code = "report-invalid"
+    exit_code = 2
+    fields = ("problems",)
+
+    def __init__(self, problems: tuple[str, ...]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(self.problems))
+
+    @property
+    def hint(self) -> str:
+        return (
+            "pass the files `codegenie-bench grade SLUG CANDIDATES_DIR --format json "
+            "--output-file FILE` writes (or `merge` makes of its shards)"
+        )
+
+
+@final
+class CompareRefused(EvalError):
+    """``compare`` refused two grade reports that do not grade the same thing (exit 1).
+
+    ``base`` and ``new`` name the reports as given; ``problems`` holds every
+    reason, each naming both values: the reports grade different task
+    classes, or saw different benches (their ``bench_digest`` differs).
+    """
+
+    code = "compare-refused"
+    exit_code = 1
+    fields = ("base", "new", "problems")
+
+    def __init__(self, base: str, new: str, problems: tuple[str, ...]) -> None:
+        self.base = base
+        self.new = new
+        self.problems = tuple(problems)
+        super().__init__(f"cannot compare {base} with {new}: {'; '.join(self.problems)}")
+
+    @property
+    def hint(self) -> str:
+        return (
+            "compare two grade runs of one task class on one bench: grade both with the "
+            "same bench.toml and cases"
+        )

@@ -46,9 +46,11 @@ from codegenie.eval.errors import (
     BenchRootNotFound,
     BenchRootOutsideManifest,
     CaseNotFound,
+    CompareRefused,
     EvalError,
     InvalidTaskClassName,
     ManifestProblem,
+    ReportsInvalid,
     RunPlanError,
     ScaffoldArgumentInvalid,
     ScaffoldConflict,
@@ -510,6 +512,11 @@ def error_diagnostics(
                 message=problem.message,
                 case=problem.case,
             )
+            for problem in error.problems
+        ]
+    if isinstance(error, ReportsInvalid | CompareRefused):  # each sentence names its files
+        return [
+            Diagnostic(error.code, "error", problem, None, None, None, None, error.hint)
             for problem in error.problems
         ]
     slug = getattr(error, "name", None) or slug

@@ -1,27 +1,46 @@
-"""The typed reports every format renders: a ``check`` or ``grade`` run's, or shards' merged.
+"""The typed reports every format renders: a check's or grade's (one run's or merged), a comparison.
 
 :class:`CheckDocument` and :class:`GradeDocument` hold what a renderer may
 show of one run (or of the shards :mod:`.merge` merged into one), and their
 ``to_json`` is the document ``--format json`` prints, key for key. A single
 run's report carries its :class:`Proof` (which bench, which slice of it)
 only when it is printed as JSON: computing the bench's digest reads the
-whole bench, and only ``merge`` needs it.
+whole bench, and only ``merge`` needs it. :class:`CompareDocument` is how
+one grade report differs from another (:mod:`.compare` makes it): each
+report as a :class:`Side`, each case's :class:`CaseChange`, each k's
+:class:`KComparison`, and the test (:class:`McNemar` or :class:`Bootstrap`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, final
 
 if TYPE_CHECKING:
+    from codegenie.eval._stats.compare import Interval
     from codegenie.eval.check import CheckReport
     from codegenie.eval.check.golden import GoldenReport
     from codegenie.eval.diagnostics import Diagnostic
-    from codegenie.eval.grading import GradeReport, RunInfo
+    from codegenie.eval.grading import GradeReport, GradeStatus, RunInfo
 
-__all__ = ("CheckDocument", "GradeDocument", "GradeSuiteDocument", "Proof")
+__all__ = (
+    "CHANGES",
+    "Bootstrap",
+    "CaseChange",
+    "Change",
+    "CheckDocument",
+    "CompareDocument",
+    "GradeDocument",
+    "GradeSuiteDocument",
+    "KComparison",
+    "McNemar",
+    "Outcome",
+    "Proof",
+    "Side",
+)
 
 
 @final
@@ -208,5 +227,233 @@ class GradeSuiteDocument:
             "task_classes": [document.to_json() for document in self.documents],
             "passed": self.passed,
             "total": self.total,
+            "ok": self.ok,
+        }
+
+
+# -- compare -----------------------------------------------------------------------------
+
+#: What became of a case from BASE to NEW (:mod:`.compare` says how each is decided).
+Change = Literal["regressed", "improved", "error", "new", "gone", "unchanged"]
+#: Every change, in the order the document counts them.
+CHANGES: Final[tuple[Change, ...]] = ("regressed", "improved", "error", "new", "gone", "unchanged")
+#: The confidence of the bootstrap's interval (the 2.5th and 97.5th percentiles).
+CONFIDENCE: Final = 0.95
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One case in one report: its status and reason, and how many of its samples passed.
+
+    A single-sample run's case has one sample (none when ``missing``).
+    """
+
+    status: GradeStatus
+    reason: str | None
+    samples_total: int
+    samples_passed: int
+
+    @property
+    def share(self) -> Fraction:
+        """The share of its samples that passed, exactly (0 for a case without samples)."""
+        return (
+            Fraction(self.samples_passed, self.samples_total) if self.samples_total else Fraction()
+        )
+
+    @property
+    def pass_at_1(self) -> float:
+        """pass@1: the share of its samples that passed (0.0 without samples)."""
+        return float(self.share)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the case's ``base`` or ``new`` object of the compare document."""
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            "samples_total": self.samples_total,
+            "samples_passed": self.samples_passed,
+            "pass_at_1": self.pass_at_1,
+        }
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One of the two reports, as compared: where it came from and each case's outcome.
+
+    ``file`` is the name it was given by; ``run`` the report's ``run`` object
+    (``None`` for a report without one); ``outcomes`` map each case id to its
+    outcome, in case-id order; ``pass_at_k`` maps k to the report's pass@k.
+    """
+
+    file: str
+    run: Mapping[str, Any] | None
+    task_class: str
+    sampled: bool
+    bench_digest: str | None
+    outcomes: Mapping[str, Outcome]
+    pass_at_k: Mapping[int, float | None]
+
+    @property
+    def total(self) -> int:
+        """How many cases the report has a result for."""
+        return len(self.outcomes)
+
+    @property
+    def passed(self) -> int:
+        """How many of them passed."""
+        return sum(outcome.status == "passed" for outcome in self.outcomes.values())
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the document's ``base`` or ``new`` object."""
+        return {
+            "file": self.file,
+            "run": None if self.run is None else dict(self.run),
+            "task_class": self.task_class,
+            "sampled": self.sampled,
+            "total": self.total,
+            "passed": self.passed,
+            "pass_at_k": {str(k): value for k, value in self.pass_at_k.items()},
+        }
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class CaseChange:
+    """What became of one case: its change, and its outcome on each side (``None``: absent)."""
+
+    case: str
+    change: Change
+    base: Outcome | None
+    new: Outcome | None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return one entry of the document's ``cases``."""
+        return {
+            "case": self.case,
+            "change": self.change,
+            "base": None if self.base is None else self.base.to_json(),
+            "new": None if self.new is None else self.new.to_json(),
+        }
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class KComparison:
+    """pass@k of each report for one k both have, and NEW's minus BASE's (``None``: unknown)."""
+
+    k: int
+    base: float | None
+    new: float | None
+
+    @property
+    def difference(self) -> float | None:
+        """NEW's pass@k minus BASE's; ``None`` when either is unknown (no case)."""
+        return None if self.base is None or self.new is None else self.new - self.base
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the value of ``pass_at_k[k]`` in the document."""
+        return {"base": self.base, "new": self.new, "difference": self.difference}
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class McNemar:
+    """McNemar's exact test of two single-sample runs over the cases in both."""
+
+    name: ClassVar[Literal["mcnemar-exact"]] = "mcnemar-exact"
+
+    improved: int
+    regressed: int
+    p_value: float
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the document's ``test``."""
+        return {
+            "name": self.name,
+            "improved": self.improved,
+            "regressed": self.regressed,
+            "p_value": self.p_value,
+        }
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Bootstrap:
+    """The paired bootstrap of the pass@1 difference over the cases in both, and its interval."""
+
+    name: ClassVar[Literal["paired-bootstrap"]] = "paired-bootstrap"
+
+    interval: Interval
+    resamples: int
+    seed: int
+    confidence: float = CONFIDENCE
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the document's ``test``."""
+        return {
+            "name": self.name,
+            "difference": self.interval.difference,
+            "low": self.interval.low,
+            "high": self.interval.high,
+            "confidence": self.confidence,
+            "resamples": self.resamples,
+            "seed": self.seed,
+        }
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class CompareDocument:
+    """How NEW differs from BASE, as every format renders it.
+
+    ``bench_digest`` is the bench both reports carry (``None`` unless both
+    carry the same one); ``pass_at_k`` the ks both reports have, in order;
+    ``cases`` every case of either report, in case-id order; ``test`` is
+    ``None`` when no case is in both.
+    """
+
+    kind: ClassVar[Literal["compare"]] = "compare"
+
+    base: Side
+    new: Side
+    task_class: str
+    bench_digest: str | None
+    pass_at_k: tuple[KComparison, ...]
+    cases: tuple[CaseChange, ...]
+    test: McNemar | Bootstrap | None
+
+    @property
+    def changes(self) -> dict[Change, int]:
+        """How many cases had each change, every change a key (zeros included)."""
+        return {change: sum(c.change == change for c in self.cases) for change in CHANGES}
+
+    @property
+    def regressions(self) -> int:
+        """The regressed cases, and the gone ones that passed in BASE (pass@1 above 0)."""
+        return sum(
+            c.change == "regressed"
+            or (c.change == "gone" and c.base is not None and c.base.samples_passed > 0)
+            for c in self.cases
+        )
+
+    @property
+    def ok(self) -> bool:
+        """Whether there is no regression (``--fail-on-regression`` exits 0 exactly then)."""
+        return self.regressions == 0
+
+    def to_json(self) -> dict[str, Any]:
+        """Return ``compare --format json``'s document, key for key."""
+        return {
+            "base": self.base.to_json(),
+            "new": self.new.to_json(),
+            "task_class": self.task_class,
+            "bench_digest": self.bench_digest,
+            "pass_at_k": {str(c.k): c.to_json() for c in self.pass_at_k},
+            "cases": [c.to_json() for c in self.cases],
+            "changes": dict(self.changes),
+            "test": None if self.test is None else self.test.to_json(),
+            "regressions": self.regressions,
             "ok": self.ok,
         }

@@ -3,13 +3,15 @@
 :data:`FORMATS` is the one place a format is declared. The command line's
 ``--format`` choices and its help, the ``format`` setting of
 ``[tool.codegenie-bench]``, which commands write which format, and how
-``check``, ``grade`` and ``merge`` write a report are all read from it.
+``check``, ``grade``, ``merge`` and ``compare`` write a report are all read
+from it.
 
 A renderer is named, not imported (``"module:function"``): reading the
 names costs the command line's start-up nothing, and a renderer's module is
 imported only by :func:`render`, when a report is written in its format. A
-renderer takes the typed report (:class:`~codegenie.eval._reports.documents.CheckDocument`
-or :class:`~codegenie.eval._reports.documents.GradeDocument`) and the
+renderer takes the typed report (:class:`~codegenie.eval._reports.documents.CheckDocument`,
+:class:`~codegenie.eval._reports.documents.GradeDocument` or
+:class:`~codegenie.eval._reports.documents.CompareDocument`) and the
 :class:`~codegenie.eval._reports.sink.Sink` it writes to; it returns nothing.
 """
 
@@ -20,8 +22,16 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 if TYPE_CHECKING:
-    from codegenie.eval._reports.documents import CheckDocument, GradeDocument, GradeSuiteDocument
+    from codegenie.eval._reports.documents import (
+        CheckDocument,
+        CompareDocument,
+        GradeDocument,
+        GradeSuiteDocument,
+    )
     from codegenie.eval._reports.sink import Sink
+
+    #: Every kind of typed report a renderer takes.
+    Report = CheckDocument | GradeDocument | GradeSuiteDocument | CompareDocument
 
 __all__ = (
     "FORMATS",
@@ -31,23 +41,26 @@ __all__ = (
     "ReportKind",
     "commands_writing",
     "format_help",
+    "format_metavar",
     "formats_of",
     "render",
     "renderer_path",
 )
 
-#: The kinds of report a format may render: ``check``'s, ``grade``'s, ``grade --all``'s.
-ReportKind = Literal["check", "grade", "grades"]
+#: The kinds of report a format may render: ``check``'s, ``grade``'s, ``grade --all``'s
+#: and ``compare``'s.
+ReportKind = Literal["check", "grade", "grades", "compare"]
 
-#: The commands that write each kind of report (``merge`` writes both).
+#: The commands that write each kind of report (``merge`` writes check's and grade's).
 REPORT_COMMANDS: Final[Mapping[ReportKind, tuple[str, ...]]] = {
     "check": ("check", "merge"),
     "grade": ("grade", "merge"),
     "grades": ("grade",),
+    "compare": ("compare",),
 }
 
 # The order in which help and errors name the commands that write reports.
-_COMMANDS_IN_ORDER: Final = ("check", "grade", "merge")
+_COMMANDS_IN_ORDER: Final = ("check", "grade", "merge", "compare")
 _MODULE: Final = "codegenie.eval._reports"
 
 
@@ -81,6 +94,7 @@ FORMATS: Final[Mapping[str, Format]] = {
                 "check": f"{_MODULE}.text:check_text",
                 "grade": f"{_MODULE}.text:grade_text",
                 "grades": f"{_MODULE}.text:grades_text",
+                "compare": f"{_MODULE}.text:compare_text",
             },
             every_command=True,
         ),
@@ -91,6 +105,7 @@ FORMATS: Final[Mapping[str, Format]] = {
                 "check": f"{_MODULE}.json_report:check_json",
                 "grade": f"{_MODULE}.json_report:grade_json",
                 "grades": f"{_MODULE}.json_report:grades_json",
+                "compare": f"{_MODULE}.json_report:compare_json",
             },
             every_command=True,
         ),
@@ -113,6 +128,7 @@ FORMATS: Final[Mapping[str, Format]] = {
             },
         ),
         Format("sarif", "SARIF 2.1.0", {"check": f"{_MODULE}.sarif:write_check_sarif"}),
+        Format("markdown", "Markdown", {"compare": f"{_MODULE}.summary:compare_markdown"}),
     )
 }
 
@@ -141,7 +157,9 @@ def formats_of(command: str) -> tuple[str, ...]:
 def format_help(command: str | None = None) -> str:
     """Return what ``--format`` says of each format: the default, then who writes the others.
 
-    For a ``command``, only the formats it writes, and for whom is left unsaid.
+    With ``command``, only the formats that command writes, each with what it is
+    (its ``--help``: ``grade --help`` does not offer ``markdown``, which only
+    ``compare`` writes).
     """
 
     def listed(commands: tuple[str, ...]) -> str:
@@ -150,15 +168,19 @@ def format_help(command: str | None = None) -> str:
         )
 
     parts = ["default: text"]
+    if command is not None:
+        parts += [f"{name}: {FORMATS[name].description}" for name in formats_of(command)[1:]]
+        return f"output format ({'; '.join(parts)})"
     for name, format_ in FORMATS.items():
         commands = commands_writing(name)
-        if commands is None:
-            continue
-        if command is None:
+        if commands is not None:
             parts.append(f"{name}: {format_.description}, {listed(commands)}")
-        elif command in commands:
-            parts.append(f"{name}: {format_.description}")
     return f"output format ({'; '.join(parts)})"
+
+
+def format_metavar(command: str) -> str:
+    """Return how ``command``'s ``--help`` shows ``--format``'s values: ``{text,json,…}``."""
+    return "{" + ",".join(formats_of(command)) + "}"
 
 
 def renderer_path(name: str, kind: ReportKind) -> str | None:
@@ -166,9 +188,7 @@ def renderer_path(name: str, kind: ReportKind) -> str | None:
     return FORMATS[name].renderers.get(kind)
 
 
-def render(
-    name: str, report: CheckDocument | GradeDocument | GradeSuiteDocument, sink: Sink
-) -> None:
+def render(name: str, report: Report, sink: Sink) -> None:
     """Write ``report`` to ``sink`` in format ``name``, importing its renderer now.
 
     Raises ``LookupError`` when the format does not render that kind of
@@ -179,7 +199,5 @@ def render(
         msg = f"--format {name} does not render {report.kind} reports"
         raise LookupError(msg)
     module, _, function = path.partition(":")
-    renderer: Callable[[CheckDocument | GradeDocument | GradeSuiteDocument, Sink], None] = getattr(
-        importlib.import_module(module), function
-    )
+    renderer: Callable[[Report, Sink], None] = getattr(importlib.import_module(module), function)
     renderer(report, sink)

@@ -5,10 +5,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from codegenie.eval._reports.documents import CheckDocument, GradeDocument, GradeSuiteDocument
+    from codegenie.eval._reports.documents import (
+        CheckDocument,
+        CompareDocument,
+        GradeDocument,
+        GradeSuiteDocument,
+    )
     from codegenie.eval._reports.sink import Sink
 
-__all__ = ("check_json", "grade_json", "grades_json")
+__all__ = ("check_json", "compare_json", "grade_json", "grades_json")
 
 
 def check_json(report: CheckDocument, sink: Sink) -> None:
@@ -23,4 +28,9 @@ def grade_json(report: GradeDocument, sink: Sink) -> None:
 
 def grades_json(report: GradeSuiteDocument, sink: Sink) -> None:
     """Write the ``grade --all`` document."""
+    sink.result(report.to_json(), "")
+
+
+def compare_json(report: CompareDocument, sink: Sink) -> None:
+    """Write the ``compare`` document."""
     sink.result(report.to_json(), "")

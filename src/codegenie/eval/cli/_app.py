@@ -22,9 +22,10 @@ from codegenie.eval._output import (
     reserve_stdout,
     wants_colour,
 )
-from codegenie.eval._reports.formats import NAMES, commands_writing, format_help, formats_of
+from codegenie.eval._reports.formats import NAMES, commands_writing, format_help, format_metavar
 from codegenie.eval.cli import (
     cmd_check,
+    cmd_compare,
     cmd_explain,
     cmd_grade,
     cmd_init,
@@ -60,6 +61,7 @@ COMMANDS: Final[dict[str, Command]] = {
         cmd_explain.COMMAND,
         cmd_grade.COMMAND,
         cmd_merge.COMMAND,
+        cmd_compare.COMMAND,
         cmd_new.COMMAND,
         cmd_schema.COMMAND,
     )
@@ -74,6 +76,7 @@ examples:
   {PROG} check --strict --format github
   {PROG} explain rubric-imported
   {PROG} grade secret-rotation runs/42
+  {PROG} compare base.json new.json --fail-on-regression
 """
 
 
@@ -110,8 +113,9 @@ def _global_options(
 ) -> None:
     """Add the global options; subcommand copies leave the top-level values alone.
 
-    A ``command``'s copy of ``--format`` offers, in its help, only the formats
-    that command writes (any other is refused with the commands that write it).
+    A subcommand's copy (``command``) shows only the formats that command
+    writes; it still takes every name, so that one it does not write gets
+    the same "only for" usage error wherever ``--format`` was typed.
     """
 
     def default(value: object) -> object:
@@ -131,7 +135,7 @@ def _global_options(
     group.add_argument(
         "--format",
         choices=NAMES,
-        metavar=None if command is None else "{" + ",".join(formats_of(command)) + "}",
+        metavar=None if command is None else format_metavar(command),
         # None: not given, so check and grade may take it from [tool.codegenie-bench]
         # (_parse says text).
         default=default(None),

@@ -10,36 +10,24 @@ nothing on stdout) or the merged run failed; 0 when it passed.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from codegenie.eval._output import escape_control
 from codegenie.eval.cli._base import PROG, Command, Output, UsageError, step_summary
+from codegenie.eval.errors import ReportsInvalid
 
 __all__ = ("COMMAND",)
 
 
-#: The largest report read: a report of 100,000 task classes stays well under it.
-_REPORT_LIMIT = 512 * 1024 * 1024
-
-
 def _read(path: Path) -> dict[str, Any] | str:
-    """Return the JSON document at ``path``, or why it cannot be read.
-
-    Only a regular file of bounded size is read: a FIFO never blocks the merge.
-    """
-    from codegenie.eval._paths import FileRefused, read_regular_file  # noqa: PLC0415 - start-up: only this command pays for it
+    """Return the JSON document at ``path``, or why it cannot be read (one sentence naming it)."""
+    from codegenie.eval._reports.files import read_json_report  # noqa: PLC0415 - start-up: only this command pays for it
 
     try:
-        data, _ = read_regular_file(str(path), _REPORT_LIMIT)
-        document = json.loads(data.decode("utf-8"))
-    except FileRefused as refused:
-        return f"cannot read {path}: the file {refused.reason}"
-    except OSError as error:
-        return f"cannot read {path}: {error.strerror or error}"
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        return f"{path} is not JSON: {error}"
+        document = read_json_report(path)
+    except ReportsInvalid as invalid:
+        return invalid.problems[0]
     if not isinstance(document, dict):
         return f"{path} is not a JSON report of check or grade"
     return document
