@@ -105,6 +105,11 @@ FORMATS: Final[Mapping[str, Format]] = {
             },
         ),
         Format("sarif", "SARIF 2.1.0", {"check": f"{_MODULE}.sarif:write_check_sarif"}),
+        Format(
+            "html",
+            "HTML page",
+            {"check": f"{_MODULE}.html:check_html", "grade": f"{_MODULE}.html:grade_html"},
+        ),
     )
 }
 
