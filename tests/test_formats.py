@@ -49,7 +49,8 @@ def test_which_command_writes_which_format_is_read_from_the_renderers() -> None:
     assert commands_writing("github") == ("check", "grade", "merge")
     assert commands_writing("junit") == ("check", "grade", "merge")
     assert commands_writing("sarif") == ("check", "merge")
-    assert formats_of("grade") == ("text", "json", "github", "junit")
+    assert commands_writing("html") == ("check", "grade", "merge")
+    assert formats_of("grade") == ("text", "json", "github", "junit", "html")
     assert formats_of("list") == ("text", "json")
     assert renderer_path("sarif", "grade") is None
 

@@ -141,6 +141,11 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _word(value: object, absent: str = "?") -> str:
+    """Return ``value`` when it is a string (an empty one included), else ``absent``."""
+    return value if isinstance(value, str) else absent
+
+
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -339,12 +344,12 @@ def _times(result: Mapping[str, Any]) -> list[float | None]:
 
 
 def _grade_view(document: Mapping[str, Any], budget: _Budget) -> View:
-    task_class = _str(document.get("task_class")) or "?"
+    task_class = _word(document.get("task_class"))
     results = _dicts(document.get("results"))
     sampled = document.get("sampled") is True or any(
         isinstance(result.get("samples"), list) for result in results
     )
-    statuses = [_str(result.get("status")) or "?" for result in results]
+    statuses = [_word(result.get("status")) for result in results]
     counts = Counter(statuses)
     known_counts = _dict(document.get("counts"))
     for status in _GRADE_STATUSES:
@@ -464,7 +469,7 @@ def _grade_row(result: Mapping[str, Any], budget: _Budget, *, sampled: bool) -> 
     )
     return {
         "cells": cells,
-        "facets": {"status": [status or "?"], "tag": tags},
+        "facets": {"status": [_word(status)], "tag": tags},
         "detail": detail,
     }
 
@@ -522,9 +527,10 @@ def _where(diagnostic: Mapping[str, Any]) -> str | None:
 def _check_view(document: Mapping[str, Any], budget: _Budget) -> View:
     diagnostics = _dicts(document.get("diagnostics"))
     ok = document.get("ok") is True
-    severities = [_str(d.get("severity")) or "?" for d in diagnostics]
-    codes = [_str(d.get("code")) or "?" for d in diagnostics]
-    slugs = [_str(d.get("slug")) or "bench.toml" for d in diagnostics]
+    severities = [_word(d.get("severity")) for d in diagnostics]
+    codes = [_word(d.get("code")) for d in diagnostics]
+    # A diagnostic of no task class is the manifest's (as JUnit's test case ``bench.toml``).
+    slugs = [s if (s := _str(d.get("slug"))) is not None else "bench.toml" for d in diagnostics]
     rows = []
     for diagnostic, severity, code, slug in zip(diagnostics, severities, codes, slugs, strict=True):
         message = budget.text(diagnostic.get("message"), *_REASON)
@@ -666,12 +672,12 @@ def _compare_view(document: Mapping[str, Any], budget: _Budget) -> View:
     rows = []
     changes, bases, news = [], [], []
     for case in cases:
-        change = _str(case.get("change")) or "?"
+        change = _word(case.get("change"))
         base_status, base_rate, base_samples, base_reason = _compare_side(case.get("base"))
         new_status, new_rate, new_samples, new_reason = _compare_side(case.get("new"))
         changes.append(change)
-        bases.append(base_status or "(none)")
-        news.append(new_status or "(none)")
+        bases.append(_word(base_status, "(none)"))
+        news.append(_word(new_status, "(none)"))
         rows.append(
             {
                 "cells": [
@@ -720,7 +726,7 @@ def _compare_view(document: Mapping[str, Any], budget: _Budget) -> View:
     ok = document.get("ok") is True
     regressions = _int(document.get("regressions"))
     regressions = counts["regressed"] if regressions is None else regressions
-    task_class = _str(document.get("task_class")) or "?"
+    task_class = _word(document.get("task_class"))
     summary = Section(
         "summary",
         (
