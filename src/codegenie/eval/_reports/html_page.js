@@ -12,8 +12,8 @@
   const NAMED = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
   // Control characters, DEL, C1, U+2028/U+2029 and the bidirectional controls, as text
   // output escapes them; a block of text (a stderr tail) keeps its newlines and tabs.
-  const INLINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-  const BLOCK = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  const INLINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+  const BLOCK = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
   const escapeOne = (c) => {
     if (NAMED[c]) return NAMED[c];
