@@ -288,3 +288,11 @@ def test_what_the_policy_stops_is_stopped_and_reported(browser: Chromium, tmp_pa
     load(browser, tmp_path / "clean.html", text)
     with pytest.raises(BrowserError, match="TrustedHTML"):  # Trusted Types: no string markup
         browser.evaluate("document.body.innerHTML = '<b>markup</b>'")
+
+
+def test_ci_installs_chromium_before_the_suite_runs() -> None:
+    """.ci/run installs Debian's chromium before pytest, and bubblewrap after it, as before."""
+    ci = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text(encoding="utf-8")
+    suite = ci.index(".venv/bin/python -m pytest\n")
+    assert ci.index("apt_install chromium") < suite
+    assert ci.index("apt_install bubblewrap") > suite
