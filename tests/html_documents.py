@@ -46,7 +46,7 @@ def sample(rng: random.Random, index: int, status: str | None = None) -> dict[st
         "score": 1.0 if status == "passed" else round(rng.random() / 2, 4),
         "reason": "all expected files match"
         if status == "passed"
-        else "tests/test_fix.py::test_cve failed: assert 403 == 200",
+        else "test_cve failed: assert 403 == 200 (2 of 12 tests failed)",
         "duration_s": rng.uniform(0.2, 9),
         "wall_s": rng.uniform(0.2, 9),
         "cpu_s": rng.uniform(0.1, 5),
