@@ -328,6 +328,36 @@ def test_any_text_is_inert_and_round_trips(case: str, reason: str, tag: str, nam
     assert row["detail"]["blocks"] == [["hint", name]] if name else True
 
 
+def test_the_charts_draw_nothing_one_value_and_hostile_labels() -> None:
+    from codegenie.eval._reports.html_svg import bars_svg, histogram_svg
+    from codegenie.eval._reports.html_view import Bars, Histogram
+
+    charts = {
+        "empty histogram": histogram_svg(Histogram("durations", (), "s")),
+        "one value": histogram_svg(Histogram("durations", (2.0, 2.0, 2.0), "s")),
+        "spread": histogram_svg(Histogram("durations", tuple(x / 10 for x in range(100)), "s")),
+        "no bars": bars_svg(Bars("by status", ())),
+        "hostile": bars_svg(Bars(HOSTILE[0], ((HOSTILE[1], 3, "other"), ("x", 0, "passed")))),
+    }
+    for name, svg in charts.items():
+        page = Page(svg)
+        assert set(page.elements) <= ELEMENTS, name
+        assert not [a for a in page.attributes if a[1].startswith("on")], name
+    assert "no durations" in charts["empty histogram"]
+    assert "<title>2 to 2 s: 3</title>" in charts["one value"]
+    assert charts["spread"].count('class="hist"') == 10  # sqrt(100) bins
+    assert escape_control(HOSTILE[1]) + ": 3" in Page(charts["hostile"]).text
+
+
+def test_every_status_has_a_bar_even_at_zero() -> None:
+    page = Page(html_of("grade", grade_document(cases=3, samples=0) | {"counts": None}))
+    bars = [text.split(":")[0] for text in page.text if re.fullmatch(r"[a-z]+: \d+", text)]
+    assert bars == ["passed", "failed", "missing", "error"]
+    check = Page(html_of("check", check_document([])))
+    assert "error: 0" in check.text
+    assert "warning: 0" in check.text
+
+
 def test_json_for_script_cannot_close_its_block() -> None:
     data = {"</script>": "<!--<script>&amp;\u2028\u2029", "x": "\ud800 \x00"}
     text = json_for_script(data)

@@ -86,16 +86,16 @@ def histogram_svg(chart: Histogram) -> str:
         return "".join(parts)
     low, high = min(values), max(values)
     bins = min(_MOST_BINS, max(1, math.ceil(math.sqrt(len(values)))))
-    if high <= low:
-        bins, high = 1, low + 1.0
     step = (high - low) / bins
+    if step <= 0:  # every value the same: one bin, of that value
+        bins, step = 1, 1.0
     counts = [0] * bins
     for value in values:
         counts[min(int((value - low) / step), bins - 1)] += 1
     most = max(counts)
     slot = (right - left) / bins
     for index, count in enumerate(counts):
-        start, end = low + index * step, low + (index + 1) * step
+        start, end = low + index * step, min(low + (index + 1) * step, high)
         bar = round((bottom - top) * count / most, 1)
         x = round(left + index * slot + 1, 1)
         parts.append(

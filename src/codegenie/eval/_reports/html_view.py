@@ -415,8 +415,7 @@ def _grade_view(document: Mapping[str, Any], budget: _Budget) -> View:
         durations += [d for run in runs if (d := _float(run.get("duration_s"))) is not None]
     bars = tuple(
         (status, counts[status], _status(status))
-        for status in _ordered(counts, _GRADE_STATUSES)
-        if counts[status] or status in _GRADE_STATUSES
+        for status in _ordered([*counts, *_GRADE_STATUSES], _GRADE_STATUSES)
     )
     charts: list[Bars | Histogram] = [
         Bars("cases by status", bars),
@@ -597,7 +596,10 @@ def _check_view(document: Mapping[str, Any], budget: _Budget) -> View:
     charts: list[Bars | Histogram] = [
         Bars(
             "diagnostics by severity",
-            tuple((s, severities.count(s), _status(s)) for s in _ordered(severities, _SEVERITIES)),
+            tuple(
+                (s, severities.count(s), _status(s))
+                for s in _ordered([*severities, *_SEVERITIES], _SEVERITIES)
+            ),
         ),
     ]
     if by_code:
@@ -758,7 +760,10 @@ def _compare_view(document: Mapping[str, Any], budget: _Budget) -> View:
         )
     if rates:
         tables.append(SmallTable("pass@k", ("k", "base", "new", "difference"), tuple(rates)))
-    bars = tuple((change, counts[change], _status(change)) for change in _ordered(counts, _CHANGES))
+    bars = tuple(
+        (change, counts[change], _status(change))
+        for change in _ordered([*counts, *_CHANGES], _CHANGES)
+    )
     return View(
         kind="compare",
         title=f"compare {task_class}",
