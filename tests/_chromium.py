@@ -23,6 +23,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -33,6 +34,17 @@ __all__ = ("BrowserError", "Chromium", "chromium_path", "open_chromium")
 
 #: How long the browser may take to answer one command, or a page to load.
 TIMEOUT = 180.0
+
+# Make the two descriptors given the browser's 3 and 4, close them, and exec the browser.
+_TRAMPOLINE = """\
+import os, sys
+commands, answers = int(sys.argv[1]), int(sys.argv[2])
+os.dup2(commands, 3)
+os.dup2(answers, 4)
+os.close(commands)
+os.close(answers)
+os.execv(sys.argv[3], sys.argv[3:])
+"""
 
 
 class BrowserError(Exception):
@@ -49,7 +61,7 @@ def chromium_path() -> str | None:
 
 
 def _high(fd: int) -> int:
-    """A copy of ``fd`` numbered 10 or more (closed on exec), so that 3 and 4 can be set freely."""
+    """Return a copy of ``fd`` numbered 10 or more (closed on exec): never 3 or 4 itself."""
     copy = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
     os.close(fd)
     return copy
@@ -61,35 +73,40 @@ class Chromium:
     def __init__(self, executable: str, profile: Path) -> None:
         commands_read, commands_write = (_high(fd) for fd in os.pipe())
         answers_read, answers_write = (_high(fd) for fd in os.pipe())
-
-        def descriptors_3_and_4() -> None:  # in the child, before exec: its pipe ends as 3 and 4
-            os.dup2(commands_read, 3)
-            os.dup2(answers_write, 4)
-
+        flags = [
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--remote-debugging-pipe",
+            f"--user-data-dir={profile}",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--mute-audio",
+            "--window-size=1280,900",
+            "about:blank",
+        ]
+        # The browser's ends of the pipes are passed down (pass_fds) and made its 3 and 4 by
+        # a small Python that then execs it: no code of this process runs between fork and
+        # exec (a preexec_fn would, which threads make unsafe; dash takes no fd above 9).
         self.process = subprocess.Popen(
             [
+                sys.executable,
+                "-c",
+                _TRAMPOLINE,
+                str(commands_read),
+                str(answers_write),
                 executable,
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--remote-debugging-pipe",
-                f"--user-data-dir={profile}",
-                "--no-first-run",
-                "--no-default-browser-check",
-                "--disable-extensions",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--mute-audio",
-                "--window-size=1280,900",
-                "about:blank",
+                *flags,
             ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            pass_fds=(3, 4),
-            preexec_fn=descriptors_3_and_4,  # noqa: PLW1509 - the test process starts no threads before it
+            pass_fds=(commands_read, answers_write),
             start_new_session=True,
         )
         os.close(commands_read)
