@@ -111,7 +111,7 @@ def content_security_policy(style: str, script: str) -> str:
 
 
 def html_of(kind: ViewKind, document: Mapping[str, Any]) -> str:
-    """Return the page of ``document``, a ``kind`` report's JSON document (pure: no I/O)."""
+    """Return the page of ``document``, a ``kind`` report's JSON document; write nothing."""
     clean = readable_data(dict(document))
     assert isinstance(clean, dict)
     view = view_of(kind, clean)
