@@ -236,7 +236,7 @@ def test_markdown_is_compare_s_alone(pair: Path) -> None:
     assert "markdown" not in run(pair, "grade", "--help").stdout
     assert "sarif" not in run(pair, "grade", "--help").stdout
     compare_help = run(pair, "compare", "--help").stdout
-    assert "--format {text,json,markdown}" in compare_help
+    assert "--format {text,json,markdown,html}" in compare_help
     assert "github" not in compare_help
     assert "markdown: Markdown, compare" in " ".join(run(pair, "--help").stdout.split())
 

@@ -49,19 +49,22 @@ def test_which_command_writes_which_format_is_read_from_the_renderers() -> None:
     assert commands_writing("github") == ("check", "grade", "merge")
     assert commands_writing("junit") == ("check", "grade", "merge")
     assert commands_writing("sarif") == ("check", "merge")
-    assert formats_of("grade") == ("text", "json", "github", "junit")
+    assert commands_writing("html") == ("check", "grade", "merge", "compare")
+    assert formats_of("grade") == ("text", "json", "github", "junit", "html")
     assert formats_of("list") == ("text", "json")
     assert renderer_path("sarif", "grade") is None
     assert commands_writing("markdown") == ("compare",)
-    assert formats_of("compare") == ("text", "json", "markdown")
-    assert formats_of("merge") == ("text", "json", "github", "junit", "sarif")
+    assert formats_of("compare") == ("text", "json", "markdown", "html")
+    assert formats_of("merge") == ("text", "json", "github", "junit", "sarif", "html")
 
 
 def test_each_command_s_help_offers_only_the_formats_it_writes() -> None:
     """``grade --help`` does not offer markdown (compare's alone), nor compare's github."""
     assert "markdown" not in format_help("grade")
     assert "sarif" not in format_help("grade")
-    assert format_help("compare") == "output format (default: text; json: JSON; markdown: Markdown)"
+    assert format_help("compare") == (
+        "output format (default: text; json: JSON; markdown: Markdown; html: HTML page)"
+    )
     assert "markdown: Markdown, compare" in format_help()
 
 

@@ -31,6 +31,7 @@ from codegenie.eval.cli._base import command_line_text
 
 from .factory import Bench, registration_source, write_case
 from .test_cli import script
+from .test_html_report import Page
 
 #: The locale of the bug: ASCII everywhere, Python's UTF-8 mode and locale coercion off.
 ASCII_LOCALE = {"LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
@@ -397,7 +398,7 @@ def test_grade_in_the_sandbox(good: Bench) -> None:
     assert lines[3] == "1/3 passed (1 failed, 1 missing)"
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "github", "junit"])
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "junit", "html"])
 def test_grade_in_every_format(good: Bench, fmt: str) -> None:
     """Each format says the same grades, the reason escaped in text and exact in JSON and XML."""
     candidates = str(_candidates(good.base))
@@ -417,6 +418,13 @@ def test_grade_in_every_format(good: Bench, fmt: str) -> None:
         assert ran.stdout.splitlines()[0] == (
             f"::error file={shown(ROOT)}/uni/cases/deux/case.toml,line=1,title=failed (deux)::"
             f"{shown(REASON)}"
+        )
+    elif fmt == "html":  # ASCII, the strings exact in the data the page's script reads
+        assert ran.stdout.isascii()
+        rows = {row["cells"][0]: row for row in Page(ran.stdout).data()["rows"]}
+        assert rows["deux"]["cells"][-1] == REASON
+        assert rows["trois"]["cells"][-1] == (
+            f"no candidate directory {_candidates(good.base) / 'trois'}"
         )
     else:
         failures = list(ET.fromstring(ran.stdout).iter("failure"))

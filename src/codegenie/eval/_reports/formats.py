@@ -129,6 +129,16 @@ FORMATS: Final[Mapping[str, Format]] = {
         ),
         Format("sarif", "SARIF 2.1.0", {"check": f"{_MODULE}.sarif:write_check_sarif"}),
         Format("markdown", "Markdown", {"compare": f"{_MODULE}.summary:compare_markdown"}),
+        Format(
+            "html",
+            "HTML page",
+            {
+                "check": f"{_MODULE}.html:check_html",
+                "grade": f"{_MODULE}.html:grade_html",
+                "grades": f"{_MODULE}.html:grades_html",
+                "compare": f"{_MODULE}.html:compare_html",
+            },
+        ),
     )
 }
 
