@@ -3,7 +3,8 @@
 Usage (from the repository root, with the package installed):
 
     python benchmarks/run.py [--sizes 10,13000,100000] [--static-sizes 1000,10000,100000]
-                             [--runs 5] [--sandbox-cases 200] [--output FILE]
+                             [--runs 5] [--sandbox-cases 200] [--samples-cases 164]
+                             [--samples-per-case 10] [--output FILE]
     python benchmarks/run.py --check-only [--check-size 1000] [--no-check-baseline]
 
 Builds synthetic benches of N task classes in a temporary directory and
@@ -737,6 +738,16 @@ def main(argv: list[str] | None = None) -> int:
         help="issue 11's case figures (benchmarks/cases.py): cases of one task class, task "
         "classes of 10 cases for check; 0 skips them (default 1000)",
     )
+    parser.add_argument(
+        "--samples-cases",
+        type=int,
+        default=164,
+        help="the samples' figures (benchmarks/samples.py): grade --samples, compare and the HTML "
+        "page, over this many cases of --samples-per-case samples; 0 skips them (default 164)",
+    )
+    parser.add_argument(
+        "--samples-per-case", type=int, default=10, help="samples per case (default 10)"
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     static_sizes = [int(s) for s in args.static_sizes.split(",") if s]
@@ -760,6 +771,10 @@ def main(argv: list[str] | None = None) -> int:
         import sandbox  # type: ignore[import-not-found,unused-ignore]  # benchmarks/sandbox.py
 
         rows += sandbox.rubric_rows(args.sandbox_cases, args.runs)
+    if args.samples_cases:
+        import samples  # type: ignore[import-not-found,unused-ignore]  # benchmarks/samples.py
+
+        rows += samples.sample_rows(args.samples_cases, args.samples_per_case, min(args.runs, 3))
     table = render(rows, args.runs, (started, load_average()))
     sys.stdout.write(table)
     if args.output:

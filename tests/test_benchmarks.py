@@ -28,6 +28,10 @@ def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
             "5",
             "--sandbox-cases",
             "5",
+            "--samples-cases",
+            "3",
+            "--samples-per-case",
+            "2",
             "--output",
             str(output),
         ],
@@ -74,6 +78,9 @@ def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
         "`run_rubric` under `--sandbox none`",
         "sandboxed `grade --jobs 1`",
         "sandboxed `grade --jobs 2`, against `--jobs 1`",
+        "sandboxed `grade --samples --jobs 2 --no-cache`, per sample",
+        "`compare` of two such reports",
+        "the HTML page of such a report",
     ):
         assert measurement in table
     assert "| measurement | N | median | floor |" in table

@@ -109,3 +109,13 @@ def test_usage_mistakes_exit_2(bench: Bench, args: tuple[str, ...], message: str
     done = run(bench, *args)
     assert done.returncode == 2
     assert message in done.stderr
+
+
+def test_html_shows_every_task_class_s_cases_on_one_page(bench: Bench) -> None:
+    candidate(bench, "alpha", "example", solved=True)
+    candidate(bench, "beta", "example", solved=False)
+    done = run(bench, "grade", "--all", "runs", "--format", "html")
+    assert done.returncode == 1
+    assert done.stdout.startswith("<!DOCTYPE html>")
+    assert "alpha/example" in done.stdout
+    assert "beta/example" in done.stdout
