@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from .factory import Bench, make_bench
+from .test_grade import assert_shape
 
 SLUGS = ("alpha", "beta")
 
@@ -53,6 +54,7 @@ def test_every_task_class_in_one_json_report(bench: Bench) -> None:
     done = run(bench, "grade", "--all", "runs", "--format", "json", "--run-name", "m")
     assert done.returncode == 1, done.stderr
     document = json.loads(done.stdout)
+    assert_shape(document, "grade_all")
     assert [d["task_class"] for d in document["task_classes"]] == list(SLUGS)
     assert [d["passed"] for d in document["task_classes"]] == [1, 0]
     assert (document["passed"], document["total"], document["ok"]) == (1, 2, False)
