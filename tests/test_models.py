@@ -44,6 +44,7 @@ def test_task_class_dumps_to_json_with_the_class_as_module_and_qualname() -> Non
         "cases": "/r/bench/foo/cases",
         "cls": f"{__name__}:Outer.Inner",
         "case_model": None,
+        "over_limit": "error",
     }
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
 import threading
 from collections.abc import Callable
 from typing import Final, TypeVar
@@ -71,6 +72,9 @@ def run_in_new_keyring(body: Callable[[], _T], *, stop: Callable[[], None]) -> t
     outcome: list[tuple[_T | None, BaseException | None, bool]] = []
 
     def thread_body() -> None:
+        signal.pthread_sigmask(
+            signal.SIG_SETMASK, mask
+        )  # the caller's: what the body starts inherits it
         joined = join_new_session_keyring()
         try:
             outcome.append((body(), None, joined))
@@ -80,10 +84,17 @@ def run_in_new_keyring(body: Callable[[], _T], *, stop: Callable[[], None]) -> t
             done.set()
 
     thread = threading.Thread(target=thread_body, name="codegenie-run", daemon=True)
+    # Ctrl-C while the thread starts would leave its body running unwatched: it waits,
+    # blocked, until the loop below takes it (and stops the body).
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     thread.start()
     interrupted: KeyboardInterrupt | None = None
+    blocked = True
     while True:
         try:
+            if blocked:
+                blocked = False
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             while not done.wait(_WAKE):
                 pass
         except KeyboardInterrupt as exc:  # the run is stopped and waited for, then this is raised
