@@ -395,7 +395,7 @@ class GradeReport(BaseModel):
             return False
         if self.fail_under is None:
             return True
-        first = self.pass_at_k().get("1")
+        first = self._pass_at(1)  # pass@1 whatever k are reported (--pass-at 10)
         return first is not None and first >= self.fail_under
 
     def ks(self) -> tuple[int, ...]:
@@ -414,15 +414,15 @@ class GradeReport(BaseModel):
         has fewer than k samples (pass@k of it is not defined; ``grade``
         refuses such a ``--pass-at`` before it runs anything).
         """
-        values: dict[str, float | None] = {}
-        for k in self.ks():
-            counts = [(r.samples_total, r.samples_passed) for r in self.results]
-            if not counts or any(0 < n < k for n, _ in counts):
-                values[str(k)] = None
-                continue
-            estimates = [pass_at_k_of_case(n, c, k) if n else 0.0 for n, c in counts]
-            values[str(k)] = math.fsum(estimates) / len(estimates)
-        return values
+        return {str(k): self._pass_at(k) for k in self.ks()}
+
+    def _pass_at(self, k: int) -> float | None:
+        """Return pass@k over every case (see :meth:`pass_at_k`), ``None`` when not defined."""
+        counts = [(r.samples_total, r.samples_passed) for r in self.results]
+        if not counts or any(0 < n < k for n, _ in counts):
+            return None
+        estimates = [pass_at_k_of_case(n, c, k) if n else 0.0 for n, c in counts]
+        return math.fsum(estimates) / len(estimates)
 
     def count(self, status: GradeStatus) -> int:
         """How many results have ``status``."""

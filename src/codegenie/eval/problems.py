@@ -52,6 +52,7 @@ from codegenie.eval.errors import (
     ManifestProblem,
     ReportsInvalid,
     RunPlanError,
+    SamplesInvalid,
     ScaffoldArgumentInvalid,
     ScaffoldConflict,
     SettingsInvalid,
@@ -490,6 +491,20 @@ def error_diagnostics(
                 problem.line,
                 problem.column,
                 None,
+                error.hint,
+            )
+            for problem in error.problems
+        ]
+    if isinstance(error, SamplesInvalid):  # one diagnostic per problem, at its file and line
+        return [
+            Diagnostic(
+                error.code,
+                "error",
+                problem.message,
+                display_path(problem.file),
+                problem.line,
+                None,
+                slug,
                 error.hint,
             )
             for problem in error.problems

@@ -26,6 +26,8 @@ from codegenie.eval._sandbox.choices import ProviderName, least_contained
 from codegenie.eval.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
+    from pydantic import ValidationError
+
     from codegenie.eval.grading import RunInfo
 
 __all__ = ("MergeRefused", "ReportKind", "kind_of", "merge_reports")
@@ -147,6 +149,7 @@ def _merge_grade(
 ) -> tuple[GradeDocument, list[str]]:
     from codegenie.eval.grading import GradeReport, GradeResult  # noqa: PLC0415 - pydantic: only grade reports pay for it
 
+    _refuse_malformed(names, documents)
     problems = []
     task_classes = {document["task_class"] for document in documents}
     if len(task_classes) > 1:
@@ -200,6 +203,49 @@ def _merge_grade(
         merged=len(documents),
     )
     return merged, problems
+
+
+def _refuse_malformed(names: Sequence[str], documents: Sequence[Mapping[str, Any]]) -> None:
+    """Raise ``MergeRefused`` naming each report whose task class, run or results are malformed.
+
+    What the merge reads of a report is checked before it is read: a
+    hand-edited or truncated report is refused with its file named, never
+    half-read.
+    """
+    from pydantic import ValidationError  # noqa: PLC0415 - pydantic: only grade reports pay for it
+
+    from codegenie.eval.grading import GradeResult, RunInfo  # noqa: PLC0415 - pydantic: only grade reports pay for it
+
+    problems = []
+    for name, document in zip(names, documents, strict=True):
+        if not isinstance(document["task_class"], str):
+            problems.append(f"{name}: task_class is not a task class's slug")
+        run = document.get("run")
+        try:
+            if run is not None:
+                RunInfo.model_validate(run, strict=False)
+        except ValidationError as invalid:
+            problems.append(f"{name}: run is not a run identity: {_first(invalid)}")
+        results = document["results"]
+        if not isinstance(results, list):
+            problems.append(f"{name}: results is not an array")
+            continue
+        for index, result in enumerate(results):
+            try:
+                GradeResult.model_validate(result, strict=False)
+            except ValidationError as invalid:
+                problems.append(
+                    f"{name}: results[{index}] is not a grade result: {_first(invalid)}"
+                )
+    if problems:
+        raise MergeRefused(problems)
+
+
+def _first(invalid: ValidationError) -> str:
+    """Return the first error of a pydantic ``ValidationError``: where, and what is wrong."""
+    error = invalid.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where}: {error['msg']}" if where else str(error["msg"])
 
 
 def _ks(documents: Sequence[Mapping[str, Any]]) -> tuple[int, ...] | None:

@@ -13,8 +13,10 @@ file in one go:
 - a sample id that breaks the case-id rules, or a ``(case, sample)`` given
   twice;
 - a path that is absolute, empty, has an empty, ``.`` or ``..`` part, a
-  NUL or a backslash, or names a file and a directory at once (``a`` and
-  ``a/b``), and a key given twice in one ``files`` object;
+  NUL, a backslash or a lone surrogate, more parts than a candidate may
+  have levels (:data:`~codegenie.eval._tree.DEPTH_LIMIT`) or a part over
+  :data:`NAME_LIMIT` bytes, or names a file and a directory at once (``a``
+  and ``a/b``), and a key given twice in one ``files`` object;
 - more than :data:`LINES_LIMIT` lines, a line over :data:`LINE_LIMIT`
   bytes, a file that is not UTF-8.
 
@@ -33,12 +35,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, final
 
+from codegenie.eval._tree import DEPTH_LIMIT
 from codegenie.eval.cases import case_id_problem
 
 __all__ = (
     "FILE_LIMIT",
     "LINES_LIMIT",
     "LINE_LIMIT",
+    "NAME_LIMIT",
     "JsonlProblem",
     "JsonlSample",
     "path_problem",
@@ -52,6 +56,8 @@ LINES_LIMIT: Final = 1_000_000
 LINE_LIMIT: Final = 16 * 1024 * 1024
 #: The most bytes one file of samples may hold.
 FILE_LIMIT: Final = 4 * 1024 * 1024 * 1024
+#: The most bytes one part of a path may take (``NAME_MAX``): a longer name cannot be made.
+NAME_LIMIT: Final = 255
 _KEYS: Final = frozenset({"case", "files", "sample"})
 
 
@@ -86,9 +92,15 @@ def path_problem(path: str) -> str | None:
         return "the path holds a backslash; separate its parts with '/'"
     if path.startswith("/"):
         return "the path is absolute; give it relative to the sample's directory"
+    if any("\ud800" <= char <= "\udfff" for char in path):
+        return "the path holds a lone surrogate (an unpaired \\ud800-\\udfff escape): not text"
     parts = path.split("/")
     if any(part in ("", ".", "..") for part in parts):
         return "the path has an empty, '.' or '..' part; it must stay inside the sample"
+    if len(parts) > DEPTH_LIMIT:
+        return f"the path is deeper than {DEPTH_LIMIT} levels (a candidate may be no deeper)"
+    if any(len(part.encode()) > NAME_LIMIT for part in parts):
+        return f"a part of the path is longer than {NAME_LIMIT} bytes (as UTF-8)"
     return None
 
 
