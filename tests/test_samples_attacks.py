@@ -117,3 +117,50 @@ def test_merge_names_a_malformed_run_or_sample(
     assert result.stdout == ""
     assert "internal error" not in result.stderr
     assert f"shard1.json: {said}" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("fail_under", "x"),
+        ("reused", "y"),
+        ("cases", 5),
+        ("case_files", []),
+        ("shard", "x"),
+        ("manifest", 5),
+        ("sampled", {}),
+    ],
+)
+def test_merge_refuses_any_other_malformed_key_with_the_files_named(
+    world: World, key: str, value: object
+) -> None:
+    """Whatever key of a shard is edited into another type: a refusal (exit 1), never a crash.
+
+    (A ``sandbox`` word no provider has counts as the least contained, and
+    ``pass_at_k`` is computed again from the results: neither is refused.)
+    """
+    cases(world, "a", "b")
+    for case_id in "ab":
+        samples(world, case_id, "pass")
+    paths = []
+    for index in (1, 2):
+        result = world.grade("--samples", "--shard", f"{index}/2", "--format", "json")
+        paths.append(world.bench.base / f"shard{index}.json")
+        paths[-1].write_text(result.stdout)
+    document = json.loads(paths[0].read_text())
+    document[key] = value
+    paths[0].write_text(json.dumps(document))
+    result = world.run("merge", *map(str, paths), "--format", "json")
+    assert result.returncode == 1, result.stderr
+    assert "internal error" not in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "shard1.json" in result.stderr
+
+
+@pytest.mark.parametrize("bad", ["\u00b2", "1" * 5000, "1,\u0661"])
+def test_pass_at_says_what_it_takes_for_any_digits(world: World, bad: str) -> None:
+    cases(world, "a")
+    samples(world, "a", "pass")
+    result = world.grade("--samples", "--pass-at", bad)
+    assert result.returncode == 2
+    assert "expected whole numbers of at least 1" in result.stderr

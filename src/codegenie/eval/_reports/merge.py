@@ -163,8 +163,13 @@ def _merge_grade(
         if len(values) > 1:
             seen = ", ".join(f"{n}: {r.get(key)}" for n, r in zip(names, runs, strict=True))
             problems.append(f"the reports are of {what} (run {key} differs: {seen})")
-    if len({bool(document.get("sampled")) for document in documents}) > 1:
-        problems.append("the reports mix a grading of samples and one of a candidate per case")
+    sampled = [n for n, d in zip(names, documents, strict=True) if d.get("sampled") is True]
+    single = [n for n in names if n not in sampled]
+    if sampled and single:
+        problems.append(
+            "the reports mix a grading of samples and one of a candidate per case "
+            f"(samples: {', '.join(sampled)}; one candidate a case: {', '.join(single)})"
+        )
     sandbox = least_contained(document.get("sandbox", "bwrap") for document in documents)
     owners: dict[str, list[str]] = {}
     results = []
@@ -284,7 +289,9 @@ def merge_reports(
 ) -> CheckDocument | GradeDocument:
     """Return the reports' merge; raise ``MergeRefused`` if they do not add up.
 
-    ``names`` name the reports in the problems (their paths).
+    ``names`` name the reports in the problems (their paths). A report that
+    is not as its command writes it (a key missing, a value of another
+    type) is refused too, never half-read.
     """
     kinds = [kind_of(document) for document in documents]
     unknown = [name for name, kind in zip(names, kinds, strict=True) if kind is None]
@@ -294,12 +301,23 @@ def merge_reports(
         raise MergeRefused(["the reports mix check and grade"])
     kind = kinds[0]
     assert kind is not None
-    problems = _shards(names, documents)
     merged: CheckDocument | GradeDocument
-    if kind == "check":
-        merged, more = _merge_check(names, documents)
-    else:
-        merged, more = _merge_grade(names, documents)
+    try:
+        problems = _shards(names, documents)
+        if kind == "check":
+            merged, more = _merge_check(names, documents)
+        else:
+            merged, more = _merge_grade(names, documents)
+    except (KeyError, TypeError, ValueError, AttributeError) as malformed:
+        # A hand-edited report: a key missing or of another type than the command wrote.
+        first = (str(malformed).splitlines() or [""])[0]
+        detail = f"{type(malformed).__name__}: {first}"
+        raise MergeRefused(
+            [
+                f"{', '.join(names)}: a report is not as {kind} --format json writes it "
+                f"({detail}); merge the reports the shards wrote, unedited"
+            ]
+        ) from None
     problems += more
     if problems:
         raise MergeRefused(problems)

@@ -24,8 +24,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from codegenie.eval._output import escape_control, wants_colour
 from codegenie.eval.cli._base import (
@@ -319,10 +320,14 @@ def _pass_at(
     return tuple(args.pass_at)
 
 
+# A k: ASCII digits, at least 1, at most nine of them (a billion samples is past any bench).
+_K: Final = re.compile(r"0*[1-9][0-9]{0,8}")
+
+
 def _pass_at_type(text: str) -> tuple[int, ...]:
     """Return ``K[,K…]`` as whole numbers of at least 1 (an argparse ``type``: ``--pass-at``)."""
     parts = [part.strip() for part in text.split(",")]
-    if not all(part.isdigit() and int(part) >= 1 for part in parts):
+    if not all(_K.fullmatch(part) for part in parts):
         msg = f"expected whole numbers of at least 1, separated by commas (1,10,100), not {text!r}"
         raise argparse.ArgumentTypeError(msg)
     return tuple(sorted({int(part) for part in parts}))
