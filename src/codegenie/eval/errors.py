@@ -100,6 +100,18 @@ def _rebuild(cls: type[EvalError], attributes: dict[str, object]) -> EvalError:
     return factory(**attributes)
 
 
+def _listed(where: str, problems: list[str], shown: int = 50) -> str:
+    """Return ``N problems in WHERE``, the first ``shown`` of them a line each, and a count."""
+    count = len(problems)
+    lines = [
+        f"{count} problem{'s' if count != 1 else ''} in {where}",
+        *(f"  {problem}" for problem in problems[:shown]),
+    ]
+    if count > shown:
+        lines.append(f"  … and {count - shown} more")
+    return "\n".join(lines)
+
+
 def _quote_list(names: tuple[str, ...], limit: int = 5) -> str:
     shown = ", ".join(repr(n) for n in names[:limit])
     if len(names) > limit:
@@ -765,15 +777,9 @@ class BenchCasesInvalid(EvalError):
     def __init__(self, task_class: str, problems: tuple[CaseProblem, ...]) -> None:
         self.task_class = task_class
         self.problems = tuple(problems)
-        count = len(self.problems)
-        shown = 50
-        lines = [
-            f"{count} problem{'s' if count != 1 else ''} in the cases of task class {task_class!r}",
-            *(f"  {problem.render()}" for problem in self.problems[:shown]),
-        ]
-        if count > shown:
-            lines.append(f"  … and {count - shown} more")
-        super().__init__("\n".join(lines))
+        super().__init__(
+            _listed(f"the cases of task class {task_class!r}", [p.render() for p in self.problems])
+        )
 
     @property
     def hint(self) -> str:
@@ -885,15 +891,7 @@ class SamplesInvalid(EvalError):
     def __init__(self, path: Path, problems: tuple[SampleProblem, ...]) -> None:
         self.path = path
         self.problems = tuple(problems)
-        count = len(self.problems)
-        shown = 50
-        lines = [
-            f"{count} problem{'s' if count != 1 else ''} in the samples of {path}",
-            *(f"  {problem.render()}" for problem in self.problems[:shown]),
-        ]
-        if count > shown:
-            lines.append(f"  … and {count - shown} more")
-        super().__init__("\n".join(lines))
+        super().__init__(_listed(f"the samples of {path}", [p.render() for p in self.problems]))
 
     @property
     def hint(self) -> str:
