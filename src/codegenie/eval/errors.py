@@ -35,10 +35,13 @@ __all__ = (
     "CaseProblem",
     "CheckUnavailable",
     "CompareRefused",
+    "EnvironmentBuildFailed",
+    "EnvironmentNotBuilt",
     "EvalError",
     "InitConflict",
     "InvalidTaskClassName",
     "ManifestProblem",
+    "PythonUnavailable",
     "ReportsInvalid",
     "RubricMissing",
     "RunPlanError",
@@ -718,6 +721,110 @@ class CheckUnavailable(EvalError):
     def hint(self) -> str:
         """What to raise, or lower."""
         return "raise the open-file limit (ulimit -n) or the process limit (ulimit -u)"
+
+
+@final
+class PythonUnavailable(EvalError):
+    """A task class asks for a Python (``python = "3.12"``) that this machine does not have.
+
+    ``task_class`` is the slug, ``version`` what its manifest entry asks
+    for, ``manifest`` the manifest that asks it. Raised before anything
+    runs or is built. Exit 4, like every environment that cannot do what
+    was asked.
+    """
+
+    code = "python-unavailable"
+    exit_code = 4
+    fields = ("task_class", "version", "manifest")
+
+    def __init__(self, task_class: str, version: str, manifest: Path | str | None = None) -> None:
+        self.task_class = task_class
+        self.version = version
+        self.manifest = None if manifest is None else Path(manifest)
+        where = f" ({self.manifest})" if self.manifest is not None else ""
+        super().__init__(
+            f"task class {task_class!r} asks for Python {version}{where}, "
+            "and this machine has no such interpreter"
+        )
+
+    @property
+    def hint(self) -> str:
+        """How to get one."""
+        return (
+            f"install Python {self.version} (`uv python install {self.version}`, or the "
+            "system's package), or change the task class's `python` in the manifest"
+        )
+
+
+@final
+class EnvironmentBuildFailed(EvalError):
+    """Building a task class's environment failed: uv could not create or install it.
+
+    ``task_class`` is the slug (the first, when several share the
+    environment), ``requirements`` the requirements file, ``digest`` the
+    environment's digest, ``step`` what failed (``"venv"``, ``"install"``,
+    ``"python"``, ``"store"``) and ``output`` what uv (or the system) said,
+    its last 8 KiB. Nothing half-built is left where it could be used.
+    Exit 4, like every environment that cannot do what was asked.
+    """
+
+    code = "environment-build-failed"
+    exit_code = 4
+    fields = ("task_class", "requirements", "digest", "step", "output")
+
+    def __init__(
+        self,
+        task_class: str,
+        requirements: Path | str | None,
+        digest: str,
+        step: str,
+        output: str,
+    ) -> None:
+        self.task_class = task_class
+        self.requirements = None if requirements is None else Path(requirements)
+        self.digest = digest
+        self.step = step
+        self.output = output[-8192:]
+        what = f" from {self.requirements}" if self.requirements is not None else ""
+        last = self.output.strip().splitlines()[-1:] or ["(uv said nothing)"]
+        super().__init__(
+            f"cannot build the environment of task class {task_class!r}{what} "
+            f"({step} failed): {last[0]}"
+        )
+
+    @property
+    def hint(self) -> str:
+        """What to look at."""
+        return (
+            "read uv's output above; fix the requirements file, or build offline from "
+            f"a wheel directory (`UV_FIND_LINKS=DIR UV_NO_INDEX=1 codegenie-bench env build "
+            f"{self.task_class}`)"
+        )
+
+
+@final
+class EnvironmentNotBuilt(EvalError):
+    """``--no-build`` was given and a task class's environment is not built (or is damaged).
+
+    ``task_class`` is the slug, ``digest`` the environment it needs.
+    Raised before any rubric runs. Exit 4.
+    """
+
+    code = "environment-not-built"
+    exit_code = 4
+    fields = ("task_class", "digest")
+
+    def __init__(self, task_class: str, digest: str) -> None:
+        self.task_class = task_class
+        self.digest = digest
+        super().__init__(
+            f"the environment of task class {task_class!r} ({digest[:19]}) is not built"
+        )
+
+    @property
+    def hint(self) -> str:
+        """The command that builds it."""
+        return f"run `codegenie-bench env build {self.task_class}`, or drop --no-build"
 
 
 @dataclass(frozen=True, slots=True)
