@@ -31,6 +31,7 @@ from typing import Any, Final, Literal, final
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from codegenie.eval._env.store import Environment
 from codegenie.eval._ledger.reuse import Ledger
 from codegenie.eval._run.digest import labelled, tree_digest
 from codegenie.eval._run.spec import RunSpec
@@ -53,6 +54,7 @@ from codegenie.eval.rubrics import (
 
 __all__ = (
     "VERDICT_LIMIT",
+    "EnvironmentInfo",
     "GradeReport",
     "GradeResult",
     "GradeStatus",
@@ -337,6 +339,36 @@ class RunInfo(BaseModel):
 
 
 @final
+class EnvironmentInfo(BaseModel):
+    """The environment a task class's rubrics ran in, when it declares one: ``environment``.
+
+    ``digest`` is the built environment's (``blake2b-256:<hex>``: its
+    requirements' bytes, its interpreter, uv's version), ``python`` its
+    interpreter's full version (``3.12.1``), ``requirements`` the file it
+    was built from (``None``: the entry declares only ``python``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    digest: str
+    python: str
+    requirements: str | None = None
+
+    @classmethod
+    def of(cls, environment: Environment) -> EnvironmentInfo:
+        """Return what a report says of ``environment``."""
+        return cls(
+            digest=environment.digest,
+            python=environment.python,
+            requirements=environment.requirements,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the report's ``environment`` object."""
+        return self.model_dump()
+
+
+@final
 class GradeReport(BaseModel):
     """Every result of one ``grade`` run, in case-id order.
 
@@ -351,7 +383,8 @@ class GradeReport(BaseModel):
     ``reused`` counts the runs answered from the store, however the grading
     ended. ``pass_at`` are the k of :attr:`pass_at_k` (``None``: 1, and 10
     and 100 where every graded case has that many samples); ``run`` is the
-    run's identity.
+    run's identity; ``environment`` the task class's declared environment
+    the rubrics ran in (``None``: the harness's own interpreter).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -365,6 +398,7 @@ class GradeReport(BaseModel):
     pass_at: tuple[int, ...] | None = None
     fail_under: float | None = None
     run: RunInfo | None = None
+    environment: EnvironmentInfo | None = None
 
     @property
     def passed(self) -> int:
@@ -476,16 +510,17 @@ class GradeReport(BaseModel):
     def to_json(self) -> dict[str, Any]:
         """Return ``grade``'s JSON document.
 
-        ``task_class``, ``sandbox``, ``reused``, ``run``, ``results``,
-        ``passed``, ``total``, then ``counts`` (every status, zeros
-        included), ``ok``, ``mean_score``, ``sampled``, ``pass_at_k`` and
-        ``fail_under``.
+        ``task_class``, ``sandbox``, ``reused``, ``run``, ``environment``,
+        ``results``, ``passed``, ``total``, then ``counts`` (every status,
+        zeros included), ``ok``, ``mean_score``, ``sampled``, ``pass_at_k``
+        and ``fail_under``.
         """
         return {
             "task_class": self.task_class,
             "sandbox": self.sandbox,
             "reused": self.reused,
             "run": None if self.run is None else self.run.to_json(),
+            "environment": None if self.environment is None else self.environment.to_json(),
             "results": [result.to_json() for result in self.results],
             "passed": self.passed,
             "total": self.total,
@@ -578,6 +613,7 @@ def grade(
     run_name: str | None = None,
     pass_at: Sequence[int] | None = None,
     fail_under: float | None = None,
+    environment: Environment | None = None,
 ) -> GradeReport:
     """Grade each of ``cases`` from its candidates with ``rubric``; return the report.
 
@@ -614,7 +650,12 @@ def grade(
     ``"error"`` or ``"failed"``. ``run_name`` names the run in its
     identity (:class:`RunInfo`); ``pass_at`` are the k of pass@k (``None``:
     the default ones) and ``fail_under`` the pass@1 below which the
-    report is not ok.
+    report is not ok. ``environment`` is the task class's built
+    environment (:func:`codegenie.eval._env.declared.ready_environment`):
+    every rubric runs with its interpreter, which the sandbox mounts
+    read-only in place of the harness's own, and its digest is part of
+    each run's key in the store of results. ``None``: the harness's own
+    interpreter.
 
     ``stop_after=N`` stops the grading once ``N`` cases did not pass
     (``grade -x`` is ``stop_after=1``): the cases not started never start,
@@ -630,6 +671,7 @@ def grade(
     below 1, or a ``fail_under`` outside 0..1.
     """
     started = _now()
+    interpreter = Interpreter.current() if environment is None else environment.interpreter()
     box = sandbox if isinstance(sandbox, Sandbox) else choose_sandbox(sandbox)
     if jobs is None:
         jobs = default_jobs()
@@ -682,6 +724,7 @@ def grade(
                     ledger=ledger,
                     record=record,
                     stopped=lambda: stopped,
+                    interpreter=interpreter,
                 )
             finally:  # however the runs end, the results answered from the store count
                 reused = ledger.reused
@@ -692,7 +735,7 @@ def grade(
         candidates_digest=given.digest,
         started_at=started,
         finished_at=_now(),
-        python=Interpreter.current().version,
+        python=interpreter.version,
         sandbox=box.mode,
     )
     return GradeReport(
@@ -705,6 +748,7 @@ def grade(
         pass_at=None if pass_at is None else tuple(sorted(set(pass_at))),
         fail_under=fail_under,
         run=run,
+        environment=None if environment is None else EnvironmentInfo.of(environment),
     )
 
 
@@ -806,6 +850,7 @@ def _grade_runs(
     ledger: Ledger,
     record: Callable[[int, GradeResult], None],
     stopped: Callable[[], bool],
+    interpreter: Interpreter,
 ) -> None:
     """Grade every sample of ``cases_runs``: from ``ledger`` what it holds, the rest by running."""
     requests: list[tuple[_CaseRuns, int, RunSpec, str | None]] = []
@@ -819,7 +864,9 @@ def _grade_runs(
 
     for runs in cases_runs:
         for position, sample in enumerate(runs.samples):
-            spec = RunSpec.of(rubric, runs.case, sample.path, sandbox=sandbox.policy)
+            spec = RunSpec.of(
+                rubric, runs.case, sample.path, sandbox=sandbox.policy, interpreter=interpreter
+            )
             if ledger.enabled:
                 spec = ledger.read(spec)
                 key = spec.key()

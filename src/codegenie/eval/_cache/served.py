@@ -43,7 +43,8 @@ def _trusted_entry(module: str, root: str) -> ManifestEntry:
     """
     entry = ManifestEntry.__new__(ManifestEntry)
     # The cache keeps no accept: only check reads it, and check validates the manifest itself.
-    _object_setattr(entry, "__dict__", {"module": module, "root": root, "accept": ()})
+    fields = {"module": module, "root": root, "accept": (), "environment": None, "python": None}
+    _object_setattr(entry, "__dict__", fields)
     _object_setattr(entry, "__pydantic_fields_set__", {"module", "root"})
     _object_setattr(entry, "__pydantic_extra__", None)
     _object_setattr(entry, "__pydantic_private__", None)

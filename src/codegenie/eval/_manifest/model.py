@@ -280,6 +280,8 @@ class ManifestEntry(BaseModel):
             json_schema_extra={"items": {"enum": list(CODES)}, "uniqueItems": True},
         ),
     ] = ()
+    environment: str | None = None  # PROVISIONAL: the manifest branch validates it
+    python: str | None = None  # PROVISIONAL
 
     @model_validator(mode="after")
     def _module_under_root(self) -> Self:

@@ -311,6 +311,16 @@ def add_sandbox_option(parser: argparse.ArgumentParser, *, default: str | None =
     )
 
 
+def add_build_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--no-build`` to a command that runs rubrics in task classes' environments."""
+    parser.add_argument(
+        "--no-build",
+        action="store_true",
+        help="refuse, rather than build, a task class's environment that is not built "
+        "(codegenie-bench env build builds them)",
+    )
+
+
 def choose_sandbox(word: str, out: Output) -> Sandbox:
     """Choose the sandbox ``word`` names, before anything runs; say so once under ``none``.
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from codegenie.eval.cli._base import (
     Command,
     Output,
+    add_build_option,
     add_sandbox_option,
     choose_sandbox,
     manifest_path,
@@ -193,6 +194,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "runs that disagree make the case case-flaky (default: 1)",
     )
     add_sandbox_option(parser, default=None)
+    add_build_option(parser)
 
 
 COMMAND = Command(

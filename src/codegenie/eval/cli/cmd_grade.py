@@ -33,6 +33,7 @@ from codegenie.eval.cli._base import (
     Command,
     Output,
     UsageError,
+    add_build_option,
     add_sandbox_option,
     choose_sandbox,
     load_manifest,
@@ -47,6 +48,7 @@ from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from codegenie.eval._env.store import Environment
     from codegenie.eval._manifest.model import BenchManifest
     from codegenie.eval._reports.documents import GradeDocument
     from codegenie.eval._samples.candidates import Candidates
@@ -99,6 +101,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     manifest = load_manifest(args, out, path)
     grading = _Grading(args, out, manifest, options.jobs, sandbox)
     if slug is not None:
+        grading.prepare([slug])
         document = grading.task_class(slug, candidates, typed)
         _render(document, out)
         return 0 if document.ok else 1
@@ -144,6 +147,7 @@ def _grade_all(grading: _Grading, candidates: Path, typed: Path) -> int:
                 f"codegenie-bench: warning: {escape_control(str(typed / entry.name))} "
                 f"matches no task class, and is not graded{escape_control(close)}\n"
             )
+    grading.prepare(slugs)  # every environment, before any rubric runs
     documents = []
     for slug in slugs:
         if out.format == "text":
@@ -184,6 +188,18 @@ class _Grading:
         self.manifest = manifest
         self.jobs = jobs
         self.sandbox = sandbox
+        self.environments: dict[str, Environment] = {}
+
+    def prepare(self, slugs: Sequence[str]) -> None:
+        """Make ready the environments ``slugs`` declare (built unless ``--no-build``)."""
+        from codegenie.eval.cli._environments import ready_environments  # noqa: PLC0415 - start-up: only this command pays for it
+
+        for slug in slugs:
+            if slug not in self.manifest:
+                return  # resolving it says what is wrong, as for any slug
+        self.environments = ready_environments(
+            self.manifest, slugs, self.out, build=not self.args.no_build
+        )
 
     def task_class(self, slug: str, candidates: Path, typed: Path) -> GradeDocument:  # noqa: PLR0915 - the flow of one grading, its parts in the helpers below
         """Resolve ``slug``, read its cases, grade ``candidates``; print each case's line (text)."""
@@ -270,6 +286,7 @@ class _Grading:
                     run_name=args.run_name,
                     pass_at=pass_at,
                     fail_under=args.fail_under,
+                    environment=self.environments.get(task_class.name),
                 )
             finally:
                 progress.clear()
@@ -557,6 +574,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "each came from, then exit without grading",
     )
     add_sandbox_option(parser, default=None)
+    add_build_option(parser)
 
 
 COMMAND = Command(

@@ -1,0 +1,299 @@
+"""Where built environments are kept, and how one is found, checked and removed.
+
+Environments live in the user's cache (``$CODEGENIE_ENV_DIR``, else
+``<cache>/codegenie-eval/environments``), one directory per digest, named
+by its hex digits. A directory is an environment only once it holds its
+record, :data:`RECORD_NAME`: the build writes it last, in a temporary
+directory that is then renamed into place (:mod:`.build`), so a half-built
+environment is never found. The record lists what the build left — every
+file's and link's name, size and modification time, in one digest — and
+:func:`open_environment` compares the directory with it before handing the
+environment out: a file deleted, added, truncated or rewritten since (as a
+run under ``--sandbox none`` could) makes the environment damaged, and a
+damaged one is never used (it is rebuilt). Contents are not hashed: that
+would read every byte of every package on every command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import stat
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, final
+
+from codegenie.eval._env.lock import try_lock
+from codegenie.eval._env.spec import DIGEST_LABEL
+from codegenie.eval._paths import cache_dir
+from codegenie.eval._sandbox.policy import Interpreter
+
+__all__ = (
+    "RECORD_NAME",
+    "Environment",
+    "built_environments",
+    "environments_dir",
+    "listing_digest",
+    "open_environment",
+    "prune",
+    "remove_tree",
+)
+
+#: The record a finished build leaves in the environment's directory.
+RECORD_NAME: Final = ".codegenie-environment.json"
+#: Prefix of the directories builds work in (and of those being removed).
+WORK_PREFIX: Final = ".work-"
+_RECORD_FORMAT: Final = 1
+_RECORD_LIMIT: Final = 1024 * 1024
+
+
+def environments_dir() -> Path:
+    """Return the directory environments are kept in (made on first build, not here).
+
+    ``$CODEGENIE_ENV_DIR`` when set to an absolute path, else ``environments``
+    in this tool's user cache directory (``$XDG_CACHE_HOME``, else ``~/.cache``).
+    """
+    chosen = os.environ.get("CODEGENIE_ENV_DIR", "")
+    if os.path.isabs(chosen):
+        return Path(chosen)
+    return Path(cache_dir()) / "environments"
+
+
+def listing_digest(root: Path | str) -> tuple[str, int, int]:
+    """Return ``(digest, total bytes, files)`` of what is under ``root``, its record left out.
+
+    Covers each entry's relative name and kind, a file's size and
+    modification time, a link's target; directories by name only.
+    """
+    digest = hashlib.blake2b(digest_size=32)
+    total = files = 0
+    top = os.fspath(root)
+    for directory, names, filenames in os.walk(top):
+        names.sort()
+        relative = os.path.relpath(directory, top)
+        for name in sorted(filenames) + [
+            n for n in names if os.path.islink(os.path.join(directory, n))
+        ]:
+            if relative == "." and name == RECORD_NAME:
+                continue
+            path = os.path.join(directory, name)
+            entry = os.path.join(relative, name)
+            status = os.lstat(path)
+            if stat.S_ISLNK(status.st_mode):
+                line = f"L {entry} {os.readlink(path)}"
+            else:
+                line = f"F {entry} {status.st_size} {status.st_mtime_ns} {status.st_mode & 0o777:o}"
+                total += status.st_size
+                files += 1
+            digest.update(line.encode("utf-8", "surrogateescape") + b"\0")
+        for name in names:
+            digest.update(
+                f"D {os.path.join(relative, name)}".encode("utf-8", "surrogateescape") + b"\0"
+            )
+    return digest.hexdigest(), total, files
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Environment:
+    """A built environment: its ``digest``, its ``path``, and what its record says.
+
+    ``python`` is its interpreter's full version (``3.12.1``),
+    ``python_request`` what the manifest asked for (``None``: the harness's
+    own), ``requirements`` the file it was built from (as a path, when
+    built), ``size`` and ``files`` what it holds, ``uv`` the uv that built it.
+    """
+
+    digest: str
+    path: Path
+    python: str
+    python_request: str | None
+    requirements: str | None
+    size: int
+    files: int
+    uv: str
+    built_at: str
+    sys_version: str
+    cache_tag: str
+    base_prefixes: tuple[str, ...]
+
+    @property
+    def executable(self) -> Path:
+        """The environment's interpreter, ``bin/python``."""
+        return self.path / "bin" / "python"
+
+    def interpreter(self) -> Interpreter:
+        """Return the interpreter a rubric of this environment runs with, and what to mount for it.
+
+        Mounted (read-only, by the sandbox): the environment's directory and
+        its base installation (its prefixes, and each directory on the way
+        from ``bin/python`` through its links). Nothing of the harness's own
+        virtual environment. ``version`` and ``packages`` identify it for the
+        ledger: the interpreter's ``sys.version`` and cache tag, and this
+        environment's digest.
+        """
+        found = [str(self.path), *self.base_prefixes]
+        hop = str(self.executable)
+        for _ in range(40):
+            found.append(os.path.dirname(hop))
+            if not os.path.islink(hop):
+                break
+            hop = os.path.join(os.path.dirname(hop), os.readlink(hop))
+        resolved = {os.path.realpath(p) for p in found} | {os.path.abspath(p) for p in found}
+        resolved.discard(os.path.realpath(self.path / "bin"))
+        resolved.discard(os.path.abspath(self.path / "bin"))
+        return Interpreter(
+            executable=self.executable,
+            prefixes=tuple(Path(p) for p in sorted(resolved)),
+            version=f"{self.sys_version} {self.cache_tag}",
+            packages=f"environment {self.digest}",
+        )
+
+    @classmethod
+    def from_record(cls, path: Path, record: dict[str, Any]) -> Environment:
+        """Return the environment at ``path`` that ``record`` describes.
+
+        Raises ``KeyError`` or ``TypeError`` for a record that lacks a field or mistypes one.
+        """
+
+        def text(key: str) -> str:
+            value = record[key]
+            if not isinstance(value, str):
+                raise TypeError(key)
+            return value
+
+        def optional(key: str) -> str | None:
+            value = record.get(key)
+            return value if isinstance(value, str) else None
+
+        def number(key: str) -> int:
+            value = record[key]
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TypeError(key)
+            return value
+
+        prefixes = record["base_prefixes"]
+        if not isinstance(prefixes, list) or not all(isinstance(p, str) for p in prefixes):
+            raise TypeError("base_prefixes")
+        return cls(
+            digest=text("digest"),
+            path=path,
+            python=text("python"),
+            python_request=optional("python_request"),
+            requirements=optional("requirements"),
+            size=number("size"),
+            files=number("files"),
+            uv=text("uv"),
+            built_at=text("built_at"),
+            sys_version=text("sys_version"),
+            cache_tag=text("cache_tag"),
+            base_prefixes=tuple(prefixes),
+        )
+
+
+def _read_record(path: Path) -> dict[str, Any] | None:
+    try:
+        fd = os.open(path / RECORD_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, _RECORD_LIMIT + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        record = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or record.get("format") != _RECORD_FORMAT:
+        return None
+    return record
+
+
+def open_environment(digest: str, *, check: bool = True) -> Environment | None:
+    """Return the built environment of ``digest``, or ``None``: not built, or damaged.
+
+    Damaged: no readable record, a record of another digest, or (``check``)
+    a directory that no longer holds what the record lists.
+    """
+    path = environments_dir() / digest.removeprefix(DIGEST_LABEL)
+    record = _read_record(path)
+    if record is None or record.get("digest") != digest:
+        return None
+    try:
+        environment = Environment.from_record(path, record)
+    except (KeyError, TypeError):
+        return None
+    if check:
+        try:
+            listing = listing_digest(path)[0]
+        except OSError:
+            return None
+        if listing != record.get("listing"):
+            return None
+    return environment
+
+
+def built_environments() -> Iterator[tuple[Path, Environment | None]]:
+    """Yield each environment directory kept, and its environment (``None``: damaged).
+
+    Not checked against its record: :func:`open_environment` does that.
+    """
+    root = environments_dir()
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return
+    for name in names:
+        path = root / name
+        if name.startswith(".") or not path.is_dir() or path.is_symlink():
+            continue
+        record = _read_record(path)
+        environment = None
+        if record is not None:
+            with contextlib.suppress(KeyError, TypeError):
+                environment = Environment.from_record(path, record)
+        yield path, environment
+
+
+def remove_tree(path: Path) -> None:
+    """Remove ``path`` for good: first renamed aside (so it is never found half-removed)."""
+    aside = path.parent / f"{WORK_PREFIX}removed-{uuid.uuid4().hex}"
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def prune(keep: set[str]) -> list[Path]:
+    """Remove every kept environment whose digest is not in ``keep``; return what was removed.
+
+    Also removes what interrupted builds and removals left (``.work-*``
+    directories no build is using: their lock is free).
+    """
+    removed: list[Path] = []
+    for path, environment in built_environments():
+        if environment is not None and environment.digest in keep:
+            continue
+        remove_tree(path)
+        removed.append(path)
+    root = environments_dir()
+    with contextlib.suppress(OSError):
+        for name in sorted(os.listdir(root)):
+            if not name.startswith(WORK_PREFIX):
+                continue
+            owner = name.removeprefix(WORK_PREFIX).split("-", 1)[0]
+            with try_lock(root, owner) as held:
+                if held:
+                    shutil.rmtree(root / name, ignore_errors=True)
+                    removed.append(root / name)
+    return removed

@@ -1,0 +1,44 @@
+"""Making ready the environments of the task classes a command is about to run rubrics of.
+
+``grade`` and ``check --rubrics`` call :func:`ready_environments` once,
+before any rubric runs: each task class that declares an ``environment`` or
+a ``python`` gets its built environment (built now, with a line on stderr,
+unless ``--no-build`` says to refuse instead). Each failure is the typed
+error :mod:`codegenie.eval._env.declared` raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from codegenie.eval._output import escape_control
+
+if TYPE_CHECKING:
+    from codegenie.eval._env.store import Environment
+    from codegenie.eval._manifest.model import BenchManifest
+    from codegenie.eval.cli._base import Output
+
+__all__ = ("ready_environments",)
+
+
+def ready_environments(
+    manifest: BenchManifest, slugs: Iterable[str], out: Output, *, build: bool
+) -> dict[str, Environment]:
+    """Return the environment of each of ``slugs`` that declares one, ready to run rubrics in."""
+    from codegenie.eval._env.declared import declared_spec, ready_environment  # noqa: PLC0415 - start-up: only commands that run rubrics pay for it
+
+    def progress(line: str) -> None:
+        if not out.quiet:
+            out.stderr.write(f"codegenie-bench: {escape_control(line)}\n")
+
+    ready: dict[str, Environment] = {}
+    for slug in slugs:
+        entry = manifest.entry(slug)
+        spec = declared_spec(manifest.path.parent, entry.environment, entry.python, task_class=slug)
+        if spec is None:
+            continue
+        ready[slug] = ready_environment(
+            spec, task_class=slug, manifest=manifest.path, build=build, progress=progress
+        )
+    return ready
