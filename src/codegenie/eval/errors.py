@@ -818,7 +818,8 @@ class EnvironmentNotBuilt(EvalError):
         self.task_class = task_class
         self.digest = digest
         super().__init__(
-            f"the environment of task class {task_class!r} ({digest[:19]}) is not built"
+            f"the environment of task class {task_class!r} "
+            f"({digest.removeprefix('blake2b-256:')[:12]}) is not built"
         )
 
     @property

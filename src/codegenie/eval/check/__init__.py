@@ -11,13 +11,14 @@ the same whatever ``jobs`` is.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from codegenie.eval import codes
 from codegenie.eval._sandbox.limits import Limits
+from codegenie.eval._sandbox.policy import Interpreter
 from codegenie.eval.cases import Case
 from codegenie.eval.check._protocol import Failure, Parts, Raised
 from codegenie.eval.check.golden import CaseRun, GoldenReport, golden
@@ -26,6 +27,7 @@ from codegenie.eval.check.static import ImportTarget, check_static
 from codegenie.eval.check.workers import Outcome, import_all
 from codegenie.eval.codes import CODES, Code, diagnostic
 from codegenie.eval.diagnostics import Diagnostic
+from codegenie.eval.errors import EvalError
 from codegenie.eval.naming import closest, slug_to_identifier
 from codegenie.eval.problems import (
     Location,
@@ -303,6 +305,55 @@ def _declared(slugs: Iterable[str], declared: frozenset[str], manifest: Path) ->
             raise TaskClassNotFound(slug, str(manifest), names, closest(slug, names))
 
 
+def _environments(
+    manifest: Path, runs: Sequence[CaseRun], rubrics: RubricChecks
+) -> tuple[dict[str, Interpreter], set[str]]:
+    """Return the interpreter of each task class of ``runs`` that declares an environment.
+
+    Built first unless ``rubrics.build`` is false (``EnvironmentNotBuilt``);
+    a failed build raises ``EnvironmentBuildFailed``. The second value are
+    the task classes whose rubrics cannot run: their requirements file or
+    their Python cannot be used, which the static checks report
+    (``environment-invalid``, ``python-unavailable``).
+    """
+    from codegenie.eval._env.declared import declared_spec, ready_environment  # noqa: PLC0415 - only when an environment is declared
+    from codegenie.eval._manifest.model import BenchManifest  # noqa: PLC0415 - only check --rubrics reads it again
+    from codegenie.eval.errors import EnvironmentBuildFailed, PythonUnavailable  # noqa: PLC0415 - only check --rubrics raises them
+
+    interpreters: dict[str, Interpreter] = {}
+    unusable: set[str] = set()
+    try:
+        bench = BenchManifest.load(manifest)
+    except EvalError:
+        return interpreters, unusable  # the static checks report it, and nothing was imported
+    for slug in sorted({run.slug for run in runs}):
+        if slug not in bench:
+            continue
+        entry = bench.entry(slug)
+        try:
+            spec = declared_spec(
+                bench.path.parent, entry.environment, entry.python, task_class=slug
+            )
+        except EnvironmentBuildFailed:
+            unusable.add(slug)
+            continue
+        if spec is None:
+            continue
+        try:
+            ready = ready_environment(
+                spec,
+                task_class=slug,
+                manifest=bench.path,
+                build=rubrics.build,
+                progress=rubrics.on_build,
+            )
+        except PythonUnavailable:
+            unusable.add(slug)
+            continue
+        interpreters[slug] = ready.interpreter()
+    return interpreters, unusable
+
+
 def run_check(
     manifest: Path,
     options: CheckOptions | None = None,
@@ -373,13 +424,15 @@ def run_check(
             if rubrics is not None:
                 runs += _case_runs(target, outcome)
         if box is not None and rubrics is not None:
+            interpreters, unusable = _environments(path, runs, rubrics)
             ledger = golden(
-                runs,
+                [run for run in runs if run.slug not in unusable],
                 jobs=jobs,
                 sandbox=box,
                 repeat=rubrics.repeat,
                 reuse=rubrics.reuse,
                 on_progress=on_progress,
+                interpreters=interpreters,
             )
             diagnostics += ledger.diagnostics
         diagnostics = [

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import re
 import statistics
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -34,6 +34,7 @@ from codegenie.eval import codes
 from codegenie.eval._ledger.reuse import Ledger
 from codegenie.eval._paths import FileRefused, read_regular_file
 from codegenie.eval._run.spec import RunSpec
+from codegenie.eval._sandbox.policy import Interpreter
 from codegenie.eval._toml.positions import TomlPositions
 from codegenie.eval.cases import CASE_FILE, CASE_FILE_SIZE_LIMIT, Case
 from codegenie.eval.check.static import display_path
@@ -163,6 +164,7 @@ def golden(
     repeat: int = 1,
     reuse: bool = True,
     on_progress: Callable[[int, int], None] | None = None,
+    interpreters: Mapping[str, Interpreter] | None = None,
 ) -> GoldenReport:
     """Run each side of ``runs`` ``repeat`` times in ``sandbox``, ``jobs`` at a time; judge them.
 
@@ -175,7 +177,8 @@ def golden(
         raise ValueError(msg)
     results: list[list[RubricResult | None]] = [[None] * repeat for _ in runs]
     reused = [False] * len(runs)
-    specs = [_spec(run, sandbox) for run in runs]
+    chosen = interpreters or {}
+    specs = [_spec(run, sandbox, chosen.get(run.slug)) for run in runs]
     with Ledger.open(enabled=reuse) as ledger:
         keys = [ledger.key(spec) for spec in specs]
         pending: list[tuple[int, int]] = []
@@ -227,8 +230,9 @@ def golden(
     )
 
 
-def _spec(run: CaseRun, sandbox: Sandbox) -> RunSpec:
-    return RunSpec.of(run.rubric, run.case, run.directory / run.side, sandbox=sandbox.policy)
+def _spec(run: CaseRun, sandbox: Sandbox, interpreter: Interpreter | None) -> RunSpec:
+    side = run.directory / run.side
+    return RunSpec.of(run.rubric, run.case, side, sandbox=sandbox.policy, interpreter=interpreter)
 
 
 def _envelope(run: CaseRun, results: Sequence[RubricResult], reused: bool) -> Envelope:

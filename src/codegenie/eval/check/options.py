@@ -10,7 +10,7 @@ they run, how many times and whether stored results answer.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, final
 
@@ -69,12 +69,17 @@ class RubricChecks:
     runs when bubblewrap cannot start); each side runs ``repeat`` times (a
     case whose runs disagree is ``case-flaky``); with ``reuse``, a side
     whose rubric, case and candidate are unchanged is answered from the
-    store of results.
+    store of results. A task class that declares an environment has its
+    rubric run in it: built first, before any rubric runs (``on_build`` is
+    told of each build, in one line), or with ``build`` false refused
+    (``EnvironmentNotBuilt``).
     """
 
     sandbox: Sandbox | str = "auto"
     repeat: int = 1
     reuse: bool = True
+    build: bool = True
+    on_build: Callable[[str], None] | None = None
 
 
 @final

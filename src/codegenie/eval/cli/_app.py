@@ -26,6 +26,7 @@ from codegenie.eval._reports.formats import NAMES, commands_writing, format_help
 from codegenie.eval.cli import (
     cmd_check,
     cmd_compare,
+    cmd_env,
     cmd_explain,
     cmd_grade,
     cmd_init,
@@ -62,6 +63,7 @@ COMMANDS: Final[dict[str, Command]] = {
         cmd_grade.COMMAND,
         cmd_merge.COMMAND,
         cmd_compare.COMMAND,
+        cmd_env.COMMAND,
         cmd_new.COMMAND,
         cmd_schema.COMMAND,
     )

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from codegenie.eval._output import escape_control
 from codegenie.eval.cli._base import (
     Command,
     Output,
@@ -50,7 +52,13 @@ def run(args: argparse.Namespace, out: Output) -> int:
     rubrics = None
     if args.rubrics:
         sandbox = choose_sandbox(options.sandbox, out)
-        rubrics = RubricChecks(sandbox=sandbox, repeat=options.repeat, reuse=not args.no_cache)
+        rubrics = RubricChecks(
+            sandbox=sandbox,
+            repeat=options.repeat,
+            reuse=not args.no_cache,
+            build=not args.no_build,
+            on_build=None if out.quiet else _say_build(out),
+        )
     progress = Progress(
         out.stderr,
         "rubrics",
@@ -124,6 +132,15 @@ def _positive_float(text: str) -> float:
         msg = f"expected a number of seconds above 0 (or inf), not {text!r}"
         raise argparse.ArgumentTypeError(msg)
     return value
+
+
+def _say_build(out: Output) -> Callable[[str], None]:
+    """Return what tells stderr, in one line, that an environment is being built."""
+
+    def say(line: str) -> None:
+        out.stderr.write(f"codegenie-bench: {escape_control(line)}\n")
+
+    return say
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
