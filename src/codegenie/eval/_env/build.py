@@ -3,7 +3,9 @@
 :func:`build_environment` returns the built environment of a spec: the
 kept one when it is there and whole, else one built now — ``uv venv`` with
 the asked-for interpreter, then ``uv pip install -r`` the requirements
-(bytecode compiled, since the sandbox mounts the environment read-only),
+(bytecode compiled, since the sandbox mounts the environment read-only;
+files copied, not hard-linked from uv's cache, so that an environment and
+the cache never share a file),
 in a directory of its own under the store, recorded, then renamed into
 place. Under the digest's lock (:mod:`.lock`): a second command that needs
 the same environment waits, then finds it built. Whatever interrupts a
@@ -160,7 +162,9 @@ def _build_into(
     executable = work / "bin" / "python"
     if spec.requirements is not None:
         _unchanged(spec, failure)
+        # Copies, not links into uv's cache: damage to one never reaches the other.
         install = [uv, "pip", "install", "--python", str(executable), "--compile-bytecode"]
+        install += ["--link-mode", "copy"]
         _run([*install, "-r", str(spec.requirements)], step="install", cwd=cwd, failure=failure)
         _unchanged(spec, failure)
     said = _run([str(executable), "-I", "-c", _PROBE], step="python", cwd=cwd, failure=failure)
