@@ -67,19 +67,22 @@ def test_builds_from_a_wheel_directory_and_keeps_it_by_digest(
     assert environment.python == OWN.version
     assert len(said) == 1
     assert "tiny" in said[0]
-    assert built_python_says(environment.executable, "import tinypkg; print(tinypkg.VERSION)") == "1.0"
+    assert (
+        built_python_says(environment.executable, "import tinypkg; print(tinypkg.VERSION)") == "1.0"
+    )
     # The harness's own packages are not there.
-    assert built_python_says(
-        environment.executable, "import importlib.util as u; print(u.find_spec('pydantic'))"
-    ) == "None"
+    assert (
+        built_python_says(
+            environment.executable, "import importlib.util as u; print(u.find_spec('pydantic'))"
+        )
+        == "None"
+    )
     # Built once: the second call finds it, and says nothing.
     again = build_environment(spec, OWN, task_class="tiny", progress=said.append)
     assert again == environment
     assert len(said) == 1
     # Nothing but the environment, its lock directory: no work directory left behind.
-    assert sorted(p.name for p in env_dir.iterdir()) == sorted(
-        [environment.path.name, ".locks"]
-    )
+    assert sorted(p.name for p in env_dir.iterdir()) == sorted([environment.path.name, ".locks"])
 
 
 def test_the_digest_covers_the_requirements_bytes_the_python_and_uv(tmp_path: Path) -> None:
@@ -254,9 +257,7 @@ def test_a_requirements_file_that_cannot_be_used_is_refused_before_uv_runs(
 
 
 @pytest.mark.parametrize("kind", ["missing", "directory", "fifo"])
-def test_a_requirements_file_that_is_not_a_file_is_refused(
-    tmp_path: Path, kind: str
-) -> None:
+def test_a_requirements_file_that_is_not_a_file_is_refused(tmp_path: Path, kind: str) -> None:
     path = tmp_path / "req.txt"
     if kind == "directory":
         path.mkdir()
