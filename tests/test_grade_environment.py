@@ -357,3 +357,31 @@ def test_sandbox_none_uses_the_same_interpreter(
     assert built is not None
     assert report["results"][0]["verdict"]["prefix"] == str(built.path)
     assert report["sandbox"] == "none"
+
+
+def test_merge_keeps_the_environment_and_refuses_shards_that_differ(
+    bench: Bench, env_dir: Path, tmp_path: Path
+) -> None:
+    task_class(bench, "tiny-task")
+    declare(bench, "tiny-task", environment="envs/tiny.txt")
+    given = candidates(tmp_path / "cands", {"example": "1.0"})
+    shards = []
+    for index in (1, 2):
+        done = cli(
+            bench, "grade", "tiny-task", str(given), "--format", "json", "--shard", f"{index}/2"
+        )
+        assert done.returncode in (0, 1), done.stderr
+        shard = tmp_path / f"shard{index}.json"
+        shard.write_text(done.stdout)
+        shards.append(shard)
+    merged = cli(bench, "merge", *map(str, shards), "--format", "json")
+    assert merged.returncode == 0, merged.stderr
+    assert (
+        json.loads(merged.stdout)["environment"] == json.loads(shards[0].read_text())["environment"]
+    )
+    other = json.loads(shards[1].read_text())
+    other["environment"] = None  # graded in the harness's own interpreter
+    shards[1].write_text(json.dumps(other))
+    refused = cli(bench, "merge", *map(str, shards))
+    assert refused.returncode == 1
+    assert "different environments" in refused.stderr

@@ -28,7 +28,7 @@ from codegenie.eval.diagnostics import Diagnostic
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-    from codegenie.eval.grading import RunInfo
+    from codegenie.eval.grading import EnvironmentInfo, RunInfo
 
 __all__ = ("MergeRefused", "ReportKind", "kind_of", "merge_reports")
 
@@ -163,6 +163,10 @@ def _merge_grade(
         if len(values) > 1:
             seen = ", ".join(f"{n}: {r.get(key)}" for n, r in zip(names, runs, strict=True))
             problems.append(f"the reports are of {what} (run {key} differs: {seen})")
+    digests = [(d.get("environment") or {}).get("digest", "the harness's") for d in documents]
+    if len(set(digests)) > 1:
+        seen = ", ".join(f"{n}: {d}" for n, d in zip(names, digests, strict=True))
+        problems.append(f"the reports ran the rubrics in different environments ({seen})")
     sampled = [n for n, d in zip(names, documents, strict=True) if d.get("sampled") is True]
     single = [n for n in names if n not in sampled]
     if sampled and single:
@@ -193,6 +197,7 @@ def _merge_grade(
         pass_at=_ks(documents),
         fail_under=first.get("fail_under"),
         run=_merged_run(runs, sandbox),
+        environment=_environment(first.get("environment")),
     )
     manifest = documents[0].get("manifest")
     merged = GradeDocument(
@@ -210,6 +215,13 @@ def _merge_grade(
     return merged, problems
 
 
+def _environment(value: object) -> EnvironmentInfo | None:
+    """Return a report's ``environment`` (checked by :func:`_refuse_malformed`)."""
+    from codegenie.eval.grading import EnvironmentInfo  # noqa: PLC0415 - pydantic: only grade reports pay for it
+
+    return None if value is None else EnvironmentInfo.model_validate(value, strict=False)
+
+
 def _refuse_malformed(names: Sequence[str], documents: Sequence[Mapping[str, Any]]) -> None:
     """Raise ``MergeRefused`` naming each report whose task class, run or results are malformed.
 
@@ -219,7 +231,7 @@ def _refuse_malformed(names: Sequence[str], documents: Sequence[Mapping[str, Any
     """
     from pydantic import ValidationError  # noqa: PLC0415 - pydantic: only grade reports pay for it
 
-    from codegenie.eval.grading import GradeResult, RunInfo  # noqa: PLC0415 - pydantic: only grade reports pay for it
+    from codegenie.eval.grading import EnvironmentInfo, GradeResult, RunInfo  # noqa: PLC0415 - pydantic: only grade reports pay for it
 
     problems = []
     for name, document in zip(names, documents, strict=True):
@@ -231,6 +243,12 @@ def _refuse_malformed(names: Sequence[str], documents: Sequence[Mapping[str, Any
                 RunInfo.model_validate(run, strict=False)
         except ValidationError as invalid:
             problems.append(f"{name}: run is not a run identity: {_first(invalid)}")
+        environment = document.get("environment")
+        try:
+            if environment is not None:
+                EnvironmentInfo.model_validate(environment, strict=False)
+        except ValidationError as invalid:
+            problems.append(f"{name}: environment is not an environment: {_first(invalid)}")
         results = document["results"]
         if not isinstance(results, list):
             problems.append(f"{name}: results is not an array")
