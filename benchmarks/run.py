@@ -4,7 +4,7 @@ Usage (from the repository root, with the package installed):
 
     python benchmarks/run.py [--sizes 10,13000,100000] [--static-sizes 1000,10000,100000]
                              [--runs 5] [--sandbox-cases 200] [--samples-cases 164]
-                             [--samples-per-case 10] [--output FILE]
+                             [--samples-per-case 10] [--env-cases 100] [--output FILE]
     python benchmarks/run.py --check-only [--check-size 1000] [--no-check-baseline]
 
 Builds synthetic benches of N task classes in a temporary directory and
@@ -748,6 +748,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--samples-per-case", type=int, default=10, help="samples per case (default 10)"
     )
+    parser.add_argument(
+        "--env-cases",
+        type=int,
+        default=100,
+        help="the environments' figures (benchmarks/environments.py): env build cold and warm "
+        "against uv alone, and grade of this many cases in a declared environment against in "
+        "the harness's own; needs the package index; 0 skips them (default 100)",
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     static_sizes = [int(s) for s in args.static_sizes.split(",") if s]
@@ -775,6 +783,10 @@ def main(argv: list[str] | None = None) -> int:
         import samples  # type: ignore[import-not-found,unused-ignore]  # benchmarks/samples.py
 
         rows += samples.sample_rows(args.samples_cases, args.samples_per_case, min(args.runs, 3))
+    if args.env_cases:
+        import environments  # type: ignore[import-not-found,unused-ignore]  # benchmarks/environments.py
+
+        rows += environments.environment_rows(args.env_cases, args.runs)
     table = render(rows, args.runs, (started, load_average()))
     sys.stdout.write(table)
     if args.output:

@@ -2,11 +2,44 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def _write_wheel(directory: Path, name: str, version: str) -> None:
+    """Write a minimal pure-Python wheel of ``name`` ``version`` (one module) into ``directory``."""
+    info = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}.py": f"__version__ = {version!r}\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{path},sha256={digest.decode()},{len(text.encode())}")
+    record.append(f"{info}/RECORD,,")
+    files[f"{info}/RECORD"] = "\n".join(record) + "\n"
+    with zipfile.ZipFile(directory / f"{name}-{version}-py3-none-any.whl", "w") as wheel:
+        for path, text in files.items():
+            wheel.writestr(path, text)
+
+
+def _offline_wheels(tmp_path: Path) -> dict[str, str]:
+    """An environment in which uv finds the environments benchmark's pins here, and no index."""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    for name, version in (("six", "1.16.0"), ("iniconfig", "2.0.0")):
+        _write_wheel(wheels, name, version)
+    return {**os.environ, "UV_FIND_LINKS": str(wheels), "UV_NO_INDEX": "1"}
 
 
 def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
@@ -32,9 +65,12 @@ def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
             "3",
             "--samples-per-case",
             "2",
+            "--env-cases",
+            "3",
             "--output",
             str(output),
         ],
+        env=_offline_wheels(tmp_path),  # the environments' rows build from local wheels
         capture_output=True,
         text=True,
         timeout=600,
@@ -81,8 +117,27 @@ def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
         "sandboxed `grade --samples --jobs 2 --no-cache`, per sample",
         "`compare` of two such reports",
         "the HTML page of such a report",
+        "`env build`, cold: fresh store and fresh uv cache",
+        "`env build`, warm: fresh store, uv's cache kept",
+        "sandboxed `grade --no-cache --jobs 2` in a declared environment",
     ):
         assert measurement in table
     assert "| measurement | N | median | floor |" in table
     assert "bytecode of codegenie-eval cached:" in table
     assert "load average (1, 5, 15 min)" in table
+
+
+def test_environments_benchmark_runs_alone(tmp_path: Path) -> None:
+    """`python benchmarks/environments.py CASES RUNS` prints run.py's table of its three rows."""
+    result = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "environments.py"), "2", "1"],
+        env=_offline_wheels(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "| measurement | N | median | floor |" in result.stdout
+    assert result.stdout.count("`env build`, ") == 2
+    assert "in a declared environment, against in the harness's own" in result.stdout
