@@ -181,10 +181,12 @@ def test_every_status_in_json(world: World) -> None:
         "manifest",
         "case_files",
         "run",
+        "environment",
         "sampled",
         "pass_at_k",
         "fail_under",
     }
+    assert document["environment"] is None  # the harness's own interpreter
     assert document["sampled"] is False
     assert document["pass_at_k"] == {"1": pytest.approx(1 / 5)}
     assert document["fail_under"] is None
@@ -323,6 +325,7 @@ def test_no_cases_at_all_is_not_a_pass(world: World) -> None:
         "sampled": False,
         "pass_at_k": {"1": None},
         "fail_under": None,
+        "environment": None,
         "cases": [],
         "case_files": {},
         "shard": None,
