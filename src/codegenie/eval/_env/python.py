@@ -68,7 +68,7 @@ def valid_version(text: str) -> bool:
 
 
 def _harness_python() -> Python:
-    """The harness's own interpreter: the base of its virtual environment, if it runs in one."""
+    """Return the harness's own interpreter: the base of its virtual environment, if in one."""
     base = getattr(sys, "_base_executable", None) or sys.executable
     return Python(
         executable=os.path.abspath(base),
@@ -87,11 +87,16 @@ def _candidates(version: str) -> list[str]:
     if on_path:
         found.append(on_path)
     pyenv = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
-    found += sorted(glob.glob(os.path.join(glob.escape(pyenv), "versions", f"{minor}*", "bin", name)), reverse=True)
+    found += sorted(
+        glob.glob(os.path.join(glob.escape(pyenv), "versions", f"{minor}*", "bin", name)),
+        reverse=True,
+    )
     uv_dir = os.environ.get("UV_PYTHON_INSTALL_DIR") or os.path.join(
         os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "uv", "python"
     )
-    found += sorted(glob.glob(os.path.join(glob.escape(uv_dir), f"cpython-{minor}*", "bin", name)), reverse=True)
+    found += sorted(
+        glob.glob(os.path.join(glob.escape(uv_dir), f"cpython-{minor}*", "bin", name)), reverse=True
+    )
     found += [f"/usr/local/bin/{name}", f"/usr/bin/{name}"]
     unique: list[str] = []
     for path in found:

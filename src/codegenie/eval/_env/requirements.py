@@ -1,8 +1,8 @@
-"""Checking a requirements file (pip's format) before uv sees it, every problem with its line.
+r"""Checking a requirements file (pip's format) before uv sees it, every problem with its line.
 
 What an environment may be declared with: requirement specifiers
 (``numpy==2.1.3``, markers, extras, ``name @ URL``), each optionally
-followed by ``--hash=ALGO:HEX`` options, comments, blank lines, ``\\``
+followed by ``--hash=ALGO:HEX`` options, comments, blank lines, ``\``
 continuations, and the options that say where packages come from
 (``--index-url``, ``--extra-index-url``, ``--find-links``, ``--no-index``)
 or which kind to take (``--only-binary``, ``--no-binary``,
@@ -119,13 +119,13 @@ def requirements_problems(data: bytes) -> list[RequirementsProblem]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        return [RequirementsProblem(line, "is not UTF-8 text")]
+        at = data[: exc.start].count(b"\n") + 1
+        return [RequirementsProblem(at, "is not UTF-8 text")]
     if text.startswith("\ufeff"):
         text = text[1:]
     if "\0" in text:
-        line = text[: text.index("\0")].count("\n") + 1
-        return [RequirementsProblem(line, "holds a NUL byte: not a requirements file")]
+        at = text[: text.index("\0")].count("\n") + 1
+        return [RequirementsProblem(at, "holds a NUL byte: not a requirements file")]
     problems: list[RequirementsProblem] = []
     for number, line in _logical_lines(text):
         problem = _option_problem(line) if line.startswith("-") else _requirement_problem(line)
