@@ -32,8 +32,8 @@ HEAD = 'schema-version = 1\n\n[task-classes.np-task]\nmodule = "bench.np_task.re
 # A path component: no "/", "\\" or control character, and not "." or "..".
 COMPONENT = st.text(
     st.characters(
-        blacklist_categories=("Cs",),
-        blacklist_characters="/\\",
+        exclude_categories=["Cs"],
+        exclude_characters="/\\",
         min_codepoint=0x20,
     ).filter(lambda c: not 0x7F <= ord(c) <= 0x9F),
     min_size=1,
