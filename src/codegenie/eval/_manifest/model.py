@@ -336,7 +336,13 @@ class ManifestEntry(BaseModel):
 
     ``module`` is ``<root package>.<package…>.registration`` and its first part
     is the last component of ``root``; ``root`` is a relative POSIX path from
-    the manifest's directory that stays inside it.
+    the manifest's directory that stays inside it. ``accept`` lists the check
+    codes accepted for it. ``environment`` (``None``: the harness's own) is
+    the requirements file of its own environment, a relative, normalized
+    POSIX path from the manifest's directory that stays inside it (any file
+    name); ``python`` (``None``: the harness's own) the version of that
+    environment's Python, ``3.12`` or ``3.12.1``. Whether the file and the
+    Python exist is ``check``'s to say, not the model's.
     """
 
     model_config = ConfigDict(
