@@ -59,6 +59,7 @@ def test_errors_that_are_check_problems_carry_the_check_code_s_name() -> None:
     assert errors.BenchRootOutsideManifest.code == codes.ROOT_OUTSIDE.name
     assert errors.BenchCasesInvalid.code == codes.CASE_INVALID.name
     assert errors.RubricMissing.code == codes.RUBRIC_MISSING.name
+    assert errors.PythonUnavailable.code == codes.PYTHON_UNAVAILABLE.name
     for kind, code in [
         ("layout", codes.CASE_LAYOUT),
         ("syntax", codes.CASE_INVALID),

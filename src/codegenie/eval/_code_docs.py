@@ -317,6 +317,62 @@ bench.toml:11:10: error[duplicate-module]: task-classes.b.module: module 'bench.
             """,
         ),
         CodeDoc(
+            codes.ENVIRONMENT_INVALID,
+            meaning="""
+            An entry's `environment`, the requirements file its task class's own
+            environment is built from (`codegenie-bench env build`), cannot be used.
+            At the entry's `environment` value: the file does not exist, is not a
+            regular file (a directory, a FIFO: never opened), resolves (symbolic
+            links followed) outside the manifest's directory, is over 1 MiB or cannot
+            be read. At the requirements file's own line, one diagnostic per problem:
+            bytes that are not UTF-8, a line that is no requirement, an option other
+            than the index and binary options (`--index-url`, `--find-links`,
+            `--only-binary`, …), a bare path or URL, and `-r`, `-c` and `-e`: an
+            included file would change the environment without changing the file
+            that identifies it.
+            """,
+            example="""
+            ```toml
+            [task-classes.np-task]
+            module = "bench.np_task.registration"
+            root = "bench"
+            environment = "envs/np-task.txt"
+            ```
+
+            where `envs/np-task.txt` holds `-r base.txt` on its line 2.
+            """,
+            output="""
+envs/np-task.txt:2:1: error[environment-invalid]: requirements of 'np-task': -r is not allowed: includes another file: list its requirements here (this file's bytes are the environment's identity)
+  hint: fix the requirements file at this position, or the entry's environment
+            """,
+            fix="""
+            as the message says: create the file, or list every requirement in it,
+            one a line, in pip's format; or correct the entry's `environment`.
+            """,
+        ),
+        CodeDoc(
+            codes.PYTHON_UNAVAILABLE,
+            meaning="""
+            An entry's `python` names a version this machine has no interpreter for.
+            `check` looks where interpreters live (`pythonX.Y` on `PATH`, pyenv's and
+            uv's installations, `/usr/local/bin`, `/usr/bin`) and starts each
+            candidate once to learn its version; it downloads nothing. `"3.12"` is
+            any 3.12, `"3.12.1"` exactly that one.
+            """,
+            example="""
+            `python = "3.99"`.
+            """,
+            output="""
+bench.toml:7:10: error[python-unavailable]: 'np-task' asks for Python 3.99, and this machine has no such interpreter
+  hint: install Python 3.99 (`uv python install 3.99`, or the system's package), or change the entry's python
+            """,
+            fix="""
+            install that Python (`uv python install 3.12`, or the system's
+            package), or change the entry's `python` to a version the machine has;
+            without `python`, the task class uses the harness's own.
+            """,
+        ),
+        CodeDoc(
             codes.ORPHAN_TASK_CLASS,
             meaning="""
             A `registration.py` under a declared root that no entry lists: a task

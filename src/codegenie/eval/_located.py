@@ -161,7 +161,9 @@ def locate_errors(
     validator's verdict — at the value (``timeout = 0`` at the ``0``).
     ``known_keys(loc)`` lists the keys the table holding ``loc[-1]`` may
     have, for "did you mean" (and, with ``list_known``, listed after an
-    unknown key that is close to none of them). Returns one problem per error in the order
+    unknown key that is close to none of them). An error may carry a ``suffix``,
+    put after its message as worded here (``; did you mean python = "3.12"?``
+    after "expected a string, got a float"). Returns one problem per error in the order
     given, leaving out a missing key that an unknown key of the same table
     misspells (that unknown key says "did you mean" instead).
     """
@@ -184,7 +186,7 @@ def locate_errors(
             message = f"missing required key {str(loc[-1])!r}"
             problems.append(LocatedProblem(*where, render_key(parent), message, loc))
             continue
-        message = _message(error, loc, known_keys, list_known=list_known)
+        message = _message(error, loc, known_keys, list_known=list_known) + error.get("suffix", "")
         if kind == "extra_forbidden":
             locate = find
         problems.append(LocatedProblem(*locate(loc), render_key(loc), message, loc))

@@ -19,6 +19,7 @@ __all__ = (
     "find_manifest_path",
     "fs_path",
     "read_regular_file",
+    "refusal",
 )
 
 MANIFEST_NAME = "bench.toml"
@@ -65,7 +66,8 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _refusal(mode: int) -> FileRefused:
+def refusal(mode: int) -> FileRefused:
+    """Return why a file of ``mode``, not a regular file, is not read (``is a FIFO …``)."""
     kind = _kind(mode)
     if kind.startswith("not "):
         return FileRefused(f"is {kind}")
@@ -95,12 +97,12 @@ def read_regular_file(path: str, limit: int = MANIFEST_SIZE_LIMIT) -> tuple[byte
         except OSError:
             raise exc from None
         if not stat.S_ISREG(mode):
-            raise _refusal(mode) from None
+            raise refusal(mode) from None
         raise
     try:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
-            raise _refusal(status.st_mode)
+            raise refusal(status.st_mode)
         if status.st_size > limit:
             raise FileRefused(_too_large(status.st_size, limit))
         chunks = []

@@ -35,6 +35,7 @@ __all__ = (
     "CASE_LAYOUT",
     "CODES",
     "DUPLICATE_MODULE",
+    "ENVIRONMENT_INVALID",
     "EXTRA_REGISTRATION",
     "GOLDEN_FAILS",
     "IMPORT_CRASHED",
@@ -49,6 +50,7 @@ __all__ = (
     "MODULE_MISSING",
     "NOT_REGISTERED",
     "ORPHAN_TASK_CLASS",
+    "PYTHON_UNAVAILABLE",
     "ROOT_MISSING",
     "ROOT_OUTSIDE",
     "RUBRIC_ERROR",
@@ -141,6 +143,20 @@ DUPLICATE_MODULE: Final = Code(
     "error",
     "two slugs name the same module",
     "give each task class its own package and registration module",
+)
+
+ENVIRONMENT_INVALID: Final = Code(
+    "environment-invalid",
+    "error",
+    "an entry's environment (requirements file) is missing, unreadable or not usable",
+    "fix the requirements file at this position, or the entry's environment",
+)
+
+PYTHON_UNAVAILABLE: Final = Code(
+    "python-unavailable",
+    "error",
+    "an entry asks for a Python version this machine does not have",
+    "install that Python (`uv python install VERSION`), or change the entry's python",
 )
 
 ORPHAN_TASK_CLASS: Final = Code(
@@ -312,6 +328,8 @@ CODES: Final[Mapping[str, Code]] = MappingProxyType(
             MODULE_MISSING,
             MODULE_CONVENTION,
             DUPLICATE_MODULE,
+            ENVIRONMENT_INVALID,
+            PYTHON_UNAVAILABLE,
             ORPHAN_TASK_CLASS,
             IMPORT_FAILED,
             IMPORT_CRASHED,

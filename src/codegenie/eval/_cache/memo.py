@@ -100,14 +100,19 @@ def load_manifest_cached(path: str) -> BenchManifest:
 
 
 def _from_cache_or_validated(data: bytes, digest: str, path: Path) -> BenchManifest:
-    """Return the manifest of ``data``: from the cache, else validated (then cached)."""
+    """Return the manifest of ``data``: from the cache, else validated (then cached).
+
+    The cache keeps each entry's module and root only: a manifest where an
+    entry sets ``environment`` or ``python`` is never written to it, and is
+    validated each time it is read (its entries keep every key).
+    """
     entry = open_entry(digest)
     if entry is not None:
         return ServedManifest.serve(entry, data, path)
     manifest = parse_manifest(data, path)
     entries = manifest.task_classes.values()
-    if any(e.environment is not None or e.python is not None for e in entries):
-        return manifest  # PROVISIONAL
+    if any(entry.environment is not None or entry.python is not None for entry in entries):
+        return manifest
     listing = (
         list(manifest.task_classes),
         [entry.module for entry in entries],

@@ -37,12 +37,15 @@ _object_setattr: Final = object.__setattr__
 def _trusted_entry(module: str, root: str) -> ManifestEntry:
     """Return the ``ManifestEntry`` that validating ``{module, root}`` gives, without validating.
 
+    Its ``accept`` is empty and its ``environment`` and ``python`` unset.
+
     For entries read back from the cache, which only ever holds entries that
     validated: the same fields, fields set, extra and private state as a
     validated one, at a fraction of the cost (a manifest may hold 100,000).
     """
     entry = ManifestEntry.__new__(ManifestEntry)
     # The cache keeps no accept: only check reads it, and check validates the manifest itself.
+    # Nor an environment or a python: a manifest that sets either is never cached (memo).
     fields = {"module": module, "root": root, "accept": (), "environment": None, "python": None}
     _object_setattr(entry, "__dict__", fields)
     _object_setattr(entry, "__pydantic_fields_set__", {"module", "root"})

@@ -67,7 +67,9 @@ __all__ = (
     "BenchManifest",
     "ManifestEntry",
     "PositionFinder",
+    "suggest_environment",
     "suggest_module",
+    "suggest_python",
     "suggest_root",
 )
 
@@ -86,6 +88,18 @@ _ROOT_COMPONENT: Final = (
     rf"|\.\.[^/\\{_NOT_CONTROL}]+)"
 )
 _ROOT_PATTERN: Final = rf"^({_ROOT_COMPONENT}/)*{_IDENT_PART}$"
+_ENVIRONMENT_PATTERN: Final = rf"^({_ROOT_COMPONENT}/)*{_ROOT_COMPONENT}$"
+#: The longest ``environment`` path: far beyond any real one, well within ``PATH_MAX``.
+MAX_ENVIRONMENT_LENGTH: Final = 1024
+#: A Python version an entry may ask for: ``3.12`` or ``3.12.1``. The same as
+#: :data:`codegenie.eval._env.python.VERSION_PATTERN` (a test holds them
+#: equal), which this layer, beneath ``_env``, cannot import.
+PYTHON_VERSION_PATTERN: Final = r"^3\.[0-9]{1,3}(\.[0-9]{1,3})?$"
+_PYTHON_VERSION: Final = re.compile(PYTHON_VERSION_PATTERN)
+# What a curator may write around a version: "python3.12", "cpython-3.12", "==3.12", "v3.12".
+_PYTHON_SPELLED: Final = re.compile(
+    r"\s*(?:c?python|py|v|==)?\s*-?\s*(3\.[0-9]{1,3}(?:\.[0-9]{1,3})?)\s*", re.IGNORECASE
+)
 _ASCII_IDENT: Final = re.compile(_IDENT_PART)
 _MODULE_OK: Final = re.compile(rf"{_IDENT_PART}(?:\.{_IDENT_PART})+\.registration")
 _KEYWORDS: Final = frozenset(keyword.kwlist)
@@ -122,9 +136,8 @@ def _check_module(value: str) -> str:
     raise _fail("module_syntax", f"module {value!r} must end in '.registration'")
 
 
-@functools.lru_cache(maxsize=1024)
-def _root_problem(value: str) -> str | None:
-    # Cached: a manifest repeats a handful of roots across all its entries.
+def _relative_path_problem(value: str) -> str | None:
+    """Why ``value`` is no relative, normalized POSIX path inside the manifest's directory."""
     if not value:
         return "is empty"
     control = _CONTROL.search(value)
@@ -139,6 +152,16 @@ def _root_problem(value: str) -> str | None:
         return "must stay inside the manifest's directory (no '..')"
     if any(part in {"", "."} for part in parts):
         return "must be a normalized path (no empty or '.' components)"
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _root_problem(value: str) -> str | None:
+    # Cached: a manifest repeats a handful of roots across all its entries.
+    problem = _relative_path_problem(value)
+    if problem is not None:
+        return problem
+    parts = value.split("/")
     problem = _identifier_problem(parts[-1])
     if problem is not None:
         return f"must end in a directory named like a Python package; {parts[-1]!r} {problem}"
@@ -157,6 +180,44 @@ def suggest_root(value: str) -> str | None:
         return None
     normal = "/".join(part for part in slashed.split("/") if part not in {"", "."})
     return normal if normal and normal != value and _root_problem(normal) is None else None
+
+
+def _normal_path(value: str) -> str | None:
+    r"""Return ``value`` as a normalized relative POSIX path, ``None`` if it names another place."""
+    slashed = value.strip().replace("\\", "/")
+    if slashed.startswith("/") or ".." in slashed.split("/") or '"' in value:
+        return None
+    return "/".join(part for part in slashed.split("/") if part not in {"", "."})
+
+
+def _environment_problem(value: str) -> str | None:
+    if len(value) > MAX_ENVIRONMENT_LENGTH:
+        return f"is {len(value)} characters long; at most {MAX_ENVIRONMENT_LENGTH} are allowed"
+    return _relative_path_problem(value)
+
+
+def suggest_environment(value: str) -> str | None:
+    r"""Return the environment file a curator most likely meant by ``value``, when it differs.
+
+    Normalised as a POSIX path, as :func:`suggest_root` does: ``./envs/a.txt``
+    and ``envs\a.txt`` mean ``envs/a.txt``. Nothing is suggested for an
+    absolute path or one with ``..``: it names a file elsewhere.
+    """
+    normal = _normal_path(value)
+    if not normal or normal == value or _environment_problem(normal) is not None:
+        return None
+    return normal
+
+
+def suggest_python(value: str) -> str | None:
+    """Return the version a curator most likely meant by ``value`` (``python3.12``: ``3.12``).
+
+    ``None`` when ``value`` is already a version, or holds none.
+    """
+    found = _PYTHON_SPELLED.fullmatch(value)
+    if found is None or found.group(1) == value:
+        return None
+    return found.group(1)
 
 
 def suggest_module(value: str) -> str | None:
@@ -182,6 +243,26 @@ def _check_root(value: str) -> str:
     problem = _root_problem(value)
     if problem is not None:
         raise _fail("root_syntax", f"root {value!r} {problem}")
+    return value
+
+
+def _check_environment(value: str | None) -> str | None:
+    if value is None:
+        return None
+    problem = _environment_problem(value)
+    if problem is not None:
+        shown = value if len(value) <= 80 else value[:77] + "..."
+        raise _fail("environment_syntax", f"environment {shown!r} {problem}")
+    return value
+
+
+def _check_python(value: str | None) -> str | None:
+    if value is not None and _PYTHON_VERSION.fullmatch(value) is None:
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        raise _fail(
+            "python_syntax",
+            f'python {shown!r} is not a version: write "3.12" (any 3.12) or "3.12.1" (exactly)',
+        )
     return value
 
 
@@ -228,6 +309,20 @@ Slug = Annotated[
 ]
 
 
+def _optional_string(**rules: object) -> Callable[[dict[str, Any]], None]:
+    """Return what states an optional string key's schema: ``rules``, and no ``null`` default.
+
+    TOML has no null: an optional key is one that may be left out.
+    """
+
+    def state(schema: dict[str, Any]) -> None:
+        schema.pop("default", None)
+        schema.pop("anyOf", None)
+        schema.update(type="string", **rules)
+
+    return state
+
+
 class PositionFinder(Protocol):
     """Anything that says where a key of the manifest (or its nearest parent) is written."""
 
@@ -241,7 +336,13 @@ class ManifestEntry(BaseModel):
 
     ``module`` is ``<root package>.<package…>.registration`` and its first part
     is the last component of ``root``; ``root`` is a relative POSIX path from
-    the manifest's directory that stays inside it.
+    the manifest's directory that stays inside it. ``accept`` lists the check
+    codes accepted for it. ``environment`` (``None``: the harness's own) is
+    the requirements file of its own environment, a relative, normalized
+    POSIX path from the manifest's directory that stays inside it (any file
+    name); ``python`` (``None``: the harness's own) the version of that
+    environment's Python, ``3.12`` or ``3.12.1``. Whether the file and the
+    Python exist is ``check``'s to say, not the model's.
     """
 
     model_config = ConfigDict(
@@ -280,8 +381,28 @@ class ManifestEntry(BaseModel):
             json_schema_extra={"items": {"enum": list(CODES)}, "uniqueItems": True},
         ),
     ] = ()
-    environment: str | None = None  # PROVISIONAL: the manifest branch validates it
-    python: str | None = None  # PROVISIONAL
+    environment: Annotated[
+        str | None,
+        AfterValidator(_check_environment),
+        Field(
+            description="Requirements file (pip's format) of the task class's own environment, "
+            "relative to the manifest; built with `codegenie-bench env build`, used to run its "
+            "rubric. Default: the harness's own environment.",
+            json_schema_extra=_optional_string(
+                pattern=_ENVIRONMENT_PATTERN, minLength=1, maxLength=MAX_ENVIRONMENT_LENGTH
+            ),
+        ),
+    ] = None
+    python: Annotated[
+        str | None,
+        AfterValidator(_check_python),
+        Field(
+            description='Python version of the task class\'s environment, as a string: "3.12" '
+            '(any 3.12) or "3.12.1" (exactly); the machine must have it. Default: the '
+            "harness's own.",
+            json_schema_extra=_optional_string(pattern=PYTHON_VERSION_PATTERN),
+        ),
+    ] = None
 
     @model_validator(mode="after")
     def _module_under_root(self) -> Self:
@@ -513,7 +634,8 @@ class BenchManifest(BaseModel):
         """Return the manifest as TOML text (without comments)."""
         import tomli_w  # noqa: PLC0415 - only writers need it
 
-        return tomli_w.dumps(self.model_dump(by_alias=True))
+        # TOML has no null: a key left at None is left out.
+        return tomli_w.dumps(self.model_dump(by_alias=True, exclude_none=True))
 
 
 # -- validating, with every problem located ----------------------------------
@@ -524,7 +646,7 @@ def _known_keys(loc: KeyPath) -> tuple[str, ...]:
     if len(loc) == 1:
         return ("schema-version", "task-classes")
     if len(loc) == 3 and loc[0] == "task-classes":
-        return ("module", "root")
+        return ("module", "root", "accept", "environment", "python")
     return ()
 
 
@@ -534,11 +656,15 @@ def _slug_of(loc: KeyPath) -> str | None:
     return slug if isinstance(slug, str) else None
 
 
-def _manifest_errors(errors: list[Any]) -> Iterator[Any]:
+def _manifest_errors(
+    errors: list[Any], literal: Callable[[KeyPath], str | None] | None = None
+) -> Iterator[Any]:
     """Pydantic's errors as the manifest locates them: a module's root problem at ``module``.
 
     Duplicate modules are left out: :func:`_duplicate_problems` reports each
-    with its own position.
+    with its own position. ``literal(loc)`` is the value at ``loc`` as the
+    file writes it, when known: ``python = 3.10`` suggests ``"3.10"``, not
+    the float's ``3.1``.
     """
     for error in errors:
         kind, value = error["type"], error.get("input")
@@ -551,14 +677,51 @@ def _manifest_errors(errors: list[Any]) -> Iterator[Any]:
             meant = suggest(value)
             suffix = f'; did you mean {key} = "{meant}"?' if meant is not None else ""
             yield {**error, "msg": error["msg"] + suffix}
+        elif kind == "string_type" and _is_python_key(error["loc"]) and _is_number(value):
+            meant = _python_meant(value, literal(tuple(error["loc"])) if literal else None)
+            yield {**error, "suffix": f'; did you mean python = "{meant}"?' if meant else ""}
         else:
             yield error
+
+
+def _is_python_key(loc: KeyPath) -> bool:
+    return len(loc) == 3 and loc[0] == "task-classes" and loc[2] == "python"
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _python_meant(value: float, written: str | None) -> str | None:
+    """Return the version a number written for ``python`` means, as a string, if it is one."""
+    for text in (written, repr(value)):
+        if text is not None and _PYTHON_VERSION.fullmatch(text):
+            return text
+    return None
+
+
+#: A number as TOML writes it, at the start of a value.
+_NUMBER: Final = re.compile(r"[0-9][0-9._eE+-]*")
+
+
+def _written_value(text: str, positions: TomlPositions) -> Callable[[KeyPath], str | None]:
+    """Return what finds the number a key's value starts with, as ``text`` writes it."""
+
+    def written(loc: KeyPath) -> str | None:
+        line, column = positions.find_value(loc)
+        found = line_text(text, line)
+        number = _NUMBER.match(found, column - 1) if found is not None else None
+        return number.group() if number is not None else None
+
+    return written
 
 
 #: The error types whose value has a likely meaning, with the key and the function that finds it.
 _SUGGESTERS: Final[dict[str, tuple[str, Callable[[str], str | None]]]] = {
     "root_syntax": ("root", suggest_root),
     "module_syntax": ("module", suggest_module),
+    "environment_syntax": ("environment", suggest_environment),
+    "python_syntax": ("python", suggest_python),
 }
 
 
@@ -657,7 +820,7 @@ def _schema_problems(
             problem.line, problem.column, problem.key, problem.message, slug=_slug_of(problem.loc)
         )
         for problem in locate_errors(
-            _manifest_errors(errors),
+            _manifest_errors(errors, _written_value(text, positions)),
             positions.find,
             _known_keys,
             find_value=positions.find_value,

@@ -24,6 +24,7 @@ from codegenie.eval._paths import MANIFEST_SIZE_LIMIT, fs_path
 from codegenie.eval._toml.positions import TomlPositions
 from codegenie.eval._toml.read import parse_toml
 from codegenie.eval._tree import DEPTH_LIMIT, Entry, TreeBeyondBounds, TreeBounds, Walk
+from codegenie.eval.check.environment import EnvironmentChecks
 from codegenie.eval.codes import diagnostic
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.errors import BenchManifestInvalid, BenchManifestNotFound
@@ -328,13 +329,23 @@ def _check_entry(
     shown: str,
     manifest: Path,
     manifest_dir: Path,
+    environments: EnvironmentChecks,
     result: StaticResult,
 ) -> None:
-    """Check one entry against the tree; queue its import when it can be imported."""
+    """Check one entry against the tree; queue its import when it can be imported.
+
+    Its environment is checked whatever its root: the registration is
+    imported in the harness's own environment, and never depends on it.
+    """
 
     def at(key: str) -> tuple[str, int, int]:
         """Where the value of the entry's ``key`` is: its problems are problems of that value."""
         return (shown, *where_value("task-classes", slug, key))
+
+    if entry.environment is not None or entry.python is not None:
+        result.diagnostics += environments.check(
+            slug, entry, environment_at=at("environment"), python_at=at("python")
+        )
 
     if root.resolved is None:
         hint = root_hint(manifest.parent, entry.root, entry.package_parts)
@@ -469,6 +480,7 @@ def check_static(
     manifest_dir = path.parent.resolve()
     shown = display_path(path)
     located: dict[str, _Root] = {}  # roots repeat: each is stat'ed and resolved once
+    environments = EnvironmentChecks(manifest_dir)
     for slug, entry in read.entries.items():
         root = located.get(entry.root)
         if root is None:
@@ -493,6 +505,7 @@ def check_static(
                 shown=shown,
                 manifest=path,
                 manifest_dir=manifest_dir,
+                environments=environments,
                 result=result,
             )
     walked = {root: _walk_registrations(root) for root in sorted(roots)}
