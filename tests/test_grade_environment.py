@@ -385,3 +385,21 @@ def test_merge_keeps_the_environment_and_refuses_shards_that_differ(
     refused = cli(bench, "merge", *map(str, shards))
     assert refused.returncode == 1
     assert "different environments" in refused.stderr
+
+
+def test_check_rubrics_reports_an_unusable_environment_and_runs_none_of_its_rubrics(
+    bench: Bench, env_dir: Path
+) -> None:
+    task_class(bench, "tiny-task")
+    task_class(bench, "future-task")
+    declare(bench, "tiny-task", environment="envs/missing.txt")
+    declare(bench, "future-task", python="3.99")
+    done = cli(bench, "check", "--rubrics", "--format", "json")
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    codes = sorted((d["slug"], d["code"]) for d in report["diagnostics"])
+    assert codes == [
+        ("future-task", "python-unavailable"),
+        ("tiny-task", "environment-invalid"),
+    ]
+    assert not env_dir.exists() or not [p for p in env_dir.iterdir() if p.name != ".locks"]
