@@ -446,6 +446,12 @@ def _render(document: GradeDocument, out: Output) -> None:
     from codegenie.eval._reports.formats import render  # noqa: PLC0415 - start-up: only this command pays for it
 
     render(out.format, document, out)
+    environment = document.report.environment
+    if environment is not None:
+        digest = environment.digest.removeprefix("blake2b-256:")[:12]
+        out.note(
+            f"rubrics ran in the task class's environment {digest} (Python {environment.python})"
+        )
     reused = document.report.reused
     if reused:
         out.note(
