@@ -63,7 +63,12 @@ _PROBE: Final = (
 
 
 def _run(
-    command: Sequence[str], *, step: str, cwd: str, failure: Callable[[str, str], Exception]
+    command: Sequence[str],
+    *,
+    step: str,
+    cwd: str,
+    failure: Callable[[str, str], Exception],
+    check: bool = True,
 ) -> str:
     try:
         done = subprocess.run(
@@ -78,7 +83,7 @@ def _run(
     except OSError as exc:
         raise failure(step, f"cannot run {command[0]}: {exc.strerror or exc}") from None
     output = done.stdout.decode("utf-8", "replace")
-    if done.returncode != 0:
+    if check and done.returncode != 0:
         raise failure(step, output or f"{command[0]} exited with status {done.returncode}")
     return output
 
@@ -163,11 +168,17 @@ def _build_into(
     if spec.requirements is not None:
         _unchanged(spec, failure)
         # Copies, not links into uv's cache: damage to one never reaches the other.
-        install = [uv, "pip", "install", "--python", str(executable), "--compile-bytecode"]
-        install += ["--link-mode", "copy"]
+        install = [uv, "pip", "install", "--python", str(executable), "--link-mode", "copy"]
         _run([*install, "-r", str(spec.requirements)], step="install", cwd=cwd, failure=failure)
         _unchanged(spec, failure)
-    said = _run([str(executable), "-I", "-c", _PROBE], step="python", cwd=cwd, failure=failure)
+        # Compiled here, not by uv (--compile-bytecode starts the environment's Python with
+        # site, which runs the packages' .pth files on the host): -S, so nothing of them runs.
+        # A file that does not compile stays as it is, as with uv and pip.
+        compiling = [str(executable), "-I", "-S", "-m", "compileall", "-qq", "-j", "0"]
+        _run([*compiling, str(work / "lib")], step="install", cwd=cwd, failure=failure, check=False)
+    # -S: the probe, too, runs nothing of the packages (a .pth file runs at every start).
+    probe = [str(executable), "-I", "-S", "-c", _PROBE]
+    said = _run(probe, step="python", cwd=cwd, failure=failure)
     try:
         facts = json.loads(said.strip().splitlines()[-1])
     except (ValueError, IndexError):
