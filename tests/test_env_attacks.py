@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import zipfile
 from pathlib import Path
 
@@ -18,8 +19,10 @@ import pytest
 from codegenie.eval._env.build import build_environment
 from codegenie.eval._env.python import find_python
 from codegenie.eval._env.spec import EnvironmentSpec
-from codegenie.eval._env.store import open_environment
+from codegenie.eval._env.store import open_environment, prune
 
+from .factory import make_bench
+from .test_grade_environment import candidates, cli, declare, task_class
 from .wheels import make_wheel, offline_requirements
 
 OWN = find_python(None)
@@ -77,3 +80,82 @@ def test_a_wheels_pth_file_does_not_run_outside_the_sandbox_at_build(
     assert list(environment.path.rglob("evil.pth"))
     assert list(environment.path.rglob("evilpkg/__pycache__/__init__.*.pyc"))
     assert open_environment(environment.digest) is not None
+
+
+# --- The store: a directory of this user's only; a link in it is not an environment ---------
+
+
+def test_a_link_in_place_of_an_environment_is_not_used_and_is_replaced(
+    tmp_path: Path, env_dir: Path, wheels: Path
+) -> None:
+    assert OWN is not None
+    requirements = offline_requirements(tmp_path / "req.txt", wheels, "tinypkg==1.0")
+    built = build_environment(spec_of(requirements), OWN, task_class="tiny")
+    elsewhere = tmp_path / "elsewhere"
+    built.path.rename(elsewhere)  # whole, its record matching: only the link is wrong
+    built.path.symlink_to(elsewhere)
+    assert open_environment(built.digest) is None
+    rebuilt = build_environment(spec_of(requirements), OWN, task_class="tiny")
+    assert not rebuilt.path.is_symlink()
+    assert rebuilt.path.is_dir()
+    assert (elsewhere / "bin" / "python").exists()  # what the link led to is untouched
+    assert sorted(p.name for p in env_dir.iterdir()) == sorted([".locks", built.path.name])
+
+
+def test_prune_removes_links_and_never_what_they_lead_to(
+    tmp_path: Path, env_dir: Path, wheels: Path
+) -> None:
+    assert OWN is not None
+    requirements = offline_requirements(tmp_path / "req.txt", wheels, "tinypkg==1.0")
+    kept = build_environment(spec_of(requirements), OWN, task_class="tiny")
+    precious = tmp_path / "precious"
+    (precious / "bin").mkdir(parents=True)
+    (precious / "bin" / "data").write_text("keep me\n")
+    (env_dir / ("e" * 64)).symlink_to(precious)
+    (env_dir / f".work-{'d' * 64}-cafecafe").symlink_to(precious)
+    prune({kept.digest})
+    assert (precious / "bin" / "data").read_text() == "keep me\n"
+    assert sorted(p.name for p in env_dir.iterdir()) == sorted([".locks", kept.path.name])
+
+
+def _chown_away(path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a directory to another user")
+    os.chown(path, 65534, 65534)
+
+
+@pytest.mark.parametrize("how", ["others-write", "group-writes", "another-user", "link"])
+def test_an_environments_dir_others_control_is_refused(
+    tmp_path: Path, env_dir: Path, wheels: Path, how: str
+) -> None:
+    bench = make_bench(tmp_path / "repo")
+    offline_requirements(bench.base / "envs" / "tiny.txt", wheels, "tinypkg==1.0")
+    task_class(bench, "tiny-task")
+    declare(bench, "tiny-task", environment="envs/tiny.txt")
+    assert OWN is not None
+    spec = spec_of(bench.base / "envs" / "tiny.txt")
+    built = build_environment(spec, OWN, task_class="tiny-task")  # while it was private
+    if how == "others-write":
+        env_dir.chmod(0o777)
+    elif how == "group-writes":
+        env_dir.chmod(0o770)
+    elif how == "another-user":
+        _chown_away(env_dir)
+    else:
+        real = tmp_path / "real-environments"
+        env_dir.rename(real)
+        env_dir.symlink_to(real)
+    # What is there is not used...
+    assert open_environment(built.digest) is None
+    given = candidates(tmp_path / "cands", {"example": "1.0"})
+    done = cli(bench, "grade", "tiny-task", str(given))
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "environment-build-failed" in done.stderr
+    assert str(env_dir) in done.stderr
+    assert "Traceback" not in done.stderr
+    # ...nor built into, nor pruned.
+    for command in (("env", "build"), ("env", "prune")):
+        again = cli(bench, *command)
+        assert "Traceback" not in again.stderr
+    assert built.path.is_dir()
+    assert sorted(p.name for p in env_dir.iterdir()) == sorted([".locks", built.path.name])

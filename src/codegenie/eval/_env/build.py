@@ -47,6 +47,7 @@ from codegenie.eval._env.store import (
     listing_digest,
     open_environment,
     remove_tree,
+    store_problem,
 )
 from codegenie.eval._paths import FileRefused, read_regular_file
 from codegenie.eval.errors import EnvironmentBuildFailed
@@ -127,9 +128,13 @@ def build_environment(
     with contextlib.ExitStack() as held:
         try:
             root.mkdir(mode=0o700, parents=True, exist_ok=True)
-            held.enter_context(hold_lock(root, hex_digest))
+            problem = store_problem(root)
+            if problem is None:
+                held.enter_context(hold_lock(root, hex_digest))
         except OSError as exc:
             raise failure("store", f"cannot use {root}: {exc.strerror or exc}") from None
+        if problem is not None:
+            raise failure("store", f"will not keep environments in {root}: {problem}")
         kept = open_environment(digest)  # built by another while this one waited
         if kept is not None:
             return kept

@@ -42,6 +42,7 @@ __all__ = (
     "open_environment",
     "prune",
     "remove_tree",
+    "store_problem",
 )
 
 #: The record a finished build leaves in the environment's directory.
@@ -62,6 +63,34 @@ def environments_dir() -> Path:
     if os.path.isabs(chosen):
         return Path(chosen)
     return Path(cache_dir()) / "environments"
+
+
+def store_problem(root: Path) -> str | None:
+    """Return why the environments directory ``root`` must not be used, or ``None``.
+
+    The rules of the user's other caches (:mod:`codegenie.eval._cache.directory`):
+    a real directory, not a symbolic link, owned by this user and writable by
+    nobody else. Anyone who can write there could plant an environment a
+    rubric then runs in, or swap one after it was checked. Raises ``OSError``
+    when ``root`` cannot be looked at (``FileNotFoundError``: there is none).
+    """
+    status = os.lstat(root)
+    if stat.S_ISLNK(status.st_mode):
+        return "it is a symbolic link: name the directory it leads to"
+    if not stat.S_ISDIR(status.st_mode):
+        return "it is not a directory"
+    if status.st_uid != os.geteuid():
+        return f"it belongs to another user (uid {status.st_uid}): use a directory of yours"
+    if status.st_mode & 0o022:
+        return f"others can write to it (mode {status.st_mode & 0o777:o}): chmod go-w it"
+    return None
+
+
+def _private(root: Path) -> bool:
+    try:
+        return store_problem(root) is None
+    except OSError:
+        return False
 
 
 def listing_digest(root: Path | str) -> tuple[str, int, int]:
@@ -224,7 +253,10 @@ def open_environment(digest: str, *, check: bool = True) -> Environment | None:
     Damaged: no readable record, a record of another digest, or (``check``)
     a directory that no longer holds what the record lists.
     """
-    path = environments_dir() / digest.removeprefix(DIGEST_LABEL)
+    root = environments_dir()
+    path = root / digest.removeprefix(DIGEST_LABEL)
+    if not _private(root) or not stat.S_ISDIR(_lstat_mode(path)):
+        return None  # a link is not an environment, even to a whole one
     record = _read_record(path)
     if record is None or record.get("digest") != digest:
         return None
@@ -242,19 +274,35 @@ def open_environment(digest: str, *, check: bool = True) -> Environment | None:
     return environment
 
 
+def _lstat_mode(path: Path) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
+
+
 def built_environments() -> Iterator[tuple[Path, Environment | None]]:
     """Yield each environment directory kept, and its environment (``None``: damaged).
 
-    Not checked against its record: :func:`open_environment` does that.
+    Not checked against its record: :func:`open_environment` does that. A
+    link where an environment would be is yielded as damaged. Nothing, for
+    a directory that is not this user's alone (:func:`store_problem`).
     """
     root = environments_dir()
+    if not _private(root):
+        return
     try:
         names = sorted(os.listdir(root))
     except OSError:
         return
     for name in names:
         path = root / name
-        if name.startswith(".") or not path.is_dir() or path.is_symlink():
+        if name.startswith("."):
+            continue
+        if stat.S_ISLNK(_lstat_mode(path)):
+            yield path, None
+            continue
+        if not path.is_dir():
             continue
         record = _read_record(path)
         environment = None
@@ -271,7 +319,16 @@ def remove_tree(path: Path) -> None:
         os.rename(path, aside)
     except FileNotFoundError:
         return
-    shutil.rmtree(aside, ignore_errors=True)
+    _remove(aside)
+
+
+def _remove(path: Path) -> None:
+    """Remove the directory ``path``; only the link, if it is one (never what it leads to)."""
+    if stat.S_ISLNK(_lstat_mode(path)):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def prune(keep: set[str]) -> list[Path]:
@@ -281,12 +338,14 @@ def prune(keep: set[str]) -> list[Path]:
     directories no build is using: their lock is free).
     """
     removed: list[Path] = []
+    root = environments_dir()
+    if not _private(root):
+        return removed
     for path, environment in built_environments():
         if environment is not None and environment.digest in keep:
             continue
         remove_tree(path)
         removed.append(path)
-    root = environments_dir()
     with contextlib.suppress(OSError):
         for name in sorted(os.listdir(root)):
             if not name.startswith(WORK_PREFIX):
@@ -294,6 +353,6 @@ def prune(keep: set[str]) -> list[Path]:
             owner = name.removeprefix(WORK_PREFIX).split("-", 1)[0]
             with try_lock(root, owner) as held:
                 if held:
-                    shutil.rmtree(root / name, ignore_errors=True)
+                    _remove(root / name)
                     removed.append(root / name)
     return removed
