@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -159,3 +161,31 @@ def test_an_environments_dir_others_control_is_refused(
         assert "Traceback" not in again.stderr
     assert built.path.is_dir()
     assert sorted(p.name for p in env_dir.iterdir()) == sorted([".locks", built.path.name])
+
+
+# --- Under one digest, one set of packages: a rebuild that differs is not served old results --
+
+
+def test_a_rebuild_with_other_packages_is_not_answered_from_the_ledger(
+    tmp_path: Path, env_dir: Path, wheels: Path
+) -> None:
+    """An unpinned requirement (or a wheel replaced) rebuilds into other packages, one digest."""
+    bench = make_bench(tmp_path / "repo")
+    offline_requirements(bench.base / "envs" / "tiny.txt", wheels, "tinypkg")  # not pinned
+    task_class(bench, "tiny-task")
+    declare(bench, "tiny-task", environment="envs/tiny.txt")
+    given = candidates(tmp_path / "cands", {"example": "1.0"})
+
+    def graded() -> tuple[str, int, str]:
+        done = cli(bench, "grade", "tiny-task", str(given), "--format", "json")
+        assert done.returncode in (0, 1), done.stderr
+        report = json.loads(done.stdout)
+        return report["results"][0]["status"], report["reused"], report["environment"]["digest"]
+
+    first = graded()
+    assert first[:2] == ("passed", 0)
+    make_wheel(wheels, "tinypkg", "2.0", "VERSION = '2.0'\n")  # a newer release appears
+    shutil.rmtree(env_dir)  # the cache is cleared (another machine, a prune)
+    second = graded()
+    assert second[2] == first[2]  # the same requirements bytes: the same digest
+    assert second[:2] == ("failed", 0)  # but other packages: run again, not reused

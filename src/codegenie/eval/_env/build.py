@@ -44,6 +44,7 @@ from codegenie.eval._env.store import (
     WORK_PREFIX,
     Environment,
     environments_dir,
+    installed_digest,
     listing_digest,
     open_environment,
     remove_tree,
@@ -188,6 +189,7 @@ def _build_into(
         facts = json.loads(said.strip().splitlines()[-1])
     except (ValueError, IndexError):
         raise failure("python", f"the environment's interpreter said: {said[-500:]}") from None
+    packages = installed_digest(work)
     listing, size, files = listing_digest(work)
     record = {
         "format": 1,
@@ -200,6 +202,7 @@ def _build_into(
         "sys_version": facts["sys_version"],
         "cache_tag": facts["cache_tag"],
         "base_prefixes": facts["base_prefixes"],
+        "packages": packages,
         "size": size,
         "files": files,
         "listing": listing,

@@ -38,6 +38,7 @@ __all__ = (
     "Environment",
     "built_environments",
     "environments_dir",
+    "installed_digest",
     "listing_digest",
     "open_environment",
     "prune",
@@ -127,6 +128,31 @@ def listing_digest(root: Path | str) -> tuple[str, int, int]:
     return digest.hexdigest(), total, files
 
 
+def installed_digest(root: Path | str) -> str:
+    """Return a digest of the distributions installed under ``root``, at build time.
+
+    Covers each ``*.dist-info/RECORD`` (every installed file's name and
+    hash: the distribution's name, version and contents) and each ``.pth``
+    file, by relative name. One digest of a spec can be built into other
+    packages — an unpinned requirement after a release, a wheel replaced in
+    a ``--find-links`` directory — and results must not be served across them.
+    """
+    digest = hashlib.blake2b(digest_size=16)
+    top = os.fspath(root)
+    for directory, names, filenames in os.walk(top):
+        names.sort()
+        in_dist_info = directory.endswith(".dist-info")
+        for name in sorted(filenames):
+            if not (name.endswith(".pth") or (in_dist_info and name == "RECORD")):
+                continue
+            path = os.path.join(directory, name)
+            with open(path, "rb") as file:
+                content = hashlib.blake2b(file.read(), digest_size=32).digest()
+            entry = os.path.relpath(path, top).encode("utf-8", "surrogateescape")
+            digest.update(entry + b"\0" + content)
+    return digest.hexdigest()
+
+
 @final
 @dataclass(frozen=True, slots=True)
 class Environment:
@@ -135,7 +161,8 @@ class Environment:
     ``python`` is its interpreter's full version (``3.12.1``),
     ``python_request`` what the manifest asked for (``None``: the harness's
     own), ``requirements`` the file it was built from (as a path, when
-    built), ``size`` and ``files`` what it holds, ``uv`` the uv that built it.
+    built), ``size`` and ``files`` what it holds, ``uv`` the uv that built it,
+    ``packages`` what it was built into (:func:`installed_digest`).
     """
 
     digest: str
@@ -150,6 +177,7 @@ class Environment:
     sys_version: str
     cache_tag: str
     base_prefixes: tuple[str, ...]
+    packages: str
 
     @property
     def executable(self) -> Path:
@@ -164,7 +192,8 @@ class Environment:
         from ``bin/python`` through its links). Nothing of the harness's own
         virtual environment. ``version`` and ``packages`` identify it for the
         ledger: the interpreter's ``sys.version`` and cache tag, and this
-        environment's digest.
+        environment's digest and installed packages (a rebuild under the
+        same digest into other packages is another key).
         """
         found = [str(self.path), *self.base_prefixes]
         hop = str(self.executable)
@@ -180,7 +209,7 @@ class Environment:
             executable=self.executable,
             prefixes=tuple(Path(p) for p in sorted(resolved)),
             version=f"{self.sys_version} {self.cache_tag}",
-            packages=f"environment {self.digest}",
+            packages=f"environment {self.digest} packages {self.packages}",
         )
 
     @classmethod
@@ -222,6 +251,7 @@ class Environment:
             sys_version=text("sys_version"),
             cache_tag=text("cache_tag"),
             base_prefixes=tuple(prefixes),
+            packages=text("packages"),
         )
 
 
