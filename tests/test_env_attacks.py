@@ -9,10 +9,12 @@ as the installed console script, in a subprocess.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import os
 import shutil
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from codegenie.eval._env.build import build_environment
 from codegenie.eval._env.python import find_python
 from codegenie.eval._env.spec import EnvironmentSpec
 from codegenie.eval._env.store import open_environment, prune
+from codegenie.eval.errors import EnvironmentBuildFailed
 
 from .factory import make_bench
 from .test_grade_environment import candidates, cli, declare, task_class
@@ -189,3 +192,77 @@ def test_a_rebuild_with_other_packages_is_not_answered_from_the_ledger(
     second = graded()
     assert second[2] == first[2]  # the same requirements bytes: the same digest
     assert second[:2] == ("failed", 0)  # but other packages: run again, not reused
+
+
+# --- The Python a digest names is the Python the environment is built with -----------------
+
+SHIM = """\
+#!/bin/sh
+# Like a pyenv shim: which Python it starts depends on the directory it is started in.
+if [ -e .python-version ]; then exec {other} "$@"; fi
+exec {wanted} "$@"
+"""
+
+
+def test_a_shim_that_picks_its_python_by_directory_cannot_change_the_built_python(
+    tmp_path: Path, env_dir: Path, wheels: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert OWN is not None
+    wanted = next(
+        (
+            found
+            for version in ("3.12", "3.13", "3.11", "3.10", "3.9")
+            if (found := find_python(version)) is not None and found.version != OWN.version
+        ),
+        None,
+    )
+    if wanted is None:
+        pytest.skip("this machine has no Python but the harness's")
+    minor = ".".join(wanted.version.split(".")[:2])
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    shim = shims / f"python{minor}"
+    shim.write_text(SHIM.format(other=OWN.executable, wanted=wanted.executable))
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shims}{os.pathsep}{os.environ['PATH']}")
+    bench = make_bench(tmp_path / "repo")
+    offline_requirements(bench.base / "envs" / "tiny.txt", wheels, "tinypkg==1.0")
+    (bench.base / "envs" / ".python-version").write_text(f"{OWN.version}\n")  # the bench's own
+    task_class(bench, "tiny-task")
+    declare(bench, "tiny-task", environment="envs/tiny.txt", python=minor)
+    done = cli(bench, "env", "build", "--format", "json")
+    assert "Traceback" not in done.stderr
+    if done.returncode == 0:
+        row = json.loads(done.stdout)["environments"][0]
+        assert row["python"] == wanted.version
+        environment = open_environment(row["digest"])
+        assert environment is not None
+        said = subprocess.run(
+            [
+                str(environment.executable),
+                "-I",
+                "-c",
+                "import platform; print(platform.python_version())",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert said.stdout.strip() == wanted.version
+    else:  # or refused, typed: never an environment of another Python under this digest
+        assert done.returncode == 4, done.stderr
+        assert not [p for p in env_dir.iterdir() if not p.name.startswith(".")]
+
+
+def test_an_interpreter_that_is_not_the_python_the_digest_names_is_a_failed_build(
+    tmp_path: Path, env_dir: Path, wheels: Path
+) -> None:
+    assert OWN is not None
+    claimed = dataclasses.replace(OWN, version="3.99.0")  # found as 3.99.0; starts as OWN
+    requirements = offline_requirements(tmp_path / "req.txt", wheels, "tinypkg==1.0")
+    with pytest.raises(EnvironmentBuildFailed) as failed:
+        build_environment(spec_of(requirements), claimed, task_class="tiny")
+    assert failed.value.step == "python"
+    assert "3.99.0" in failed.value.output
+    assert OWN.version in failed.value.output
+    assert not [p for p in env_dir.iterdir() if p.name != ".locks"]

@@ -189,6 +189,12 @@ def _build_into(
         facts = json.loads(said.strip().splitlines()[-1])
     except (ValueError, IndexError):
         raise failure("python", f"the environment's interpreter said: {said[-500:]}") from None
+    if facts.get("version") != python.version:  # its digest names python's: nothing else
+        raise failure(
+            "python",
+            f"asked for Python {python.version} ({python.executable}), "
+            f"got Python {facts.get('version')}",
+        )
     packages = installed_digest(work)
     listing, size, files = listing_digest(work)
     record = {
