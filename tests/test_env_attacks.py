@@ -28,6 +28,7 @@ from codegenie.eval.errors import EnvironmentBuildFailed
 
 from .factory import make_bench
 from .test_grade_environment import candidates, cli, declare, task_class
+from .test_grade_environment import script as cli_script
 from .wheels import make_wheel, offline_requirements
 
 OWN = find_python(None)
@@ -266,3 +267,31 @@ def test_an_interpreter_that_is_not_the_python_the_digest_names_is_a_failed_buil
     assert "3.99.0" in failed.value.output
     assert OWN.version in failed.value.output
     assert not [p for p in env_dir.iterdir() if p.name != ".locks"]
+
+
+# --- A requirements file is read in time linear in its size ---------------------------------
+
+
+@pytest.mark.parametrize("line", ["spaces", "tabs"])
+def test_a_requirements_file_of_whitespace_does_not_hang_the_command(
+    tmp_path: Path, env_dir: Path, wheels: Path, line: str
+) -> None:
+    """pip's comment pattern, (^|\\s+)#.*$, backtracks: a 1 MiB line took hours, not ms."""
+    bench = make_bench(tmp_path / "repo")
+    task_class(bench, "tiny-task")
+    declare(bench, "tiny-task", environment="envs/tiny.txt")
+    requirements = offline_requirements(bench.base / "envs" / "tiny.txt", wheels)
+    filler = " " * 400_000 if line == "spaces" else " \t" * 200_000  # within the 1 MiB limit
+    with requirements.open("a") as file:
+        file.write(f"tinypkg{filler}==1.0 {filler}# pinned\n")
+    # The limit is a bound for the hang, not a measure: the fixed parse takes well under a second.
+    done = subprocess.run(
+        [cli_script(), "env", "list", "--format", "json"],
+        cwd=bench.base,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["environments"][0]["built"] is False
