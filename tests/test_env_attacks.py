@@ -158,6 +158,7 @@ def test_an_environments_dir_others_control_is_refused(
     assert done.returncode == 4, done.stdout + done.stderr
     assert "environment-build-failed" in done.stderr
     assert str(env_dir) in done.stderr
+    assert "CODEGENIE_ENV_DIR" in done.stderr  # the hint says what to do
     assert "Traceback" not in done.stderr
     # ...nor built into, nor pruned.
     for command in (("env", "build"), ("env", "prune")):
@@ -295,3 +296,20 @@ def test_a_requirements_file_of_whitespace_does_not_hang_the_command(
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout)["environments"][0]["built"] is False
+
+
+# --- Held already (kept as guards): a replaced interpreter is damage ---------------------------
+
+
+def test_an_interpreter_replaced_by_a_link_to_a_shell_is_damage(
+    tmp_path: Path, env_dir: Path, wheels: Path
+) -> None:
+    assert OWN is not None
+    requirements = offline_requirements(tmp_path / "req.txt", wheels, "tinypkg==1.0")
+    built = build_environment(spec_of(requirements), OWN, task_class="tiny")
+    built.executable.unlink()
+    built.executable.symlink_to("/bin/sh")
+    assert open_environment(built.digest) is None
+    rebuilt = build_environment(spec_of(requirements), OWN, task_class="tiny")
+    assert os.path.realpath(rebuilt.executable) != os.path.realpath("/bin/sh")
+    assert open_environment(rebuilt.digest) is not None
