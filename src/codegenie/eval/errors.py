@@ -795,6 +795,11 @@ class EnvironmentBuildFailed(EvalError):
     @property
     def hint(self) -> str:
         """What to look at."""
+        if self.step == "store":
+            return (
+                "keep environments in a directory of yours that only you can write "
+                "(set CODEGENIE_ENV_DIR to one, or unset it for the user cache)"
+            )
         return (
             "read uv's output above; fix the requirements file, or build offline from "
             f"a wheel directory (`UV_FIND_LINKS=DIR UV_NO_INDEX=1 codegenie-bench env build "

@@ -44,9 +44,11 @@ from codegenie.eval._env.store import (
     WORK_PREFIX,
     Environment,
     environments_dir,
+    installed_digest,
     listing_digest,
     open_environment,
     remove_tree,
+    store_problem,
 )
 from codegenie.eval._paths import FileRefused, read_regular_file
 from codegenie.eval.errors import EnvironmentBuildFailed
@@ -63,7 +65,12 @@ _PROBE: Final = (
 
 
 def _run(
-    command: Sequence[str], *, step: str, cwd: str, failure: Callable[[str, str], Exception]
+    command: Sequence[str],
+    *,
+    step: str,
+    cwd: str,
+    failure: Callable[[str, str], Exception],
+    check: bool = True,
 ) -> str:
     try:
         done = subprocess.run(
@@ -78,7 +85,7 @@ def _run(
     except OSError as exc:
         raise failure(step, f"cannot run {command[0]}: {exc.strerror or exc}") from None
     output = done.stdout.decode("utf-8", "replace")
-    if done.returncode != 0:
+    if check and done.returncode != 0:
         raise failure(step, output or f"{command[0]} exited with status {done.returncode}")
     return output
 
@@ -122,9 +129,13 @@ def build_environment(
     with contextlib.ExitStack() as held:
         try:
             root.mkdir(mode=0o700, parents=True, exist_ok=True)
-            held.enter_context(hold_lock(root, hex_digest))
+            problem = store_problem(root)
+            if problem is None:
+                held.enter_context(hold_lock(root, hex_digest))
         except OSError as exc:
             raise failure("store", f"cannot use {root}: {exc.strerror or exc}") from None
+        if problem is not None:
+            raise failure("store", f"will not keep environments in {root}: {problem}")
         kept = open_environment(digest)  # built by another while this one waited
         if kept is not None:
             return kept
@@ -163,15 +174,28 @@ def _build_into(
     if spec.requirements is not None:
         _unchanged(spec, failure)
         # Copies, not links into uv's cache: damage to one never reaches the other.
-        install = [uv, "pip", "install", "--python", str(executable), "--compile-bytecode"]
-        install += ["--link-mode", "copy"]
+        install = [uv, "pip", "install", "--python", str(executable), "--link-mode", "copy"]
         _run([*install, "-r", str(spec.requirements)], step="install", cwd=cwd, failure=failure)
         _unchanged(spec, failure)
-    said = _run([str(executable), "-I", "-c", _PROBE], step="python", cwd=cwd, failure=failure)
+        # Compiled here, not by uv (--compile-bytecode starts the environment's Python with
+        # site, which runs the packages' .pth files on the host): -S, so nothing of them runs.
+        # A file that does not compile stays as it is, as with uv and pip.
+        compiling = [str(executable), "-I", "-S", "-m", "compileall", "-qq", "-j", "0"]
+        _run([*compiling, str(work / "lib")], step="install", cwd=cwd, failure=failure, check=False)
+    # -S: the probe, too, runs nothing of the packages (a .pth file runs at every start).
+    probe = [str(executable), "-I", "-S", "-c", _PROBE]
+    said = _run(probe, step="python", cwd=cwd, failure=failure)
     try:
         facts = json.loads(said.strip().splitlines()[-1])
     except (ValueError, IndexError):
         raise failure("python", f"the environment's interpreter said: {said[-500:]}") from None
+    if facts.get("version") != python.version:  # its digest names python's: nothing else
+        raise failure(
+            "python",
+            f"asked for Python {python.version} ({python.executable}), "
+            f"got Python {facts.get('version')}",
+        )
+    packages = installed_digest(work)
     listing, size, files = listing_digest(work)
     record = {
         "format": 1,
@@ -184,6 +208,7 @@ def _build_into(
         "sys_version": facts["sys_version"],
         "cache_tag": facts["cache_tag"],
         "base_prefixes": facts["base_prefixes"],
+        "packages": packages,
         "size": size,
         "files": files,
         "listing": listing,

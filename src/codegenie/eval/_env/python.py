@@ -121,8 +121,13 @@ def _probe(executable: str) -> Python | None:
         return None
     try:
         said = json.loads(done.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+        # The interpreter that answered, not the path asked: a shim (pyenv's) picks its
+        # Python by the directory it starts in, and a build starts elsewhere.
+        real = str(said["executable"])
         return Python(
-            executable=os.path.abspath(executable),
+            executable=real
+            if os.path.isabs(real) and os.access(real, os.X_OK)
+            else os.path.abspath(executable),
             version=str(said["version"]),
             implementation=str(said["implementation"]),
             platform=str(said["platform"]),

@@ -51,7 +51,10 @@ _REFUSED: Final = {
     "--editable": "an editable install is a directory, not a package: build a wheel "
     "of it and name it (`pkg @ file:///…/pkg.whl`)",
 }
-_COMMENT: Final = re.compile(r"(^|\s+)#.*$")
+# A comment starts at a "#" that starts the line or follows whitespace (pip's rule). Found
+# with a look-behind, then cut with the whitespace before it: the pattern pip writes,
+# (^|\s+)#.*$, backtracks over every run of whitespace, quadratic in a line's length.
+_COMMENT: Final = re.compile(r"(?:^|(?<=\s))#")
 _HASH: Final = re.compile(r"--hash[=\s]\s*([A-Za-z0-9]+):([0-9A-Fa-f]+)$")
 _PATH_LIKE: Final = re.compile(r"^(\.{0,2}/|~|[A-Za-z][A-Za-z0-9+.-]*://|file:)")
 
@@ -65,6 +68,11 @@ class RequirementsProblem:
     message: str
 
 
+def _uncommented(raw: str) -> str:
+    found = _COMMENT.search(raw)
+    return raw if found is None else raw[: found.start()].rstrip()
+
+
 def _logical_lines(text: str) -> list[tuple[int, str]]:
     """Return ``(first line number, text)`` per logical line: comments cut, continuations joined."""
     lines: list[tuple[int, str]] = []
@@ -73,7 +81,7 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
     for number, raw in enumerate(text.splitlines(), start=1):
         if not pending:
             start = number
-        stripped = _COMMENT.sub("", raw) if not pending or raw.lstrip() else raw
+        stripped = _uncommented(raw) if not pending or raw.lstrip() else raw
         if stripped.endswith("\\"):
             pending.append(stripped[:-1])
             continue

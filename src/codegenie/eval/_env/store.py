@@ -38,10 +38,12 @@ __all__ = (
     "Environment",
     "built_environments",
     "environments_dir",
+    "installed_digest",
     "listing_digest",
     "open_environment",
     "prune",
     "remove_tree",
+    "store_problem",
 )
 
 #: The record a finished build leaves in the environment's directory.
@@ -62,6 +64,34 @@ def environments_dir() -> Path:
     if os.path.isabs(chosen):
         return Path(chosen)
     return Path(cache_dir()) / "environments"
+
+
+def store_problem(root: Path) -> str | None:
+    """Return why the environments directory ``root`` must not be used, or ``None``.
+
+    The rules of the user's other caches (:mod:`codegenie.eval._cache.directory`):
+    a real directory, not a symbolic link, owned by this user and writable by
+    nobody else. Anyone who can write there could plant an environment a
+    rubric then runs in, or swap one after it was checked. Raises ``OSError``
+    when ``root`` cannot be looked at (``FileNotFoundError``: there is none).
+    """
+    status = os.lstat(root)
+    if stat.S_ISLNK(status.st_mode):
+        return "it is a symbolic link: name the directory it leads to"
+    if not stat.S_ISDIR(status.st_mode):
+        return "it is not a directory"
+    if status.st_uid != os.geteuid():
+        return f"it belongs to another user (uid {status.st_uid}): use a directory of yours"
+    if status.st_mode & 0o022:
+        return f"others can write to it (mode {status.st_mode & 0o777:o}): chmod go-w it"
+    return None
+
+
+def _private(root: Path) -> bool:
+    try:
+        return store_problem(root) is None
+    except OSError:
+        return False
 
 
 def listing_digest(root: Path | str) -> tuple[str, int, int]:
@@ -98,6 +128,31 @@ def listing_digest(root: Path | str) -> tuple[str, int, int]:
     return digest.hexdigest(), total, files
 
 
+def installed_digest(root: Path | str) -> str:
+    """Return a digest of the distributions installed under ``root``, at build time.
+
+    Covers each ``*.dist-info/RECORD`` (every installed file's name and
+    hash: the distribution's name, version and contents) and each ``.pth``
+    file, by relative name. One digest of a spec can be built into other
+    packages — an unpinned requirement after a release, a wheel replaced in
+    a ``--find-links`` directory — and results must not be served across them.
+    """
+    digest = hashlib.blake2b(digest_size=16)
+    top = os.fspath(root)
+    for directory, names, filenames in os.walk(top):
+        names.sort()
+        in_dist_info = directory.endswith(".dist-info")
+        for name in sorted(filenames):
+            if not (name.endswith(".pth") or (in_dist_info and name == "RECORD")):
+                continue
+            path = os.path.join(directory, name)
+            with open(path, "rb") as file:
+                content = hashlib.blake2b(file.read(), digest_size=32).digest()
+            entry = os.path.relpath(path, top).encode("utf-8", "surrogateescape")
+            digest.update(entry + b"\0" + content)
+    return digest.hexdigest()
+
+
 @final
 @dataclass(frozen=True, slots=True)
 class Environment:
@@ -106,7 +161,8 @@ class Environment:
     ``python`` is its interpreter's full version (``3.12.1``),
     ``python_request`` what the manifest asked for (``None``: the harness's
     own), ``requirements`` the file it was built from (as a path, when
-    built), ``size`` and ``files`` what it holds, ``uv`` the uv that built it.
+    built), ``size`` and ``files`` what it holds, ``uv`` the uv that built it,
+    ``packages`` what it was built into (:func:`installed_digest`).
     """
 
     digest: str
@@ -121,6 +177,7 @@ class Environment:
     sys_version: str
     cache_tag: str
     base_prefixes: tuple[str, ...]
+    packages: str
 
     @property
     def executable(self) -> Path:
@@ -135,7 +192,8 @@ class Environment:
         from ``bin/python`` through its links). Nothing of the harness's own
         virtual environment. ``version`` and ``packages`` identify it for the
         ledger: the interpreter's ``sys.version`` and cache tag, and this
-        environment's digest.
+        environment's digest and installed packages (a rebuild under the
+        same digest into other packages is another key).
         """
         found = [str(self.path), *self.base_prefixes]
         hop = str(self.executable)
@@ -151,7 +209,7 @@ class Environment:
             executable=self.executable,
             prefixes=tuple(Path(p) for p in sorted(resolved)),
             version=f"{self.sys_version} {self.cache_tag}",
-            packages=f"environment {self.digest}",
+            packages=f"environment {self.digest} packages {self.packages}",
         )
 
     @classmethod
@@ -193,6 +251,7 @@ class Environment:
             sys_version=text("sys_version"),
             cache_tag=text("cache_tag"),
             base_prefixes=tuple(prefixes),
+            packages=text("packages"),
         )
 
 
@@ -224,7 +283,10 @@ def open_environment(digest: str, *, check: bool = True) -> Environment | None:
     Damaged: no readable record, a record of another digest, or (``check``)
     a directory that no longer holds what the record lists.
     """
-    path = environments_dir() / digest.removeprefix(DIGEST_LABEL)
+    root = environments_dir()
+    path = root / digest.removeprefix(DIGEST_LABEL)
+    if not _private(root) or not stat.S_ISDIR(_lstat_mode(path)):
+        return None  # a link is not an environment, even to a whole one
     record = _read_record(path)
     if record is None or record.get("digest") != digest:
         return None
@@ -242,19 +304,35 @@ def open_environment(digest: str, *, check: bool = True) -> Environment | None:
     return environment
 
 
+def _lstat_mode(path: Path) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
+
+
 def built_environments() -> Iterator[tuple[Path, Environment | None]]:
     """Yield each environment directory kept, and its environment (``None``: damaged).
 
-    Not checked against its record: :func:`open_environment` does that.
+    Not checked against its record: :func:`open_environment` does that. A
+    link where an environment would be is yielded as damaged. Nothing, for
+    a directory that is not this user's alone (:func:`store_problem`).
     """
     root = environments_dir()
+    if not _private(root):
+        return
     try:
         names = sorted(os.listdir(root))
     except OSError:
         return
     for name in names:
         path = root / name
-        if name.startswith(".") or not path.is_dir() or path.is_symlink():
+        if name.startswith("."):
+            continue
+        if stat.S_ISLNK(_lstat_mode(path)):
+            yield path, None
+            continue
+        if not path.is_dir():
             continue
         record = _read_record(path)
         environment = None
@@ -271,7 +349,16 @@ def remove_tree(path: Path) -> None:
         os.rename(path, aside)
     except FileNotFoundError:
         return
-    shutil.rmtree(aside, ignore_errors=True)
+    _remove(aside)
+
+
+def _remove(path: Path) -> None:
+    """Remove the directory ``path``; only the link, if it is one (never what it leads to)."""
+    if stat.S_ISLNK(_lstat_mode(path)):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def prune(keep: set[str]) -> list[Path]:
@@ -281,12 +368,14 @@ def prune(keep: set[str]) -> list[Path]:
     directories no build is using: their lock is free).
     """
     removed: list[Path] = []
+    root = environments_dir()
+    if not _private(root):
+        return removed
     for path, environment in built_environments():
         if environment is not None and environment.digest in keep:
             continue
         remove_tree(path)
         removed.append(path)
-    root = environments_dir()
     with contextlib.suppress(OSError):
         for name in sorted(os.listdir(root)):
             if not name.startswith(WORK_PREFIX):
@@ -294,6 +383,6 @@ def prune(keep: set[str]) -> list[Path]:
             owner = name.removeprefix(WORK_PREFIX).split("-", 1)[0]
             with try_lock(root, owner) as held:
                 if held:
-                    shutil.rmtree(root / name, ignore_errors=True)
+                    _remove(root / name)
                     removed.append(root / name)
     return removed
