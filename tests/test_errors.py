@@ -239,6 +239,29 @@ EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
             "problems": ("the reports grade different task classes",),
         },
     ),
+    (
+        errors.PythonUnavailable("np-task", "3.14", Path("/r/bench.toml")),
+        4,
+        {"task_class": "np-task", "version": "3.14", "manifest": Path("/r/bench.toml")},
+    ),
+    (
+        errors.EnvironmentBuildFailed(
+            "np-task", Path("/r/envs/np.txt"), "blake2b-256:" + "0" * 64, "install", "no numpy"
+        ),
+        4,
+        {
+            "task_class": "np-task",
+            "requirements": Path("/r/envs/np.txt"),
+            "digest": "blake2b-256:" + "0" * 64,
+            "step": "install",
+            "output": "no numpy",
+        },
+    ),
+    (
+        errors.EnvironmentNotBuilt("np-task", "blake2b-256:" + "0" * 64),
+        4,
+        {"task_class": "np-task", "digest": "blake2b-256:" + "0" * 64},
+    ),
 ]
 
 
