@@ -278,3 +278,43 @@ def test_environments_live_in_the_user_cache_unless_told(
     assert environments_dir() == tmp_path / "cache" / "codegenie-eval" / "environments"
     monkeypatch.setenv("CODEGENIE_ENV_DIR", str(tmp_path / "mine"))
     assert environments_dir() == tmp_path / "mine"
+
+
+def test_a_relative_wheel_directory_is_found_from_where_the_command_runs(
+    tmp_path: Path, env_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert OWN is not None
+    make_wheel(tmp_path / "wheels", "tinypkg", "1.0", "VERSION = '1.0'\n")
+    requirements = tmp_path / "envs" / "req.txt"
+    requirements.parent.mkdir()
+    requirements.write_text("tinypkg==1.0\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("UV_FIND_LINKS", "wheels")
+    monkeypatch.setenv("UV_NO_INDEX", "1")
+    environment = build_environment(spec_of(requirements), OWN, task_class="tiny")
+    assert (
+        built_python_says(environment.executable, "import tinypkg; print(tinypkg.VERSION)") == "1.0"
+    )
+
+
+def test_pip_settings_reach_uv_only_when_uv_is_not_configured(tmp_path: Path) -> None:
+    from codegenie.eval._env.pip_config import _uv_config_files, uv_environment
+
+    base = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    if any(os.path.isfile(path) for path in _uv_config_files(base)):
+        pytest.skip("this machine has a uv configuration file of its own")
+    pip = {
+        **base,
+        "PIP_INDEX_URL": "https://mirror.example/simple",
+        "PIP_EXTRA_INDEX_URL": "https://a.example/simple https://b.example/simple",
+        "PIP_NO_INDEX": "true",
+    }
+    given = uv_environment(pip)
+    assert given["UV_INDEX_URL"] == "https://mirror.example/simple"
+    assert given["UV_EXTRA_INDEX_URL"] == "https://a.example/simple https://b.example/simple"
+    assert given["UV_NO_INDEX"] == "1"
+    assert given["UV_INDEX_STRATEGY"] == "unsafe-best-match"  # pip's rule for several indexes
+    configured = uv_environment({**pip, "UV_INDEX_URL": "https://uv.example/simple"})
+    assert configured["UV_INDEX_URL"] == "https://uv.example/simple"
+    assert "UV_EXTRA_INDEX_URL" not in configured
+    assert "UV_INDEX_STRATEGY" not in configured

@@ -78,13 +78,32 @@ def _pip_settings(environ: Mapping[str, str]) -> dict[str, str]:
     return settings
 
 
+def _absolute_links(value: str) -> str:
+    """Return ``UV_FIND_LINKS``'s ``value`` with each relative path made absolute.
+
+    uv runs in the requirements file's directory; a wheel directory the user
+    named relative to where they typed the command must still be found.
+    """
+    links = []
+    for link in value.split(","):
+        stripped = link.strip()
+        if stripped and "://" not in stripped and not os.path.isabs(stripped):
+            stripped = os.path.abspath(os.path.expanduser(stripped))
+        links.append(stripped)
+    return ",".join(links)
+
+
 def uv_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """Return the environment to run uv with: ``environ`` (``os.environ``), plus pip's sources.
 
     pip's settings are added only when no uv setting names a source (see the
-    module). Nothing is removed.
+    module). Nothing is removed; a relative wheel directory in
+    ``UV_FIND_LINKS`` (the user's, or pip's ``find-links``) is made absolute
+    against the current directory.
     """
     source = dict(os.environ if environ is None else environ)
+    if "UV_FIND_LINKS" in source:
+        source["UV_FIND_LINKS"] = _absolute_links(source["UV_FIND_LINKS"])
     if any(name in source for name in _UV_SOURCES):
         return source
     if any(os.path.isfile(path) for path in _uv_config_files(source)):
@@ -96,7 +115,7 @@ def uv_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     if pip.get("extra-index-url", "").split():
         added["UV_EXTRA_INDEX_URL"] = " ".join(pip["extra-index-url"].split())
     if pip.get("find-links", "").split():
-        added["UV_FIND_LINKS"] = ",".join(pip["find-links"].split())
+        added["UV_FIND_LINKS"] = _absolute_links(",".join(pip["find-links"].split()))
     if pip.get("no-index", "").strip().lower() in {"1", "true", "yes", "on"}:
         added["UV_NO_INDEX"] = "1"
     if "UV_EXTRA_INDEX_URL" in added or "UV_INDEX_URL" in added:
