@@ -75,3 +75,11 @@ def _isolate_eval_globals(
 def default_registry(_isolate_eval_globals: TaskClassRegistry) -> TaskClassRegistry:
     """The (fresh) default registry the current test runs with."""
     return _isolate_eval_globals
+
+
+@pytest.fixture
+def env_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where this test's task-class environments are kept (``CODEGENIE_ENV_DIR``), not made."""
+    directory = tmp_path / "environments"
+    monkeypatch.setenv("CODEGENIE_ENV_DIR", str(directory))
+    return directory

@@ -35,13 +35,6 @@ OWN = find_python(None)
 
 
 @pytest.fixture
-def env_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "environments"
-    monkeypatch.setenv("CODEGENIE_ENV_DIR", str(directory))
-    return directory
-
-
-@pytest.fixture
 def wheels(tmp_path: Path) -> Path:
     directory = tmp_path / "wheels"
     make_wheel(directory, "tinypkg", "1.0", "VERSION = '1.0'\n")

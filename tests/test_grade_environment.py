@@ -94,13 +94,6 @@ def task_class(bench: Bench, slug: str, rubric: str = RUBRIC, *, answer: str = "
 
 
 @pytest.fixture
-def env_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "environments"
-    monkeypatch.setenv("CODEGENIE_ENV_DIR", str(directory))
-    return directory
-
-
-@pytest.fixture
 def bench(tmp_path: Path) -> Bench:
     made = make_bench(tmp_path / "repo")
     wheels = tmp_path / "wheels"

@@ -27,7 +27,7 @@ import math
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Final, Literal, final
+from typing import TYPE_CHECKING, Any, Final, Literal, final
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -52,6 +52,9 @@ from codegenie.eval.rubrics import (
     run_rubrics,
 )
 
+if TYPE_CHECKING:
+    from codegenie.eval.manifest import BenchManifest
+
 __all__ = (
     "VERDICT_LIMIT",
     "EnvironmentInfo",
@@ -65,6 +68,7 @@ __all__ = (
     "grade",
     "select",
     "select_cases",
+    "task_class_environment",
 )
 
 GradeStatus = Literal["passed", "failed", "missing", "error"]
@@ -749,6 +753,37 @@ def grade(
         fail_under=fail_under,
         run=run,
         environment=None if environment is None else EnvironmentInfo.of(environment),
+    )
+
+
+def task_class_environment(
+    manifest: BenchManifest,
+    slug: str,
+    *,
+    build: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> Environment | None:
+    """Return the environment ``slug``'s entry of ``manifest`` declares, ready for :func:`grade`.
+
+    ``None`` when the entry declares neither ``environment`` nor ``python``
+    (its rubrics run in the harness's interpreter). Otherwise the built
+    environment: kept, or built now (``progress`` is told, in one line,
+    when a build starts); with ``build`` false, one not built raises
+    ``EnvironmentNotBuilt``. Raises ``PythonUnavailable`` for a Python this
+    machine lacks, ``EnvironmentBuildFailed`` for a requirements file that
+    cannot be used (``step`` ``"requirements"``) or a build that failed, and
+    ``TaskClassNotFound`` for a slug the manifest does not declare.
+    """
+    entry = manifest.entry(slug)
+    if entry.environment is None and entry.python is None:
+        return None
+    from codegenie.eval._env.declared import declared_spec, ready_environment  # noqa: PLC0415 - start-up: only benches with environments pay for it
+
+    spec = declared_spec(manifest.path.parent, entry.environment, entry.python, task_class=slug)
+    if spec is None:  # pragma: no cover - the entry declares one
+        return None
+    return ready_environment(
+        spec, task_class=slug, manifest=manifest.path, build=build, progress=progress
     )
 
 

@@ -31,7 +31,7 @@ from typing import Any, Final, final
 from codegenie.eval._env.lock import try_lock
 from codegenie.eval._env.spec import DIGEST_LABEL
 from codegenie.eval._paths import cache_dir
-from codegenie.eval._sandbox.policy import Interpreter
+from codegenie.eval._sandbox.policy import Interpreter, interpreter_prefixes
 
 __all__ = (
     "RECORD_NAME",
@@ -195,19 +195,10 @@ class Environment:
         environment's digest and installed packages (a rebuild under the
         same digest into other packages is another key).
         """
-        found = [str(self.path), *self.base_prefixes]
-        hop = str(self.executable)
-        for _ in range(40):
-            found.append(os.path.dirname(hop))
-            if not os.path.islink(hop):
-                break
-            hop = os.path.join(os.path.dirname(hop), os.readlink(hop))
-        resolved = {os.path.realpath(p) for p in found} | {os.path.abspath(p) for p in found}
-        resolved.discard(os.path.realpath(self.path / "bin"))
-        resolved.discard(os.path.abspath(self.path / "bin"))
+        prefixes = interpreter_prefixes(str(self.executable), [str(self.path), *self.base_prefixes])
         return Interpreter(
             executable=self.executable,
-            prefixes=tuple(Path(p) for p in sorted(resolved)),
+            prefixes=prefixes,
             version=f"{self.sys_version} {self.cache_tag}",
             packages=f"environment {self.digest} packages {self.packages}",
         )

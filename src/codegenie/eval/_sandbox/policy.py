@@ -30,6 +30,7 @@ __all__ = (
     "SandboxMode",
     "SandboxPolicy",
     "bwrap_args",
+    "interpreter_prefixes",
     "read_only_paths",
 )
 
@@ -113,7 +114,20 @@ def _interpreter(executable: str) -> Interpreter:
         sys.base_exec_prefix,
         *site.getsitepackages(),
     ]
-    # Each link on the way from sys.executable to the binary, and where it leads.
+    version = f"{sys.version} {sys.implementation.cache_tag}"
+    packages = _packages_digest(site.getsitepackages())
+    prefixes = interpreter_prefixes(executable, found)
+    return Interpreter(Path(executable), prefixes, version, packages)
+
+
+def interpreter_prefixes(executable: str, prefixes: Iterable[str]) -> tuple[Path, ...]:
+    """Return what to bind for ``executable``: ``prefixes`` and its links' directories, resolved.
+
+    Each directory on the way from ``executable`` through its links to the
+    binary, and each of ``prefixes``; every one both as written (absolute)
+    and with its links resolved; sorted, each once.
+    """
+    found = list(prefixes)
     hop = executable
     for _ in range(40):
         found.append(os.path.dirname(hop))
@@ -121,10 +135,7 @@ def _interpreter(executable: str) -> Interpreter:
             break
         hop = os.path.join(os.path.dirname(hop), os.readlink(hop))
     resolved = {os.path.realpath(p) for p in found} | {os.path.abspath(p) for p in found}
-    version = f"{sys.version} {sys.implementation.cache_tag}"
-    packages = _packages_digest(site.getsitepackages())
-    prefixes = tuple(Path(p) for p in sorted(resolved))
-    return Interpreter(Path(executable), prefixes, version, packages)
+    return tuple(Path(p) for p in sorted(resolved))
 
 
 # What, in a site-packages directory, says which distributions are installed.

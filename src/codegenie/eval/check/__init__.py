@@ -316,9 +316,9 @@ def _environments(
     their Python cannot be used, which the static checks report
     (``environment-invalid``, ``python-unavailable``).
     """
-    from codegenie.eval._env.declared import declared_spec, ready_environment  # noqa: PLC0415 - only when an environment is declared
     from codegenie.eval._manifest.model import BenchManifest  # noqa: PLC0415 - only check --rubrics reads it again
     from codegenie.eval.errors import EnvironmentBuildFailed, PythonUnavailable  # noqa: PLC0415 - only check --rubrics raises them
+    from codegenie.eval.grading import task_class_environment  # noqa: PLC0415 - only check --rubrics needs it
 
     interpreters: dict[str, Interpreter] = {}
     unusable: set[str] = set()
@@ -329,28 +329,20 @@ def _environments(
     for slug in sorted({run.slug for run in runs}):
         if slug not in bench:
             continue
-        entry = bench.entry(slug)
         try:
-            spec = declared_spec(
-                bench.path.parent, entry.environment, entry.python, task_class=slug
-            )
-        except EnvironmentBuildFailed:
-            unusable.add(slug)
-            continue
-        if spec is None:
-            continue
-        try:
-            ready = ready_environment(
-                spec,
-                task_class=slug,
-                manifest=bench.path,
-                build=rubrics.build,
-                progress=rubrics.on_build,
+            ready = task_class_environment(
+                bench, slug, build=rubrics.build, progress=rubrics.on_build
             )
         except PythonUnavailable:
             unusable.add(slug)
             continue
-        interpreters[slug] = ready.interpreter()
+        except EnvironmentBuildFailed as failed:
+            if failed.step != "requirements":
+                raise
+            unusable.add(slug)
+            continue
+        if ready is not None:
+            interpreters[slug] = ready.interpreter()
     return interpreters, unusable
 
 

@@ -26,22 +26,15 @@ def ready_environments(
     manifest: BenchManifest, slugs: Iterable[str], out: Output, *, build: bool
 ) -> dict[str, Environment]:
     """Return the environment of each of ``slugs`` that declares one, ready to run rubrics in."""
-    entries = [(slug, manifest.entry(slug)) for slug in slugs]
-    declaring = [(s, e) for s, e in entries if e.environment is not None or e.python is not None]
-    if not declaring:
-        return {}
-    from codegenie.eval._env.declared import declared_spec, ready_environment  # noqa: PLC0415 - start-up: only benches with environments pay for it
+    from codegenie.eval.grading import task_class_environment  # noqa: PLC0415 - start-up: only commands that grade pay for it
 
     def progress(line: str) -> None:
         if not out.quiet:
             out.stderr.write(f"codegenie-bench: {escape_control(line)}\n")
 
     ready: dict[str, Environment] = {}
-    for slug, entry in declaring:
-        spec = declared_spec(manifest.path.parent, entry.environment, entry.python, task_class=slug)
-        if spec is None:
-            continue
-        ready[slug] = ready_environment(
-            spec, task_class=slug, manifest=manifest.path, build=build, progress=progress
-        )
+    for slug in slugs:
+        environment = task_class_environment(manifest, slug, build=build, progress=progress)
+        if environment is not None:
+            ready[slug] = environment
     return ready
