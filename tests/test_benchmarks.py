@@ -126,6 +126,8 @@ def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
             "3",
             "--humaneval-samples",
             "1,2",
+            "--scaling-runs",
+            "20",
             "--output",
             str(output),
         ],
@@ -182,6 +184,7 @@ def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
         "sandboxed `grade --no-cache --jobs 2` in a declared environment",
         "HumanEval: sandboxed `grade --jobs 2 --no-cache`, 1 sample a problem",
         "HumanEval: sandboxed `grade --jobs 2 --no-cache`, 2 samples a problem",
+        "per run, of a large grading",
     ):
         assert measurement in table
     assert "| measurement | N | median | floor |" in table
