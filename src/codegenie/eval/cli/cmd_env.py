@@ -63,9 +63,7 @@ def _size(size: int) -> str:
 
 def _build(manifest: BenchManifest, slugs: list[str], out: Output) -> int:
     from codegenie.eval._env.declared import ready_environment  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval._env.python import find_python  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._env.spec import short_digest  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval._env.store import open_environment  # noqa: PLC0415 - start-up: only this command pays for it
 
     for slug in slugs:
         manifest.entry(slug)  # TaskClassNotFound, with suggestions, before anything is built
@@ -74,21 +72,23 @@ def _build(manifest: BenchManifest, slugs: list[str], out: Output) -> int:
     rows: list[dict[str, Any]] = []
     lines: list[str] = []
 
-    def progress(line: str) -> None:
-        if not out.quiet:
-            out.stderr.write(f"codegenie-bench: {escape_control(line)}\n")
+    built: set[str] = set()  # the task classes whose environment a build was started for
 
     for slug in chosen:
+
+        def progress(line: str, slug: str = slug) -> None:
+            built.add(slug)
+            if not out.quiet:
+                out.stderr.write(f"codegenie-bench: {escape_control(line)}\n")
+
         spec = declared.get(slug)
         if spec is None:
             out.note(f"{slug} declares no environment: its rubric runs in yours")
             continue
-        python = find_python(spec.python)
-        was_built = python is not None and open_environment(spec.digest(python)) is not None
         environment = ready_environment(
             spec, task_class=slug, manifest=manifest.path, build=True, progress=progress
         )
-        state = "kept" if was_built else "built"
+        state = "built" if slug in built else "kept"
         rows.append(
             {
                 "task_class": slug,
