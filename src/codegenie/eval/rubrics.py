@@ -69,6 +69,7 @@ from codegenie.eval._sandbox.keyring import run_in_new_keyring
 from codegenie.eval._sandbox.limits import Breach
 from codegenie.eval._sandbox.preparation import PreparedRun
 from codegenie.eval._sandbox.provider import Sandbox, choose_sandbox
+from codegenie.eval._sandbox.warm import WarmWorkers
 from codegenie.eval._tree import (
     BYTES_LIMIT,
     DEPTH_LIMIT,
@@ -244,7 +245,11 @@ def run_rubric(
 
 
 def execute(
-    spec: RunSpec, sandbox: Sandbox, *, cancel: threading.Event | None = None
+    spec: RunSpec,
+    sandbox: Sandbox,
+    *,
+    cancel: threading.Event | None = None,
+    workers: WarmWorkers | None = None,
 ) -> RubricResult:
     """Make the run ``spec`` says, in ``sandbox``; return what the rubric decided.
 
@@ -252,6 +257,11 @@ def execute(
     (which it builds): the same copies, sandbox, limits, supervision and
     verdict, the same contract. ``sandbox`` must be the provider whose
     policy the spec names. Raises ``NotImplementedError`` off POSIX.
+
+    ``workers``: under bubblewrap, the run is made by the calling thread's
+    warm worker (:mod:`codegenie.eval._sandbox.warm`) where one can start:
+    what it sees, its limits and its verdict are the same, its start is a
+    fork. Where none can, it is made the plain way.
     """
     if os.name != "posix":  # pragma: no cover - process groups are POSIX
         msg = "rubrics are run in a process group of their own, which needs POSIX"
@@ -276,8 +286,12 @@ def execute(
         return error(f"the candidate {candidate_dir} is not a directory")
     if cancel is not None and cancel.is_set():
         return error(CANCELLED_REASON)
+    worker = None
+    if workers is not None and sandbox.contained:
+        worker = workers.worker(spec.interpreter, Path(spec.task_class.path), (Path(spec.cases),))
     try:
-        workspace = tempfile.mkdtemp(prefix="codegenie-rubric-")
+        parent = None if worker is None else str(worker.directory)
+        workspace = tempfile.mkdtemp(prefix="codegenie-rubric-", dir=parent)
     except OSError as exc:
         return error(f"cannot create a temporary directory: {exc.strerror or exc}")
     try:
@@ -299,17 +313,45 @@ def execute(
         python = str(spec.interpreter.executable)
         command = [python, "-B", rubric_file, case_copy, candidate_copy]
         try:
+            if worker is not None:
+                try:
+                    with sandbox.prepare(spec, Path(workspace), warm=True) as prepared:
+                        ending = worker.run(
+                            prepared,
+                            command,
+                            spec.timeout,
+                            cancel=cancel,
+                            stdout=Bounds(head=STDOUT_LIMIT),
+                            stderr=Bounds(tail=STDERR_TAIL_LIMIT),
+                        )
+                        return _ended(spec, ending, prepared, started, error)
+                except NotStarted as exc:
+                    if not worker.broken or worker.succeeded:
+                        raise
+                    # The worker could not set up a first run here: the plain way, from now on.
+                    assert workers is not None
+                    workers.give_up(exc.reason)
             with sandbox.prepare(spec, Path(workspace)) as prepared:
                 ending = _start_and_watch(prepared, command, spec.timeout, cancel)
-                if ending.cancelled and prepared.disk.breach is None:
-                    return error(CANCELLED_REASON)
-                return _judge(spec.case_id, ending, _Run(prepared, spec.timeout, started))
+                return _ended(spec, ending, prepared, started, error)
         except NotStarted as exc:
             return error(f"cannot start the rubric: {exc.reason}")
         except OSError as exc:  # out of file descriptors, say; the rubric was killed
             return error(f"cannot run the rubric: {exc.strerror or type(exc).__name__}")
     finally:
         _remove_tree(workspace)
+
+
+def _ended(
+    spec: RunSpec,
+    ending: Ending,
+    prepared: PreparedRun,
+    started: float,
+    error: Callable[[str], RubricResult],
+) -> RubricResult:
+    if ending.cancelled and prepared.disk.breach is None:
+        return error(CANCELLED_REASON)
+    return _judge(spec.case_id, ending, _Run(prepared, spec.timeout, started))
 
 
 def _start_and_watch(
@@ -377,6 +419,7 @@ def run_rubrics(
         return []
     cancel = threading.Event()
     workers = max(1, min(jobs, len(runs), most_at_once(_FDS_PER_RUN) or jobs))
+    warm = warm_workers(sandbox)
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rubric")
     submitted: list[Future[RubricResult]] = []
     # Each run says when it ends: waiting on every pending future after each
@@ -385,7 +428,7 @@ def run_rubrics(
     ended: queue.SimpleQueue[int] = queue.SimpleQueue()
     try:
         for index, run in enumerate(runs):
-            future = pool.submit(execute, run, sandbox, cancel=cancel)
+            future = pool.submit(execute, run, sandbox, cancel=cancel, workers=warm)
             future.add_done_callback(functools.partial(_say_ended, ended, index))
             submitted.append(future)
         for _ in submitted:
@@ -401,8 +444,23 @@ def run_rubrics(
     except BaseException:
         _stop_through_interrupts(pool, submitted, cancel)
         raise
+    finally:
+        if warm is not None:
+            pool.shutdown(wait=True)
+            warm.close()
     pool.shutdown(wait=True)
     return [result for result in results if result is not None]
+
+
+def warm_workers(sandbox: Sandbox) -> WarmWorkers | None:
+    """Return the warm workers a batch of runs in ``sandbox`` uses, or ``None`` (the plain way).
+
+    Under bubblewrap, unless ``CODEGENIE_WARM_WORKERS=0`` asks for the
+    plain way (for comparing the two, and as a way out).
+    """
+    if sandbox.bubblewrap is None or os.environ.get("CODEGENIE_WARM_WORKERS", "1") == "0":
+        return None
+    return WarmWorkers(sandbox.bubblewrap)
 
 
 def _say_ended(ended: queue.SimpleQueue[int], index: int, _: object) -> None:

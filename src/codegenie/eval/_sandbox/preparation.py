@@ -41,7 +41,7 @@ from codegenie.eval._sandbox.env import sandbox_environment
 from codegenie.eval._sandbox.launch import launcher_args
 from codegenie.eval._sandbox.limits import LIMIT_NAMES, Breach, LimitName, Limits
 from codegenie.eval._sandbox.policy import SandboxPolicy, bwrap_args
-from codegenie.eval._sandbox.rlimits import rlimits_for
+from codegenie.eval._sandbox.rlimits import Rlimit, rlimits_for
 from codegenie.eval._sandbox.seccomp import program as seccomp_program
 
 __all__ = ("Enforcement", "PreparedRun", "Usage", "prepare")
@@ -130,8 +130,12 @@ class PreparedRun:
         disk: DiskWatch,
         pass_fds: Sequence[int] = (),
         status_fd: int | None = None,
+        rlimits: Sequence[Rlimit] = (),
+        warm: bool = False,
     ) -> None:
         self.policy: Final = policy
+        self.rlimits: Final = tuple(rlimits)
+        self.warm: Final = warm
         self.prefix: Final = tuple(prefix)
         self.env: Final = env
         self.cwd: Final = policy.workdir
@@ -222,9 +226,12 @@ class PreparedRun:
         the status comes from bubblewrap's ``--json-status-fd``, written by
         its monitor outside the sandbox, and is ``None`` when bubblewrap
         never started the rubric (it failed to set the sandbox up, or was
-        killed first). Under ``none``, ``returncode`` is the rubric's.
+        killed first). Under ``none``, and for a warm worker's run (whose
+        worker reports the status of the run's init, 128 + the signal for a
+        rubric killed by one, from outside the run's namespaces), ``returncode``
+        is the rubric's.
         """
-        if self.bwrap is None:
+        if self.bwrap is None or self.warm:
             return returncode
         return self.status().get("exit-code")
 
@@ -425,7 +432,11 @@ def _enforcement(limits: Limits, cgroup: RunCgroup) -> dict[LimitName, Enforceme
 
 
 def prepare(
-    policy: SandboxPolicy, *, bwrap: Bubblewrap | None = None, cgroups: bool = True
+    policy: SandboxPolicy,
+    *,
+    bwrap: Bubblewrap | None = None,
+    cgroups: bool = True,
+    warm: bool = False,
 ) -> PreparedRun:
     """Set up the sandbox of one run described by ``policy``; return what to start it with.
 
@@ -438,6 +449,11 @@ def prepare(
     :class:`SandboxUnavailable` when none can start (or this machine has no
     seccomp filter). Under ``none`` nothing is contained and only rlimits
     and the disk limits apply.
+
+    ``warm``: the run is made by a warm worker
+    (:mod:`codegenie.eval._sandbox.warm`), which joins the cgroups, sets
+    the rlimits (:attr:`PreparedRun.rlimits`) and loads the filter itself:
+    no argv head and no pipes for bubblewrap.
     """
     for directory in (policy.workdir, policy.tmpdir, policy.home):
         directory.mkdir(mode=0o700, exist_ok=True)
@@ -453,9 +469,10 @@ def prepare(
         disk = DiskWatch.start(str(policy.run_dir), policy.limits)
         enforcement = _enforcement(policy.limits, cgroup)
         covered = [name for name, how in enforcement.items() if how.startswith("cgroup")]
-        head = launcher_args(cgroup.join_files, rlimits_for(policy.limits, covered))
+        rlimits = rlimits_for(policy.limits, covered)
+        head = [] if warm else launcher_args(cgroup.join_files, rlimits)
         status_fd: int | None = None
-        if used is not None:
+        if used is not None and not warm:
             filter_fd = _filter_pipe(opened)
             status_fd, status_write = os.pipe()
             opened += [status_fd, status_write]
@@ -481,6 +498,8 @@ def prepare(
         disk=disk,
         pass_fds=pass_fds,
         status_fd=status_fd,
+        rlimits=rlimits,
+        warm=warm,
     )
 
 

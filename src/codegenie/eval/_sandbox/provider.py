@@ -90,7 +90,7 @@ class Sandbox:
         note = f": {self.bubblewrap.note}" if self.bubblewrap.note else ""
         return f"{self.bubblewrap.describe()}{note}"
 
-    def prepare(self, spec: Spec, run_dir: Path) -> PreparedRun:
+    def prepare(self, spec: Spec, run_dir: Path, *, warm: bool = False) -> PreparedRun:
         """Set up the run ``spec`` says, in ``run_dir`` (which holds its copies).
 
         The run sees its task class's directory read-only, without the
@@ -98,7 +98,7 @@ class Sandbox:
         limits. What it returns says what the run used
         (:meth:`PreparedRun.usage`) and whether it exceeded a limit
         (:meth:`PreparedRun.verdict_of_limits`); see
-        :func:`codegenie.eval._sandbox.preparation.prepare`.
+        :func:`codegenie.eval._sandbox.preparation.prepare` (and its ``warm``).
         """
         policy = SandboxPolicy(
             self.name,
@@ -108,7 +108,7 @@ class Sandbox:
             hidden=(Path(spec.cases),),
             interpreter=spec.interpreter,
         )
-        return prepare(policy, bwrap=self.bubblewrap)
+        return prepare(policy, bwrap=self.bubblewrap, warm=warm)
 
 
 def _bwrap(requested: str) -> Sandbox:

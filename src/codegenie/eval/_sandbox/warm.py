@@ -1,0 +1,470 @@
+"""Warm workers: one sandbox per worker, one warm interpreter in it, a fork per run.
+
+Starting a run the plain way costs a bubblewrap (a user namespace, ~25
+mounts) and an interpreter (site, the rubric's imports) every time: about
+two thirds of a cheap run. A warm worker pays both once. It is a bubblewrap
+sandbox with the run policy's mounts around a Python (the run's
+interpreter) that runs :mod:`codegenie.eval._sandbox.zygote`; for each run
+the worker forks a process that takes new mount, PID, IPC, network and
+cgroup namespaces, a fresh ``/tmp`` and ``/dev/shm`` and ``/proc``, the
+run's cgroups and rlimits, a new session keyring, no capabilities and the
+seccomp filter, and runs the rubric as ``python RUBRIC CASE CANDIDATE``
+would — forked from an interpreter that has run nothing of any run.
+
+The harness side (this module): :class:`WarmWorkers` keeps one
+:class:`WarmWorker` per thread and per kind of run (interpreter, task
+class), started on first use; :meth:`WarmWorker.run` hands a prepared run
+to its worker (argv, environment, working directory, cgroups, rlimits, and
+the run's stdin, stdout and stderr as descriptors) and watches it as the
+supervisor watches a child: its output within bounds, its deadline, the
+cancel event, the disk watch; it ends in the same
+:class:`~codegenie.eval._process.supervisor.Ending`. What a run may see and
+do is what :mod:`codegenie.eval._sandbox.policy` says, as for a plain run;
+the worker's process and the other runs are out of its reach (another PID
+namespace; the filter denies ``ptrace``).
+
+Where a worker cannot start (a bubblewrap or kernel that refuses the
+capabilities or a nested mount), :class:`WarmWorkers` says why once
+(:attr:`WarmWorkers.unavailable`) and every run takes the plain path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, final
+
+from codegenie.eval._process import procfs
+from codegenie.eval._process.output import Bounds, Sink
+from codegenie.eval._process.supervisor import (
+    DRAIN_GRACE,
+    AnyOf,
+    Ending,
+    Flag,
+    NotStarted,
+    Usage,
+    open_pidfd,
+)
+from codegenie.eval._sandbox.bwrap import Bubblewrap
+from codegenie.eval._sandbox.cgroups import discover
+from codegenie.eval._sandbox.env import sandbox_environment
+from codegenie.eval._sandbox.policy import Interpreter, SandboxPolicy, bwrap_args
+from codegenie.eval._sandbox.seccomp import program as seccomp_program
+
+if TYPE_CHECKING:
+    from codegenie.eval._sandbox.preparation import PreparedRun
+
+__all__ = ("WarmWorker", "WarmWorkers")
+
+_ZYGOTE: Final = Path(__file__).with_name("zygote.py")
+# The capabilities the worker keeps in its user namespace, for the fork of each run:
+# new namespaces and mounts, the loopback up, the bounding set cleared. Each run drops them all.
+_CAPABILITIES: Final = ("CAP_SYS_ADMIN", "CAP_NET_ADMIN", "CAP_SETPCAP")
+_READ: Final = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
+_POLL_S: Final = 0.05
+# How long a worker may take to start (its first run waits for it).
+_START_WITHIN: Final = 30.0
+_STATUS: Final = struct.Struct("!idd")
+
+
+@dataclass(frozen=True, slots=True)
+class _Key:
+    interpreter: Interpreter
+    task_class: str
+    hidden: tuple[str, ...]
+
+
+def _worker_args(policy: SandboxPolicy, bwrap: Bubblewrap, cgroup_parents: Sequence[Path]) -> list[str]:
+    """bubblewrap's arguments for a worker: the run policy's, with capabilities and no filter.
+
+    The worker keeps :data:`_CAPABILITIES` in its user namespace and may make
+    the nested namespaces of each run (no ``--disable-userns``: the filter
+    each run loads denies new user namespaces, as it does on a bubblewrap
+    without that option). The directories the runs' cgroups are made in are
+    bound at their own paths, so that a run joins its own; each run covers
+    ``/sys`` before the rubric starts.
+    """
+    args = bwrap_args(policy, bwrap)
+    args = [arg for arg in args if arg != "--disable-userns"]
+    at = args.index("--cap-drop")
+    caps: list[str] = []
+    for name in _CAPABILITIES:
+        caps += ["--cap-add", name]
+    args[at : at + 2] = caps
+    end = len(args) - 1 - args[::-1].index("--remount-ro")
+    binds: list[str] = []
+    for parent in cgroup_parents:
+        binds += ["--bind", str(parent), str(parent)]
+    args[end:end] = binds
+    return args
+
+
+@final
+class WarmWorker:
+    """A worker sandbox: bubblewrap around a warm interpreter that forks one run at a time.
+
+    Made by :meth:`start`; :meth:`run` makes one run (one at a time: a
+    worker belongs to one thread); :meth:`close` ends it and removes its
+    directory. :attr:`directory` is where runs' directories are made.
+    """
+
+    def __init__(self, process: subprocess.Popen[bytes], control: socket.socket, directory: Path) -> None:
+        self.process: Final = process
+        self.directory: Final = directory
+        self._control = control
+        self._buffer = b""
+        #: The worker is gone or out of step: start another.
+        self.broken = False
+        #: A run was set up here: a later setup failure is that run's, not the worker's.
+        self.succeeded = False
+
+    @classmethod
+    def start(
+        cls,
+        interpreter: Interpreter,
+        task_class: Path,
+        hidden: Sequence[Path],
+        bwrap: Bubblewrap,
+    ) -> WarmWorker:
+        """Start a worker for runs of ``interpreter`` on ``task_class``; raise ``NotStarted``.
+
+        The worker's directory is made in the temporary directory; the
+        worker has the policy's mounts and environment (its ``HOME`` and
+        ``TMPDIR`` are its own directory's, empty), and its stdin, stdout
+        and stderr are ``/dev/null``, as a run's stdin and pipes are not
+        terminals either.
+        """
+        code = seccomp_program()
+        if code is None:
+            msg = f"there is no seccomp filter for this machine ({os.uname().machine})"
+            raise NotStarted(msg)
+        directory = Path(tempfile.mkdtemp(prefix="codegenie-worker-"))
+        parents = sorted({h.parent for h in discover().values()})
+        policy = SandboxPolicy("bwrap", directory, task_class, hidden=tuple(hidden), interpreter=interpreter)
+        for each in (policy.workdir, policy.tmpdir, policy.home):
+            each.mkdir(mode=0o700, exist_ok=True)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        filter_read, filter_write = os.pipe()
+        process = None
+        try:
+            ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+            view = memoryview(code)
+            while view:
+                view = view[os.write(filter_write, view) :]
+            os.close(filter_write)
+            filter_write = -1
+            argv = _worker_args(policy, bwrap, parents)
+            source = _ZYGOTE.read_text(encoding="utf-8")
+            argv += [str(interpreter.executable), "-B", "-c", source, str(theirs.fileno()), str(filter_read)]
+            try:
+                process = subprocess.Popen(  # noqa: S603 - our own argv
+                    argv,
+                    env=sandbox_environment(policy),
+                    cwd=str(policy.workdir),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    pass_fds=(theirs.fileno(), filter_read),
+                    start_new_session=True,
+                    close_fds=True,
+                )
+            except OSError as exc:
+                raise NotStarted(exc.strerror or type(exc).__name__) from exc
+        except BaseException:
+            ours.close()
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
+        finally:
+            theirs.close()
+            os.close(filter_read)
+            if filter_write != -1:
+                os.close(filter_write)
+        return cls(process, ours, directory)
+
+    def run(
+        self,
+        prepared: PreparedRun,
+        command: Sequence[str],
+        limit: float,
+        *,
+        cancel: Flag | None = None,
+        stdout: Bounds,
+        stderr: Bounds,
+    ) -> Ending:
+        """Make the run ``prepared`` describes, ``command`` its argv; watch it to its end.
+
+        As :meth:`Child.wait <codegenie.eval._process.supervisor.Child.wait>`:
+        killed at ``limit`` seconds or once ``cancel`` is set or the disk
+        watch asks; its output kept within the bounds. Raises
+        :class:`NotStarted` when the worker could not set the run up (its
+        reason), or when the worker itself is gone (then it is
+        :attr:`broken`, and the caller starts another).
+        """
+        started = time.monotonic()
+        out_sink, err_sink = Sink(stdout), Sink(stderr)
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        stdin = os.open(os.devnull, os.O_RDONLY)
+        sinks = {out_read: out_sink, err_read: err_sink}
+        pidfd: int | None = None
+        try:
+            for fd in sinks:
+                os.set_blocking(fd, False)
+            policy = prepared.policy
+            request = {
+                "argv": list(command),
+                "env": prepared.env,
+                "cwd": str(prepared.cwd),
+                "run_dir": str(policy.run_dir),
+                "worker_dir": str(self.directory),
+                "join": [str(path) for path in prepared.cgroup.join_files],
+                "rlimits": [list(each) for each in prepared.rlimits],
+                "tmp_size": policy.limits.memory_bytes,
+            }
+            body = json.dumps(request).encode()
+            try:
+                self._control.sendmsg(
+                    [struct.pack("!I", len(body)) + body],
+                    [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", stdin, out_write, err_write))],
+                )
+            except OSError as exc:
+                self.broken = True
+                raise NotStarted(f"the warm worker is gone ({exc.strerror})") from exc
+            finally:
+                for fd in (stdin, out_write, err_write):
+                    os.close(fd)
+            ending, pidfd = self._watch(prepared, (out_sink, err_sink), sinks, limit, cancel, started)
+            self.succeeded = True
+            return ending
+        finally:
+            for fd in sinks:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            if pidfd is not None:
+                os.close(pidfd)
+
+    def _watch(  # noqa: C901, PLR0912, PLR0913, PLR0917 - one loop, as Child.wait's
+        self,
+        prepared: PreparedRun,
+        outputs: tuple[Sink, Sink],
+        sinks: dict[int, Sink],
+        limit: float,
+        cancel: Flag | None,
+        started: float,
+    ) -> tuple[Ending, int | None]:
+        deadline = started + limit
+        poller = select.poll()
+        open_ = dict(sinks)
+        for fd in open_:
+            poller.register(fd, _READ)
+        control = self._control.fileno()
+        poller.register(control, _READ)
+        watch: Mapping[int, Callable[[], bool]] = {}
+        host_pid: int | None = None
+        pidfd: int | None = None
+        status: tuple[int, float, float] | None = None
+        failure: str | None = None
+        timed_out = cancelled = killed = False
+        while status is None:
+            if not killed:
+                if cancel is not None and cancel.is_set():
+                    cancelled = True
+                elif time.monotonic() >= deadline:
+                    timed_out = True
+                if cancelled or timed_out:
+                    killed = self._kill(pidfd)
+            wait = min(_POLL_S, max(0.0, deadline - time.monotonic())) if not killed else _POLL_S
+            for fd, _ in poller.poll(wait * 1000):
+                if fd == control:
+                    got = self._read_control()
+                    if got is None:  # the worker is gone
+                        self.broken = True
+                        raise NotStarted("the warm worker ended")
+                    for kind, value in got:
+                        if kind == "S" and isinstance(value, int):
+                            host_pid = value
+                            pidfd = open_pidfd(host_pid)
+                            prepared.started(lambda pid=host_pid: [pid, *procfs.descendants(pid)])
+                            watch = prepared.watch()
+                            for each in watch:
+                                poller.register(each, _READ)
+                            if killed:  # asked to stop before it said who it is
+                                self._kill(pidfd)
+                        elif kind == "F" and isinstance(value, str):
+                            failure = value
+                        elif kind == "E" and isinstance(value, tuple):
+                            status = value
+                elif fd in watch:
+                    if watch[fd]() and not killed:
+                        cancelled = True
+                        killed = self._kill(pidfd)
+                elif fd in open_ and _read_into(fd, open_[fd]):
+                    poller.unregister(fd)
+                    del open_[fd]
+        if failure is not None:
+            if not self.succeeded:
+                self.broken = True
+            raise NotStarted(failure)
+        _drain(poller, open_, DRAIN_GRACE)
+        wait_status, user_s, system_s = status
+        ending = Ending(
+            pid=host_pid or 0,
+            returncode=os.waitstatus_to_exitcode(wait_status),
+            usage=Usage(time.monotonic() - started, user_s, system_s, 0),
+            timed_out=timed_out,
+            cancelled=cancelled,
+            stdout=outputs[0].output(),
+            stderr=outputs[1].output(),
+        )
+        return ending, pidfd
+
+    def _kill(self, pidfd: int | None) -> bool:
+        """Kill the run (its init dies with it, and every process of its namespace)."""
+        if pidfd is None:
+            return False
+        with contextlib.suppress(OSError):
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        return True
+
+    def _read_control(self) -> list[tuple[str, object]] | None:
+        """Read what the worker sent: ``S`` (pid), ``F`` (reason), ``E`` (status); ``None`` at EOF."""
+        found: list[tuple[str, object]] = []
+        try:
+            data, ancillary, _, _ = self._control.recvmsg(4096, socket.CMSG_SPACE(12), socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return found
+        except OSError:
+            return None
+        if not data:
+            return None
+        pid = None
+        for level, kind, cred in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(cred) >= 12:
+                pid = struct.unpack("3i", cred[:12])[0]
+        self._buffer += data
+        while self._buffer:
+            kind = self._buffer[:1]
+            if kind == b"S":
+                found.append(("S", pid))
+                self._buffer = self._buffer[1:]
+            elif kind == b"F" and len(self._buffer) >= 5:
+                (size,) = struct.unpack("!I", self._buffer[1:5])
+                if len(self._buffer) < 5 + size:
+                    break
+                found.append(("F", self._buffer[5 : 5 + size].decode("utf-8", "replace")))
+                self._buffer = self._buffer[5 + size :]
+            elif kind == b"E" and len(self._buffer) >= 1 + _STATUS.size:
+                found.append(("E", _STATUS.unpack(self._buffer[1 : 1 + _STATUS.size])))
+                self._buffer = self._buffer[1 + _STATUS.size :]
+            elif kind in (b"F", b"E"):
+                break
+            else:
+                self.broken = True
+                return None
+        return found
+
+    def close(self) -> None:
+        """End the worker (closing its socket ends it; a kill if it lingers) and remove its directory."""
+        with contextlib.suppress(OSError):
+            self._control.close()
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _read_into(fd: int, sink: Sink) -> bool:
+    """Read what ``fd`` holds into ``sink``; return whether it is at its end."""
+    try:
+        chunk = os.read(fd, 65536)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    if chunk:
+        sink.feed(chunk)
+        return False
+    return True
+
+
+def _drain(poller: select.poll, open_: dict[int, Sink], grace: float) -> None:
+    until = time.monotonic() + grace
+    while open_:
+        events = poller.poll(max(0.0, until - time.monotonic()) * 1000)
+        if not events:
+            return
+        for fd, _ in events:
+            if fd in open_ and _read_into(fd, open_[fd]):
+                poller.unregister(fd)
+                del open_[fd]
+
+
+@final
+class WarmWorkers:
+    """The warm workers of a batch of runs: one per thread and kind of run, started on first use.
+
+    :meth:`worker` returns the calling thread's worker for a run, or
+    ``None`` when warm workers cannot be used here (then
+    :attr:`unavailable` says why, once). :meth:`close` ends them all.
+    """
+
+    def __init__(self, bwrap: Bubblewrap) -> None:
+        self.bwrap: Final = bwrap
+        self.unavailable: str | None = None
+        self._lock = threading.Lock()
+        self._workers: dict[tuple[int, _Key], WarmWorker] = {}
+
+    def worker(self, interpreter: Interpreter, task_class: Path, hidden: Sequence[Path]) -> WarmWorker | None:
+        """Return the calling thread's worker for runs of ``interpreter`` on ``task_class``."""
+        if self.unavailable is not None:
+            return None
+        key = (threading.get_ident(), _Key(interpreter, str(task_class), tuple(map(str, hidden))))
+        with self._lock:
+            found = self._workers.get(key)
+        if found is not None and not found.broken:
+            return found
+        if found is not None:
+            found.close()
+        try:
+            made = WarmWorker.start(interpreter, task_class, hidden, self.bwrap)
+        except NotStarted as exc:
+            self.unavailable = exc.reason
+            return None
+        with self._lock:
+            self._workers[key] = made
+        return made
+
+    def give_up(self, reason: str) -> None:
+        """Use no warm worker from now on, for ``reason``."""
+        self.unavailable = self.unavailable or reason
+
+    def close(self) -> None:
+        """End every worker and remove their directories."""
+        with self._lock:
+            workers = list(self._workers.values())
+            self._workers.clear()
+        for each in workers:
+            each.close()
+
+
+def any_of(*flags: Flag | None) -> Flag | None:
+    """One flag set when any of ``flags`` is (``None`` ones left out)."""
+    given = [flag for flag in flags if flag is not None]
+    if not given:
+        return None
+    return given[0] if len(given) == 1 else AnyOf(*given)

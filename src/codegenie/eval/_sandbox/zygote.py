@@ -1,0 +1,462 @@
+"""The warm worker's program: an interpreter in one sandbox that forks each run into fresh namespaces.
+
+This module is not imported by the harness: its source is the ``-c``
+program of a worker's interpreter (:mod:`codegenie.eval._sandbox.warm`),
+started once per worker inside a bubblewrap sandbox that has the run
+policy's mounts, and capabilities in its user namespace (``CAP_SYS_ADMIN``,
+``CAP_NET_ADMIN``, ``CAP_SETPCAP``) but no seccomp filter. It uses the
+standard library only: the interpreter may be a task class's environment,
+which holds nothing of the harness.
+
+For each request read from its control socket it forks a process that
+
+1. says its process ID through ``SCM_CREDENTIALS`` (the kernel gives the
+   harness its own view of it);
+2. joins the run's cgroups (writing ``0`` into each join file, as the
+   launcher does), sets the run's rlimits;
+3. takes a new mount, PID, IPC, network and cgroup namespace; makes a fresh
+   ``/tmp`` (the mounts under it are bound again, and of the worker's
+   directory only this run's), a fresh ``/dev/shm``, covers ``/sys`` (the
+   cgroup directories it joined through);
+4. forks the namespace's init, which mounts a fresh ``/proc`` (its own
+   ``/proc/1`` hidden, the keyrings masked, all read-only), brings up the
+   loopback, joins a new session keyring, becomes undumpable, drops every
+   capability, loads the seccomp filter and forks the rubric (PID 2), then
+   reaps until the rubric ends and exits with its status (128 + the signal
+   for a signal, as bubblewrap reports it);
+5. and the rubric's process takes the run's descriptors 0, 1, 2, closes
+   every other one, starts a session, moves to the run's working directory,
+   takes the run's environment and runs the rubric as ``python RUBRIC CASE
+   CANDIDATE`` runs it (:func:`_run_main`).
+
+The worker never runs anything of a run itself, so no module, file,
+variable, signal disposition, rlimit or process of a run reaches the next.
+Once the forked process has ended, the worker sends its wait status and
+resource usage. A setup failure is sent as ``F`` and a reason, never as
+the rubric's status.
+"""
+
+# ruff: noqa: S108, PLR2004, BLE001 - a program of its own: fixed paths, syscall constants, last resorts
+
+from __future__ import annotations
+
+import sys
+
+# What a fresh interpreter had before this program imported anything: the
+# modules of the worker's own machinery are removed from each run's
+# interpreter (the preloaded ones below stay, as a forkserver's preload does).
+_AT_START = frozenset(sys.modules)
+
+# Preloaded: the standard library a rubric most often imports (importing them
+# again in the run is a dictionary lookup). Nothing here keeps state a run
+# could see from another: every run is a fresh fork of this process.
+for _name in (
+    "collections",
+    "dataclasses",
+    "functools",
+    "json",
+    "pathlib",
+    "re",
+    "subprocess",
+    "tempfile",
+    "traceback",
+    "typing",
+):
+    try:
+        __import__(_name)
+    except ImportError:
+        pass
+_PRELOADED = frozenset(sys.modules)
+
+import builtins  # noqa: E402 - after the snapshot above, on purpose
+import ctypes  # noqa: E402
+import fcntl  # noqa: E402
+import os  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import struct  # noqa: E402
+import types  # noqa: E402
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWCGROUP = 0x02000000
+_CLONE_NEWIPC = 0x08000000
+_CLONE_NEWPID = 0x20000000
+_CLONE_NEWNET = 0x40000000
+_MS_RDONLY = 1
+_MS_NOSUID = 2
+_MS_NODEV = 4
+_MS_NOEXEC = 8
+_MS_REMOUNT = 32
+_MS_BIND = 4096
+_MS_REC = 16384
+_MS_PRIVATE = 1 << 18
+_PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+_PR_SET_SECCOMP = 22
+_PR_CAPBSET_DROP = 24
+_PR_SET_NO_NEW_PRIVS = 38
+_SECCOMP_MODE_FILTER = 2
+_KEYCTL_JOIN_SESSION_KEYRING = 1
+# (capset, keyctl) by machine: x86_64 has its own table, the others the generic one.
+_SYSCALLS = {"x86_64": (126, 250), "aarch64": (91, 219), "riscv64": (91, 219)}
+_SIOCGIFFLAGS = 0x8913
+_SIOCSIFFLAGS = 0x8914
+_IFF_UP = 1
+_SETUP_FAILED = 125
+_PROC_MASKED = ("/proc/keys", "/proc/key-users")
+
+
+class _SetupError(Exception):
+    pass
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        number = ctypes.get_errno()
+        raise _SetupError(f"{what}: {os.strerror(number)}")
+
+
+def _mount(source: str | None, target: str, kind: str | None, flags: int, data: str = "") -> None:
+    _check(
+        _LIBC.mount(
+            None if source is None else source.encode(),
+            target.encode(),
+            None if kind is None else kind.encode(),
+            ctypes.c_ulong(flags),
+            data.encode() if data else None,
+        ),
+        f"mount {target}",
+    )
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = (
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    )
+
+
+class _Program(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+
+
+def _drop_capabilities(capset: int) -> None:
+    for capability in range(64):
+        if _LIBC.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
+            break  # past the last capability this kernel has
+    header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3: two data words
+    data = (_CapData * 2)()
+    _check(_LIBC.syscall(capset, ctypes.byref(header), data), "capset")
+
+
+def _load_filter(code: ctypes.Array[ctypes.c_char], size: int) -> None:
+    _check(_LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    program = _Program(size // 8, ctypes.cast(code, ctypes.c_void_p))
+    _check(_LIBC.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0), "seccomp")
+
+
+def _loopback_up() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH14x", b"lo", 0)
+        flags = struct.unpack("16sH14x", fcntl.ioctl(sock, _SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(sock, _SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | _IFF_UP))
+
+
+def _mounts_under(top: str) -> list[str]:
+    """The outermost mount points strictly under ``top``, from this process's mount table."""
+    points = []
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as table:
+        for line in table:
+            point = line.split()[4]
+            point = point.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n")
+            point = point.replace("\\134", "\\")
+            if point.startswith(top + "/"):
+                points.append(point)
+    return sorted(p for p in set(points) if not any(p.startswith(q + "/") for q in points))
+
+
+def _encode_status(status: int) -> int:
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    return os.waitstatus_to_exitcode(status)
+
+
+def _resolve_script(path: str) -> str:
+    """The directory ``python SCRIPT`` puts first on ``sys.path``."""
+    return os.path.dirname(os.path.realpath(path))
+
+
+def _run_main(argv: list[str]) -> int:
+    """Run ``argv`` (``[python, -B, SCRIPT, ARGS…]``) as ``python -B SCRIPT ARGS…`` would.
+
+    A fresh ``__main__`` (its file, a source loader, no spec), ``sys.argv``
+    from the script on, the script's directory first on ``sys.path``; an
+    uncaught exception printed by ``sys.excepthook`` without this frame,
+    exit status 1; ``SystemExit`` as the interpreter handles it; then the
+    interpreter's shutdown: non-daemon threads joined, ``atexit`` functions
+    run, the standard streams flushed (120 if stdout cannot be).
+    """
+    import importlib.machinery  # noqa: PLC0415 - frozen, and the interpreter imports it anyway
+
+    script = argv[2]
+    sys.argv = list(argv[2:])
+    sys.path[0] = _resolve_script(script)
+    main = types.ModuleType("__main__")
+    main.__dict__["__builtins__"] = builtins
+    main.__file__ = script
+    main.__cached__ = None  # type: ignore[attr-defined]
+    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", script)
+    sys.modules["__main__"] = main
+    code = 0
+    try:
+        with open(script, "rb") as source:
+            compiled = compile(source.read(), script, "exec", dont_inherit=True)
+        exec(compiled, main.__dict__)  # noqa: S102 - the rubric, which is what this process is for
+    except SystemExit as exc:
+        code = _exit_code(exc)
+    except BaseException as exc:
+        tb = exc.__traceback__
+        sys.excepthook(type(exc), exc, tb.tb_next if tb is not None else None)
+        if isinstance(exc, KeyboardInterrupt):
+            _finish()
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)
+        code = 1
+    return _finish(code)
+
+
+def _exit_code(exc: SystemExit) -> int:
+    value = exc.code
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value & 0xFF
+    if isinstance(value, bool):
+        return int(value)
+    try:
+        sys.stderr.write(f"{value}\n")
+    except Exception:
+        pass
+    return 1
+
+
+def _finish(code: int = 0) -> int:
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        try:
+            threading._shutdown()  # type: ignore[attr-defined]  # noqa: SLF001 - as Py_FinalizeEx
+        except BaseException:
+            pass
+    import atexit  # noqa: PLC0415 - built in
+
+    try:
+        atexit._run_exitfuncs()  # noqa: SLF001 - as Py_FinalizeEx
+    except SystemExit as exc:
+        code = _exit_code(exc)
+    except BaseException:
+        pass
+    try:
+        sys.stdout.flush()
+    except BaseException:
+        code = 120
+    try:
+        sys.stderr.flush()
+    except BaseException:
+        pass
+    return code
+
+
+def _rubric(request: dict[str, object], fds: list[int]) -> None:
+    """The rubric's process (PID 2 of the run's namespace); never returns."""
+    try:
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target, inheritable=True)
+        os.closerange(3, 1 << 20)
+        os.setsid()
+        os.chdir(str(request["cwd"]))
+        for name in set(sys.modules) - _PRELOADED:
+            if name != "__main__":
+                del sys.modules[name]
+        env = request["env"]
+        assert isinstance(env, dict)
+        os.environ.clear()
+        os.environ.update(env)
+        argv = request["argv"]
+        assert isinstance(argv, list)
+    except BaseException as exc:
+        try:
+            os.write(2, f"codegenie sandbox: cannot start the rubric: {exc}\n".encode())
+        finally:
+            os._exit(_SETUP_FAILED)
+    os._exit(_run_main(argv))
+
+
+def _init(
+    request: dict[str, object], fds: list[int], control: int, seccomp: bytes, parent: int
+) -> None:
+    """The run's init (PID 1 of its namespace); never returns.
+
+    ``parent`` is the read end of a pipe whose write end only the parent
+    holds: at end of file, the parent has ended (its parent is outside this
+    namespace, so ``getppid`` cannot say).
+    """
+    code = ctypes.create_string_buffer(seccomp, len(seccomp))
+    capset, keyctl = _SYSCALLS[os.uname().machine]
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    import select  # noqa: PLC0415 - the init's only
+
+    if select.select([parent], [], [], 0)[0]:  # the parent ended before the death signal was armed
+        os._exit(_SETUP_FAILED)
+    os.close(parent)
+    _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    _mount("tmpfs", "/proc/1", "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY, "size=0")
+    for name in _PROC_MASKED:
+        if os.path.exists(name):
+            _mount("/dev/null", name, None, _MS_BIND)
+    _mount(None, "/proc", None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    _loopback_up()
+    if _LIBC.syscall(keyctl, _KEYCTL_JOIN_SESSION_KEYRING, None) < 0:  # the new keyring's serial
+        _check(-1, "keyctl")
+    _LIBC.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    _drop_capabilities(capset)
+    _load_filter(code, len(seccomp))
+    os.close(control)
+    rubric = os.fork()
+    if rubric == 0:
+        _rubric(request, fds)
+    for fd in fds:
+        os.close(fd)
+    os.closerange(3, 1 << 20)
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:  # pragma: no cover - the rubric is a child until reaped
+            os._exit(_SETUP_FAILED)
+        if pid == rubric:
+            os._exit(_encode_status(status))
+
+
+def _run(request: dict[str, object], fds: list[int], control: int, seccomp: bytes) -> None:
+    """The forked process of one run, in the worker's namespaces at first; never returns."""
+    try:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        credentials = struct.pack("3i", os.getpid(), os.getuid(), os.getgid())
+        socket.socket(fileno=os.dup(control)).sendmsg(
+            [b"S"], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, credentials)]
+        )
+        for path in request["join"]:  # type: ignore[attr-defined]
+            fd = os.open(str(path), os.O_WRONLY)
+            try:
+                os.write(fd, b"0")
+            finally:
+                os.close(fd)
+        import resource  # noqa: PLC0415 - a run's only
+
+        for which, soft, hard in request["rlimits"]:  # type: ignore[attr-defined]
+            resource.setrlimit(which, (soft, hard))
+        run_dir = str(request["run_dir"])
+        worker_dir = str(request["worker_dir"])
+        _check(
+            _LIBC.unshare(
+                _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC | _CLONE_NEWNET | _CLONE_NEWCGROUP
+            ),
+            "unshare",
+        )
+        _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+        keep = [p for p in _mounts_under("/tmp") if p != worker_dir]
+        if run_dir.startswith("/tmp/"):
+            keep.append(run_dir)
+        held = [os.open(p, os.O_PATH) for p in keep]
+        size = request.get("tmp_size")
+        sized = f",size={size}" if isinstance(size, int) else ""
+        _mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777" + sized)
+        for path, fd in zip(keep, held, strict=True):
+            if os.path.isdir(f"/proc/self/fd/{fd}"):
+                os.makedirs(path, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+            _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)
+            os.close(fd)
+        _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777" + sized)
+        if os.path.isdir("/sys"):
+            _mount("tmpfs", "/sys", "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY, "size=0")
+    except BaseException as exc:
+        _fail(control, f"{exc}")
+    alive_read, alive_write = os.pipe()
+    init = os.fork()
+    if init == 0:
+        try:
+            os.close(alive_write)
+            _init(request, fds, control, seccomp, alive_read)
+        except BaseException as exc:
+            _fail(control, f"{exc}")
+    os.close(alive_read)
+    for fd in fds:
+        os.close(fd)
+    _, status = os.waitpid(init, 0)
+    os._exit(_encode_status(status))
+
+
+def _fail(control: int, reason: str) -> None:
+    message = reason.encode("utf-8", "replace")[:4000]
+    try:
+        os.write(control, b"F" + struct.pack("!I", len(message)) + message)
+    finally:
+        os._exit(_SETUP_FAILED)
+
+
+def _receive(control: socket.socket) -> tuple[dict[str, object], list[int]] | None:
+    """Read one request: a length, its JSON and the run's three descriptors; ``None`` at the end."""
+    import json  # noqa: PLC0415 - preloaded above
+
+    head, ancillary, _, _ = control.recvmsg(4, socket.CMSG_SPACE(3 * 4))
+    if not head:
+        return None
+    fds: list[int] = []
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds += list(struct.unpack(f"{len(data) // 4}i", data[: len(data) // 4 * 4]))
+    (size,) = struct.unpack("!I", head)
+    body = b""
+    while len(body) < size:
+        chunk = control.recv(size - len(body))
+        if not chunk:
+            return None
+        body += chunk
+    request = json.loads(body)
+    if len(fds) != 3 or not isinstance(request, dict):
+        raise _SetupError("a request must carry a JSON object and three descriptors")
+    return request, fds
+
+
+def main(control_fd: int, filter_fd: int) -> None:
+    """Serve requests on ``control_fd`` until it closes; the filter is read whole from ``filter_fd``."""
+    seccomp = b""
+    while chunk := os.read(filter_fd, 65536):
+        seccomp += chunk
+    os.close(filter_fd)
+    control = socket.socket(fileno=control_fd)
+    while True:
+        received = _receive(control)
+        if received is None:
+            return
+        request, fds = received
+        pid = os.fork()
+        if pid == 0:
+            _run(request, fds, control_fd, seccomp)
+        for fd in fds:
+            os.close(fd)
+        _, status, usage = os.wait4(pid, 0)
+        report = struct.pack("!idd", status, usage.ru_utime, usage.ru_stime)
+        control.sendall(b"E" + report)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]))
