@@ -69,7 +69,6 @@ from codegenie.eval._sandbox.keyring import run_in_new_keyring
 from codegenie.eval._sandbox.limits import Breach
 from codegenie.eval._sandbox.preparation import PreparedRun
 from codegenie.eval._sandbox.provider import Sandbox, choose_sandbox
-from codegenie.eval._sandbox.warm import WarmWorkers
 from codegenie.eval._tree import (
     BYTES_LIMIT,
     DEPTH_LIMIT,
@@ -82,6 +81,7 @@ from codegenie.eval._tree import (
     Walk,
     special_kind,
 )
+from codegenie.eval._warm.worker import WarmWorker, WarmWorkers
 from codegenie.eval.cases import Case, case_id_problem
 
 __all__ = (
@@ -259,7 +259,7 @@ def execute(
     policy the spec names. Raises ``NotImplementedError`` off POSIX.
 
     ``workers``: under bubblewrap, the run is made by the calling thread's
-    warm worker (:mod:`codegenie.eval._sandbox.warm`) where one can start:
+    warm worker (:mod:`codegenie.eval._warm.worker`) where one can start:
     what it sees, its limits and its verdict are the same, its start is a
     fork. Where none can, it is made the plain way.
     """
@@ -313,33 +313,48 @@ def execute(
         python = str(spec.interpreter.executable)
         command = [python, "-B", rubric_file, case_copy, candidate_copy]
         try:
-            if worker is not None:
-                try:
-                    with sandbox.prepare(spec, Path(workspace), warm=True) as prepared:
-                        ending = worker.run(
-                            prepared,
-                            command,
-                            spec.timeout,
-                            cancel=cancel,
-                            stdout=Bounds(head=STDOUT_LIMIT),
-                            stderr=Bounds(tail=STDERR_TAIL_LIMIT),
-                        )
-                        return _ended(spec, ending, prepared, started, error)
-                except NotStarted as exc:
-                    if not worker.broken or worker.succeeded:
-                        raise
-                    # The worker could not set up a first run here: the plain way, from now on.
-                    assert workers is not None
-                    workers.give_up(exc.reason)
-            with sandbox.prepare(spec, Path(workspace)) as prepared:
-                ending = _start_and_watch(prepared, command, spec.timeout, cancel)
-                return _ended(spec, ending, prepared, started, error)
+            warm = (worker, workers)
+            return _run_in(spec, sandbox, Path(workspace), command, cancel, warm, (started, error))
         except NotStarted as exc:
             return error(f"cannot start the rubric: {exc.reason}")
         except OSError as exc:  # out of file descriptors, say; the rubric was killed
             return error(f"cannot run the rubric: {exc.strerror or type(exc).__name__}")
     finally:
         _remove_tree(workspace)
+
+
+def _run_in(  # noqa: PLR0917 - execute's own steps
+    spec: RunSpec,
+    sandbox: Sandbox,
+    workspace: Path,
+    command: list[str],
+    cancel: threading.Event | None,
+    warm: tuple[WarmWorker | None, WarmWorkers | None],
+    since: tuple[float, Callable[[str], RubricResult]],
+) -> RubricResult:
+    """Make the run in ``workspace`` (its copies made): by the warm worker if any, else plainly."""
+    started, error = since
+    worker, workers = warm
+    if worker is not None:
+        try:
+            with sandbox.prepare(spec, workspace, warm=True) as prepared:
+                ending = worker.run(
+                    prepared,
+                    command,
+                    spec.timeout,
+                    cancel=cancel,
+                    stdout=Bounds(head=STDOUT_LIMIT),
+                    stderr=Bounds(tail=STDERR_TAIL_LIMIT),
+                )
+                return _ended(spec, ending, prepared, started, error)
+        except NotStarted as exc:
+            if not worker.broken or worker.succeeded or workers is None:
+                raise
+            # The worker could not set up a first run here: the plain way, from now on.
+            workers.give_up(exc.reason)
+    with sandbox.prepare(spec, workspace) as prepared:
+        ending = _start_and_watch(prepared, command, spec.timeout, cancel)
+        return _ended(spec, ending, prepared, started, error)
 
 
 def _ended(

@@ -1,7 +1,7 @@
-"""The warm worker's program: an interpreter in one sandbox that forks each run into fresh namespaces.
+"""The warm worker's program: an interpreter in a sandbox, forking each run into new namespaces.
 
 This module is not imported by the harness: its source is the ``-c``
-program of a worker's interpreter (:mod:`codegenie.eval._sandbox.warm`),
+program of a worker's interpreter (:mod:`codegenie.eval._warm.worker`),
 started once per worker inside a bubblewrap sandbox that has the run
 policy's mounts, and capabilities in its user namespace (``CAP_SYS_ADMIN``,
 ``CAP_NET_ADMIN``, ``CAP_SETPCAP``) but no seccomp filter. It uses the
@@ -36,7 +36,7 @@ resource usage. A setup failure is sent as ``F`` and a reason, never as
 the rubric's status.
 """
 
-# ruff: noqa: S108, PLR2004, BLE001 - a program of its own: fixed paths, syscall constants, last resorts
+# ruff: noqa: S108, S110, SIM105 - a program of its own: fixed paths, last resorts
 
 from __future__ import annotations
 
@@ -158,7 +158,9 @@ def _drop_capabilities(capset: int) -> None:
 def _load_filter(code: ctypes.Array[ctypes.c_char], size: int) -> None:
     _check(_LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     program = _Program(size // 8, ctypes.cast(code, ctypes.c_void_p))
-    _check(_LIBC.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0), "seccomp")
+    _check(
+        _LIBC.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0), "seccomp"
+    )
 
 
 def _loopback_up() -> None:
@@ -169,7 +171,7 @@ def _loopback_up() -> None:
 
 
 def _mounts_under(top: str) -> list[str]:
-    """The outermost mount points strictly under ``top``, from this process's mount table."""
+    """Return the outermost mount points strictly under ``top`` (this process's mount table)."""
     points = []
     with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as table:
         for line in table:
@@ -188,7 +190,7 @@ def _encode_status(status: int) -> int:
 
 
 def _resolve_script(path: str) -> str:
-    """The directory ``python SCRIPT`` puts first on ``sys.path``."""
+    """Return the directory ``python SCRIPT`` puts first on ``sys.path``."""
     return os.path.dirname(os.path.realpath(path))
 
 
@@ -250,13 +252,13 @@ def _finish(code: int = 0) -> int:
     threading = sys.modules.get("threading")
     if threading is not None:
         try:
-            threading._shutdown()  # type: ignore[attr-defined]  # noqa: SLF001 - as Py_FinalizeEx
+            threading._shutdown()  # as Py_FinalizeEx
         except BaseException:
             pass
     import atexit  # noqa: PLC0415 - built in
 
     try:
-        atexit._run_exitfuncs()  # noqa: SLF001 - as Py_FinalizeEx
+        atexit._run_exitfuncs()  # as Py_FinalizeEx
     except SystemExit as exc:
         code = _exit_code(exc)
     except BaseException:
@@ -273,7 +275,7 @@ def _finish(code: int = 0) -> int:
 
 
 def _rubric(request: dict[str, object], fds: list[int]) -> None:
-    """The rubric's process (PID 2 of the run's namespace); never returns."""
+    """Become the rubric's process (PID 2 of the run's namespace); never return."""
     try:
         for target, fd in enumerate(fds):
             os.dup2(fd, target, inheritable=True)
@@ -300,7 +302,7 @@ def _rubric(request: dict[str, object], fds: list[int]) -> None:
 def _init(
     request: dict[str, object], fds: list[int], control: int, seccomp: bytes, parent: int
 ) -> None:
-    """The run's init (PID 1 of its namespace); never returns.
+    """Become the run's init (PID 1 of its namespace); never return.
 
     ``parent`` is the read end of a pipe whose write end only the parent
     holds: at end of file, the parent has ended (its parent is outside this
@@ -319,7 +321,12 @@ def _init(
     for name in _PROC_MASKED:
         if os.path.exists(name):
             _mount("/dev/null", name, None, _MS_BIND)
-    _mount(None, "/proc", None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    _mount(
+        None,
+        "/proc",
+        None,
+        _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+    )
     _loopback_up()
     if _LIBC.syscall(keyctl, _KEYCTL_JOIN_SESSION_KEYRING, None) < 0:  # the new keyring's serial
         _check(-1, "keyctl")
@@ -343,25 +350,14 @@ def _init(
 
 
 def _run(request: dict[str, object], fds: list[int], control: int, seccomp: bytes) -> None:
-    """The forked process of one run, in the worker's namespaces at first; never returns."""
+    """Set up one run, from the worker's namespaces into its own, and wait for it; never return."""
     try:
         _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         credentials = struct.pack("3i", os.getpid(), os.getuid(), os.getgid())
         socket.socket(fileno=os.dup(control)).sendmsg(
             [b"S"], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, credentials)]
         )
-        for path in request["join"]:  # type: ignore[attr-defined]
-            fd = os.open(str(path), os.O_WRONLY)
-            try:
-                os.write(fd, b"0")
-            finally:
-                os.close(fd)
-        import resource  # noqa: PLC0415 - a run's only
-
-        for which, soft, hard in request["rlimits"]:  # type: ignore[attr-defined]
-            resource.setrlimit(which, (soft, hard))
-        run_dir = str(request["run_dir"])
-        worker_dir = str(request["worker_dir"])
+        _limit(request)
         _check(
             _LIBC.unshare(
                 _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC | _CLONE_NEWNET | _CLONE_NEWCGROUP
@@ -369,24 +365,7 @@ def _run(request: dict[str, object], fds: list[int], control: int, seccomp: byte
             "unshare",
         )
         _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
-        keep = [p for p in _mounts_under("/tmp") if p != worker_dir]
-        if run_dir.startswith("/tmp/"):
-            keep.append(run_dir)
-        held = [os.open(p, os.O_PATH) for p in keep]
-        size = request.get("tmp_size")
-        sized = f",size={size}" if isinstance(size, int) else ""
-        _mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777" + sized)
-        for path, fd in zip(keep, held, strict=True):
-            if os.path.isdir(f"/proc/self/fd/{fd}"):
-                os.makedirs(path, exist_ok=True)
-            else:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-            _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)
-            os.close(fd)
-        _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777" + sized)
-        if os.path.isdir("/sys"):
-            _mount("tmpfs", "/sys", "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY, "size=0")
+        _fresh_file_systems(request)
     except BaseException as exc:
         _fail(control, f"{exc}")
     alive_read, alive_write = os.pipe()
@@ -402,6 +381,49 @@ def _run(request: dict[str, object], fds: list[int], control: int, seccomp: byte
         os.close(fd)
     _, status = os.waitpid(init, 0)
     os._exit(_encode_status(status))
+
+
+def _limit(request: dict[str, object]) -> None:
+    """Join the run's cgroups (``0``: the writer) and set its rlimits, as the launcher does."""
+    import resource  # noqa: PLC0415 - a run's only
+
+    for path in request["join"]:  # type: ignore[attr-defined]
+        fd = os.open(str(path), os.O_WRONLY)
+        try:
+            os.write(fd, b"0")
+        finally:
+            os.close(fd)
+    for which, soft, hard in request["rlimits"]:  # type: ignore[attr-defined]
+        resource.setrlimit(which, (soft, hard))
+
+
+def _fresh_file_systems(request: dict[str, object]) -> None:
+    """Mount a fresh ``/tmp`` (binding again what is under it) and ``/dev/shm``; cover ``/sys``.
+
+    Of the worker's directory only this run's directory is bound again; the
+    others it holds (there are none while this run runs) are not seen.
+    """
+    run_dir = str(request["run_dir"])
+    worker_dir = str(request["worker_dir"])
+    keep = [p for p in _mounts_under("/tmp") if p != worker_dir]
+    if run_dir.startswith("/tmp/"):
+        keep.append(run_dir)
+    held = [os.open(p, os.O_PATH) for p in keep]
+    size = request.get("tmp_size")
+    sized = f",size={size}" if isinstance(size, int) else ""
+    _mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777" + sized)
+    for path, fd in zip(keep, held, strict=True):
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.makedirs(path, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)
+        os.close(fd)
+    _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777" + sized)
+    if os.path.isdir("/sys"):
+        sealed = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY
+        _mount("tmpfs", "/sys", "tmpfs", sealed, "size=0")
 
 
 def _fail(control: int, reason: str) -> None:
@@ -437,7 +459,7 @@ def _receive(control: socket.socket) -> tuple[dict[str, object], list[int]] | No
 
 
 def main(control_fd: int, filter_fd: int) -> None:
-    """Serve requests on ``control_fd`` until it closes; the filter is read whole from ``filter_fd``."""
+    """Serve requests on ``control_fd`` until it closes; the filter is on ``filter_fd``."""
     seccomp = b""
     while chunk := os.read(filter_fd, 65536):
         seccomp += chunk

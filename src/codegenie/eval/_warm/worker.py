@@ -4,7 +4,7 @@ Starting a run the plain way costs a bubblewrap (a user namespace, ~25
 mounts) and an interpreter (site, the rubric's imports) every time: about
 two thirds of a cheap run. A warm worker pays both once. It is a bubblewrap
 sandbox with the run policy's mounts around a Python (the run's
-interpreter) that runs :mod:`codegenie.eval._sandbox.zygote`; for each run
+interpreter) that runs :mod:`codegenie.eval._warm.zygote`; for each run
 the worker forks a process that takes new mount, PID, IPC, network and
 cgroup namespaces, a fresh ``/tmp`` and ``/dev/shm`` and ``/proc``, the
 run's cgroups and rlimits, a new session keyring, no capabilities and the
@@ -31,6 +31,7 @@ capabilities or a nested mount), :class:`WarmWorkers` says why once
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import select
@@ -45,7 +46,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Final, NoReturn, final
 
 from codegenie.eval._process import procfs
 from codegenie.eval._process.output import Bounds, Sink
@@ -87,8 +88,10 @@ class _Key:
     hidden: tuple[str, ...]
 
 
-def _worker_args(policy: SandboxPolicy, bwrap: Bubblewrap, cgroup_parents: Sequence[Path]) -> list[str]:
-    """bubblewrap's arguments for a worker: the run policy's, with capabilities and no filter.
+def _worker_args(
+    policy: SandboxPolicy, bwrap: Bubblewrap, cgroup_parents: Sequence[Path]
+) -> list[str]:
+    """Bubblewrap's arguments for a worker: the run policy's, with capabilities and no filter.
 
     The worker keeps :data:`_CAPABILITIES` in its user namespace and may make
     the nested namespaces of each run (no ``--disable-userns``: the filter
@@ -121,7 +124,9 @@ class WarmWorker:
     directory. :attr:`directory` is where runs' directories are made.
     """
 
-    def __init__(self, process: subprocess.Popen[bytes], control: socket.socket, directory: Path) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes], control: socket.socket, directory: Path
+    ) -> None:
         self.process: Final = process
         self.directory: Final = directory
         self._control = control
@@ -153,7 +158,9 @@ class WarmWorker:
             raise NotStarted(msg)
         directory = Path(tempfile.mkdtemp(prefix="codegenie-worker-"))
         parents = sorted({h.parent for h in discover().values()})
-        policy = SandboxPolicy("bwrap", directory, task_class, hidden=tuple(hidden), interpreter=interpreter)
+        policy = SandboxPolicy(
+            "bwrap", directory, task_class, hidden=tuple(hidden), interpreter=interpreter
+        )
         for each in (policy.workdir, policy.tmpdir, policy.home):
             each.mkdir(mode=0o700, exist_ok=True)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -168,9 +175,16 @@ class WarmWorker:
             filter_write = -1
             argv = _worker_args(policy, bwrap, parents)
             source = _ZYGOTE.read_text(encoding="utf-8")
-            argv += [str(interpreter.executable), "-B", "-c", source, str(theirs.fileno()), str(filter_read)]
+            argv += [
+                str(interpreter.executable),
+                "-B",
+                "-c",
+                source,
+                str(theirs.fileno()),
+                str(filter_read),
+            ]
             try:
-                process = subprocess.Popen(  # noqa: S603 - our own argv
+                process = subprocess.Popen(
                     argv,
                     env=sandbox_environment(policy),
                     cwd=str(policy.workdir),
@@ -238,7 +252,13 @@ class WarmWorker:
             try:
                 self._control.sendmsg(
                     [struct.pack("!I", len(body)) + body],
-                    [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", stdin, out_write, err_write))],
+                    [
+                        (
+                            socket.SOL_SOCKET,
+                            socket.SCM_RIGHTS,
+                            struct.pack("3i", stdin, out_write, err_write),
+                        )
+                    ],
                 )
             except OSError as exc:
                 self.broken = True
@@ -246,7 +266,9 @@ class WarmWorker:
             finally:
                 for fd in (stdin, out_write, err_write):
                     os.close(fd)
-            ending, pidfd = self._watch(prepared, (out_sink, err_sink), sinks, limit, cancel, started)
+            ending, pidfd = self._watch(
+                prepared, (out_sink, err_sink), sinks, limit, cancel, started
+            )
             self.succeeded = True
             return ending
         finally:
@@ -256,7 +278,7 @@ class WarmWorker:
             if pidfd is not None:
                 os.close(pidfd)
 
-    def _watch(  # noqa: C901, PLR0912, PLR0913, PLR0917 - one loop, as Child.wait's
+    def _watch(  # noqa: PLR0917 - one loop, as Child.wait's
         self,
         prepared: PreparedRun,
         outputs: tuple[Sink, Sink],
@@ -272,78 +294,65 @@ class WarmWorker:
             poller.register(fd, _READ)
         control = self._control.fileno()
         poller.register(control, _READ)
-        watch: Mapping[int, Callable[[], bool]] = {}
-        host_pid: int | None = None
-        pidfd: int | None = None
-        status: tuple[int, float, float] | None = None
-        failure: str | None = None
-        timed_out = cancelled = killed = False
-        while status is None:
-            if not killed:
+        run = _Watched(prepared, poller)
+        while run.status is None:
+            if not run.killed:
                 if cancel is not None and cancel.is_set():
-                    cancelled = True
+                    run.cancelled = True
                 elif time.monotonic() >= deadline:
-                    timed_out = True
-                if cancelled or timed_out:
-                    killed = self._kill(pidfd)
-            wait = min(_POLL_S, max(0.0, deadline - time.monotonic())) if not killed else _POLL_S
+                    run.timed_out = True
+                if run.cancelled or run.timed_out:
+                    run.kill()
+            if run.pidfd is None and time.monotonic() > deadline + _START_WITHIN:
+                self._abandon()  # it never said which process runs the run
+            wait = (
+                min(_POLL_S, max(0.0, deadline - time.monotonic())) if not run.killed else _POLL_S
+            )
             for fd, _ in poller.poll(wait * 1000):
                 if fd == control:
                     got = self._read_control()
-                    if got is None:  # the worker is gone
-                        self.broken = True
-                        raise NotStarted("the warm worker ended")
+                    if got is None:
+                        self._abandon()
                     for kind, value in got:
-                        if kind == "S" and isinstance(value, int):
-                            host_pid = value
-                            pidfd = open_pidfd(host_pid)
-                            prepared.started(lambda pid=host_pid: [pid, *procfs.descendants(pid)])
-                            watch = prepared.watch()
-                            for each in watch:
-                                poller.register(each, _READ)
-                            if killed:  # asked to stop before it said who it is
-                                self._kill(pidfd)
-                        elif kind == "F" and isinstance(value, str):
-                            failure = value
-                        elif kind == "E" and isinstance(value, tuple):
-                            status = value
-                elif fd in watch:
-                    if watch[fd]() and not killed:
-                        cancelled = True
-                        killed = self._kill(pidfd)
+                        run.told(kind, value)
+                elif fd in run.watch:
+                    if run.watch[fd]() and not run.killed:
+                        run.cancelled = True
+                        run.kill()
                 elif fd in open_ and _read_into(fd, open_[fd]):
                     poller.unregister(fd)
                     del open_[fd]
-        if failure is not None:
+        if run.failure is not None:
             if not self.succeeded:
                 self.broken = True
-            raise NotStarted(failure)
+            raise NotStarted(run.failure)
         _drain(poller, open_, DRAIN_GRACE)
-        wait_status, user_s, system_s = status
+        wait_status, user_s, system_s = run.status
         ending = Ending(
-            pid=host_pid or 0,
+            pid=run.pid or 0,
             returncode=os.waitstatus_to_exitcode(wait_status),
             usage=Usage(time.monotonic() - started, user_s, system_s, 0),
-            timed_out=timed_out,
-            cancelled=cancelled,
+            timed_out=run.timed_out,
+            cancelled=run.cancelled,
             stdout=outputs[0].output(),
             stderr=outputs[1].output(),
         )
-        return ending, pidfd
+        return ending, run.pidfd
 
-    def _kill(self, pidfd: int | None) -> bool:
-        """Kill the run (its init dies with it, and every process of its namespace)."""
-        if pidfd is None:
-            return False
+    def _abandon(self) -> NoReturn:
+        """Give up on the worker (gone, or out of step): kill it; raise ``NotStarted``."""
+        self.broken = True
         with contextlib.suppress(OSError):
-            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-        return True
+            self.process.kill()
+        raise NotStarted("the warm worker ended")
 
     def _read_control(self) -> list[tuple[str, object]] | None:
-        """Read what the worker sent: ``S`` (pid), ``F`` (reason), ``E`` (status); ``None`` at EOF."""
+        """Read what the worker sent (``S`` pid, ``F`` reason, ``E`` status); ``None`` at EOF."""
         found: list[tuple[str, object]] = []
         try:
-            data, ancillary, _, _ = self._control.recvmsg(4096, socket.CMSG_SPACE(12), socket.MSG_DONTWAIT)
+            data, ancillary, _, _ = self._control.recvmsg(
+                4096, socket.CMSG_SPACE(12), socket.MSG_DONTWAIT
+            )
         except BlockingIOError:
             return found
         except OSError:
@@ -351,8 +360,8 @@ class WarmWorker:
         if not data:
             return None
         pid = None
-        for level, kind, cred in ancillary:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(cred) >= 12:
+        for level, what, cred in ancillary:
+            if level == socket.SOL_SOCKET and what == socket.SCM_CREDENTIALS and len(cred) >= 12:
                 pid = struct.unpack("3i", cred[:12])[0]
         self._buffer += data
         while self._buffer:
@@ -377,7 +386,7 @@ class WarmWorker:
         return found
 
     def close(self) -> None:
-        """End the worker (closing its socket ends it; a kill if it lingers) and remove its directory."""
+        """End the worker (its socket closed, a kill if it lingers); remove its directory."""
         with contextlib.suppress(OSError):
             self._control.close()
         try:
@@ -386,6 +395,50 @@ class WarmWorker:
             self.process.kill()
             self.process.wait()
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@final
+class _Watched:
+    """What is known of a run while it is watched: its process, its status, how it was ended."""
+
+    def __init__(self, prepared: PreparedRun, poller: select.poll) -> None:
+        self.prepared = prepared
+        self.poller = poller
+        self.pid: int | None = None
+        self.pidfd: int | None = None
+        self.watch: Mapping[int, Callable[[], bool]] = {}
+        self.status: tuple[int, float, float] | None = None
+        self.failure: str | None = None
+        self.timed_out = self.cancelled = self.killed = False
+
+    def told(self, kind: str, value: object) -> None:
+        """Take a message of the worker's: ``S`` (the run's pid), ``F`` (a failure), ``E``."""
+        if kind == "S" and isinstance(value, int):
+            self.pid = value
+            self.pidfd = open_pidfd(value)
+            self.prepared.started(functools.partial(_tree, value))
+            self.watch = self.prepared.watch()
+            for fd in self.watch:
+                self.poller.register(fd, _READ)
+            if self.timed_out or self.cancelled:  # asked to stop before it said who it is
+                self.kill()
+        elif kind == "F" and isinstance(value, str):
+            self.failure = value
+        elif kind == "E" and isinstance(value, tuple):
+            self.status = value
+
+    def kill(self) -> None:
+        """Kill the run: its init, and with it every process of its namespace."""
+        if self.pidfd is None:
+            return
+        with contextlib.suppress(OSError):
+            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+        self.killed = True
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants: the run's processes, where no cgroup lists them."""
+    return [pid, *procfs.descendants(pid)]
 
 
 def _read_into(fd: int, sink: Sink) -> bool:
@@ -429,7 +482,9 @@ class WarmWorkers:
         self._lock = threading.Lock()
         self._workers: dict[tuple[int, _Key], WarmWorker] = {}
 
-    def worker(self, interpreter: Interpreter, task_class: Path, hidden: Sequence[Path]) -> WarmWorker | None:
+    def worker(
+        self, interpreter: Interpreter, task_class: Path, hidden: Sequence[Path]
+    ) -> WarmWorker | None:
         """Return the calling thread's worker for runs of ``interpreter`` on ``task_class``."""
         if self.unavailable is not None:
             return None
