@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, NoReturn, final
 
+from codegenie.eval._logging import LazyLogger
 from codegenie.eval._process import procfs
 from codegenie.eval._process.output import Bounds, Sink
 from codegenie.eval._process.supervisor import (
@@ -79,6 +80,7 @@ _POLL_S: Final = 0.05
 # How long a worker may take to start (its first run waits for it).
 _START_WITHIN: Final = 30.0
 _STATUS: Final = struct.Struct("!idd")
+_log = LazyLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +242,8 @@ class WarmWorker:
             policy = prepared.policy
             request = {
                 "argv": list(command),
-                "env": prepared.env,
+                # bubblewrap's --chdir also sets PWD, which a plain run therefore has.
+                "env": {**prepared.env, "PWD": str(prepared.cwd)},
                 "cwd": str(prepared.cwd),
                 "run_dir": str(policy.run_dir),
                 "worker_dir": str(self.directory),
@@ -498,15 +501,23 @@ class WarmWorkers:
         try:
             made = WarmWorker.start(interpreter, task_class, hidden, self.bwrap)
         except NotStarted as exc:
-            self.unavailable = exc.reason
+            self.give_up(exc.reason)
             return None
         with self._lock:
             self._workers[key] = made
         return made
 
     def give_up(self, reason: str) -> None:
-        """Use no warm worker from now on, for ``reason``."""
-        self.unavailable = self.unavailable or reason
+        """Use no warm worker from now on, for ``reason``; say so once (a log event, ``-v``)."""
+        with self._lock:
+            if self.unavailable is not None:
+                return
+            self.unavailable = reason
+        _log.info(
+            "warm-workers-unavailable",
+            reason=reason,
+            consequence="each rubric run starts its own bubblewrap and interpreter",
+        )
 
     def close(self) -> None:
         """End every worker and remove their directories."""

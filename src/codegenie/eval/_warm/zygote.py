@@ -211,6 +211,7 @@ def _run_main(argv: list[str]) -> int:
     sys.path[0] = _resolve_script(script)
     main = types.ModuleType("__main__")
     main.__dict__["__builtins__"] = builtins
+    main.__dict__["__annotations__"] = {}  # noqa: RUF063 - as the interpreter's own __main__ starts
     main.__file__ = script
     main.__cached__ = None  # type: ignore[attr-defined]
     main.__loader__ = importlib.machinery.SourceFileLoader("__main__", script)
@@ -224,7 +225,8 @@ def _run_main(argv: list[str]) -> int:
         code = _exit_code(exc)
     except BaseException as exc:
         tb = exc.__traceback__
-        sys.excepthook(type(exc), exc, tb.tb_next if tb is not None else None)
+        tb = tb.tb_next if tb is not None else None  # from the rubric's own frame on
+        sys.excepthook(type(exc), exc.with_traceback(tb), tb)
         if isinstance(exc, KeyboardInterrupt):
             _finish()
             signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -265,7 +267,14 @@ def _finish(code: int = 0) -> int:
         pass
     try:
         sys.stdout.flush()
-    except BaseException:
+    except BaseException as exc:  # said as the interpreter says it, and its status
+        try:  # the default unraisable hook's words (no Python frame was running)
+            import traceback  # noqa: PLC0415 - preloaded
+
+            said = "".join(traceback.format_exception_only(type(exc), exc))
+            sys.stderr.write(f"Exception ignored in: {sys.stdout!r}\n{said}")
+        except BaseException:
+            pass
         code = 120
     try:
         sys.stderr.flush()
@@ -280,7 +289,6 @@ def _rubric(request: dict[str, object], fds: list[int]) -> None:
         for target, fd in enumerate(fds):
             os.dup2(fd, target, inheritable=True)
         os.closerange(3, 1 << 20)
-        os.setsid()
         os.chdir(str(request["cwd"]))
         for name in set(sys.modules) - _PRELOADED:
             if name != "__main__":
@@ -330,6 +338,7 @@ def _init(
     _loopback_up()
     if _LIBC.syscall(keyctl, _KEYCTL_JOIN_SESSION_KEYRING, None) < 0:  # the new keyring's serial
         _check(-1, "keyctl")
+    os.setsid()  # the session the rubric is in, as bubblewrap's --new-session makes it
     _LIBC.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     _drop_capabilities(capset)
     _load_filter(code, len(seccomp))

@@ -1,0 +1,390 @@
+"""Warm workers: a run forked from a warm interpreter is the run ``python RUBRIC CASE CANDIDATE`` is.
+
+Each test makes runs through :func:`codegenie.eval.rubrics.run_rubrics`
+(the batch path ``grade`` and ``check --rubrics`` take, which uses warm
+workers under bubblewrap) and compares them with the plain way
+(``CODEGENIE_WARM_WORKERS=0``: a bubblewrap and an interpreter per run) and
+with ``--sandbox none``: field by field, what the rubric sees of its
+process; how it ends; and that nothing of one run reaches the next one made
+by the same worker. A spy on :meth:`WarmWorker.run` says which runs the
+warm workers made, so a test cannot pass on the plain path by accident.
+No test asserts a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+
+from codegenie.eval import rubrics
+from codegenie.eval._process.supervisor import NotStarted
+from codegenie.eval._run.spec import RunSpec
+from codegenie.eval._warm import worker as warm
+from codegenie.eval.cases import Case
+from codegenie.eval.rubrics import RubricResult
+
+from .factory import write_case
+
+pytestmark = pytest.mark.skipif(
+    not os.path.exists("/proc/self/ns/user"), reason="needs Linux namespaces"
+)
+
+# What the rubric reports of the process it runs in, as JSON in its verdict.
+PROBE = r"""
+import json, os, resource, signal, stat, sys, threading
+import __main__
+
+def describe(value):
+    return None if value is None else type(value).__name__
+
+main = {name: describe(value) for name, value in vars(__main__).items()}
+main["__name__"] = __main__.__name__
+main["__file__"] = __main__.__file__
+main["__package__"] = __main__.__package__
+main["__builtins__"] = type(__main__.__builtins__).__name__
+stdin = os.fstat(0)
+report = {
+    "argv": sys.argv,
+    "path": sys.path,
+    "main": main,
+    "cwd": os.getcwd(),
+    "stdin": [stat.S_ISCHR(stdin.st_mode), stat.S_ISFIFO(stdin.st_mode), sys.stdin.read()],
+    "stdout": [os.isatty(1), sys.stdout.encoding, sys.stdout.line_buffering],
+    "env": dict(os.environ),
+    "flags": list(sys.flags),
+    "executable": sys.executable,
+    "prefix": [sys.prefix, sys.base_prefix],
+    "pid": os.getpid(),
+    "ppid": os.getppid(),
+    "sid": os.getsid(0) == os.getpid(),
+    "umask": os.umask(0o022),
+    "uid": [os.getuid(), os.getgid()],
+    "signals": {s.name: str(signal.getsignal(s)) for s in signal.valid_signals() if isinstance(s, signal.Signals) and s not in (signal.SIGKILL, signal.SIGSTOP)},
+    "rlimits": {name: resource.getrlimit(getattr(resource, name)) for name in dir(resource) if name.startswith("RLIMIT_")},
+    "fds": sorted(int(fd) for fd in os.listdir("/proc/self/fd")),
+    "threads": threading.active_count(),
+    "mine": sorted(m for m in sys.modules if m.split(".")[0] in ("codegenie", "ctypes", "socket", "_ctypes")),
+}
+print(json.dumps({"passed": True, "reason": "probed", "report": report}))
+"""
+
+
+@pytest.fixture
+def spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The case ids of the runs warm workers made."""
+    made: list[str] = []
+    original = warm.WarmWorker.run
+
+    def run(self: warm.WarmWorker, prepared: Any, command: Any, *args: Any, **kwargs: Any) -> Any:
+        made.append(os.path.basename(command[3]))
+        return original(self, prepared, command, *args, **kwargs)
+
+    monkeypatch.setattr(warm.WarmWorker, "run", run)
+    return made
+
+
+@pytest.fixture
+def bwrap() -> rubrics.Sandbox:
+    """The sandbox, or the test is skipped where bubblewrap cannot start."""
+    try:
+        return rubrics.choose_sandbox("bwrap")
+    except Exception as exc:
+        pytest.skip(f"no sandbox here: {exc}")
+
+
+def _bench(
+    tmp_path: Path, rubric: str, cases: list[str], toml: str = ""
+) -> tuple[Path, list[Case]]:
+    task_class = tmp_path / "bench" / "probe"
+    task_class.mkdir(parents=True)
+    (task_class / "rubric.py").write_text(textwrap.dedent(rubric), encoding="utf-8")
+    made = []
+    for case_id in cases:
+        directory = write_case(task_class / "cases", case_id, toml, input_files={"x.txt": "x\n"})
+        made.append(Case(task_class="probe", id=case_id, directory=directory, timeout=60))
+    return task_class / "rubric.py", made
+
+
+def _grade(
+    rubric: Path, cases: list[Case], box: rubrics.Sandbox, *, jobs: int = 1
+) -> list[RubricResult]:
+    runs = [RunSpec.of(rubric, case, case.input, sandbox=box.policy) for case in cases]
+    return rubrics.run_rubrics(runs, jobs=jobs, sandbox=box)
+
+
+def _normal(value: Any, places: dict[str, str]) -> Any:
+    """``value`` with each run's own paths replaced by names, to compare two runs."""
+    text = json.dumps(value, sort_keys=True)
+    for path, name in places.items():
+        text = text.replace(path, name)
+    text = re.sub(r"codegenie-rubric-[A-Za-z0-9_]+", "RUN", text)
+    text = re.sub(r"codegenie-worker-[A-Za-z0-9_]+/", "", text)
+    return json.loads(text)
+
+
+def _reports(results: list[RubricResult], places: dict[str, str]) -> list[dict[str, Any]]:
+    found = []
+    for result in results:
+        assert result.status == "passed", (result.reason, result.stderr_tail)
+        assert result.verdict is not None
+        found.append(_normal(result.verdict["report"], places))
+    return found
+
+
+@pytest.fixture
+def plain(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Runs made the plain way: a bubblewrap and an interpreter each."""
+    monkeypatch.setenv("CODEGENIE_WARM_WORKERS", "0")
+    yield
+    monkeypatch.delenv("CODEGENIE_WARM_WORKERS")
+
+
+def test_a_warm_run_sees_what_a_plain_run_sees_field_by_field(
+    tmp_path: Path,
+    bwrap: rubrics.Sandbox,
+    spy: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """argv, __main__, sys.path, cwd, stdin, environment, pid, signals, rlimits, fds: equal."""
+    rubric, cases = _bench(tmp_path, PROBE, ["c1", "c2"])
+    places = {str(tmp_path): "TMP"}
+    warm_reports = _reports(_grade(rubric, cases, bwrap), places)
+    assert spy == ["c1", "c2"]
+    monkeypatch.setenv("CODEGENIE_WARM_WORKERS", "0")
+    plain_reports = _reports(_grade(rubric, cases, bwrap), places)
+    assert spy == ["c1", "c2"]  # none more: the plain way
+    for warm_report, plain_report in zip(warm_reports, plain_reports, strict=True):
+        for field in plain_report:
+            if field == "mine":
+                continue
+            assert warm_report[field] == plain_report[field], field
+        assert warm_report["mine"] == []  # nothing of the worker's own machinery
+    first = warm_reports[0]
+    assert first["argv"][0].endswith("/rubric.py")
+    assert first["argv"][1:] == ["RUN/case/c1", "RUN/candidate/input"] or first["argv"][1].endswith(
+        "/case/c1"
+    )
+    assert first["path"][0] == str(tmp_path / "bench" / "probe").replace(str(tmp_path), "TMP")
+    assert first["main"]["__name__"] == "__main__"
+    assert first["main"]["__spec__"] is None
+    assert first["main"]["__loader__"] == "SourceFileLoader"
+    assert first["stdin"] == [True, False, ""]
+    assert first["pid"] == 2
+
+
+def test_the_probe_under_none_agrees_where_a_sandbox_changes_nothing(
+    tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
+) -> None:
+    """argv, __main__, the head of sys.path and stdin are those of an unsandboxed run too."""
+    rubric, cases = _bench(tmp_path, PROBE, ["c1"])
+    places = {str(tmp_path): "TMP"}
+    (warm_report,) = _reports(_grade(rubric, cases, bwrap), places)
+    (none_report,) = _reports(_grade(rubric, cases, rubrics.choose_sandbox("none")), places)
+    assert spy == ["c1"]
+    for field in ("main", "stdin", "flags", "umask"):
+        assert warm_report[field] == none_report[field], field
+    assert warm_report["path"][0] == none_report["path"][0]
+    assert warm_report["argv"][0] == none_report["argv"][0]
+
+
+ENDINGS = {
+    "exit-3": "import sys\nsys.exit(3)\n",
+    "raises": "raise ValueError('the rubric broke')\n",
+    "exit-message": "import sys\nsys.exit('a message')\n",
+    "os-exit": "import os\nprint('{\"passed\": true}', flush=True)\nos._exit(0)\n",
+    "os-exit-unflushed": "import os, sys\nsys.stdout.write('{\"passed\": true}')\nos._exit(0)\n",
+    "atexit": (
+        "import atexit, json\n"
+        "atexit.register(lambda: print(json.dumps({'passed': True, 'reason': 'at exit'})))\n"
+    ),
+    "thread": (
+        "import json, threading, time\n"
+        "def late():\n    time.sleep(0.2)\n    print(json.dumps({'passed': True, 'reason': 'thread'}))\n"
+        "threading.Thread(target=late).start()\n"
+    ),
+    "fork": (
+        "import json, os\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n    print(json.dumps({'passed': True, 'reason': 'child'}), flush=True)\n"
+        "    os._exit(0)\n"
+        "os.waitpid(pid, 0)\n"
+    ),
+    "exec": (
+        "import os, sys\n"
+        "os.execv(sys.executable, [sys.executable, '-c', "
+        '\'print("{\\"passed\\": true, \\"reason\\": \\"exec\\"}")\'])\n'
+    ),
+    "sigterm": "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n",
+    "sigint": "raise KeyboardInterrupt\n",
+    "stdout-closed": "import os, sys\nos.close(1)\nprint('x')\n",
+}
+
+
+@pytest.mark.parametrize("ending", sorted(ENDINGS))
+def test_a_warm_run_ends_as_a_plain_run_ends(
+    tmp_path: Path,
+    bwrap: rubrics.Sandbox,
+    spy: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    ending: str,
+) -> None:
+    """Exit statuses, tracebacks, atexit, threads, fork, exec, signals: the same result."""
+    rubric, cases = _bench(tmp_path, ENDINGS[ending], ["c1"])
+    (warm_result,) = _grade(rubric, cases, bwrap)
+    assert spy == ["c1"]
+    monkeypatch.setenv("CODEGENIE_WARM_WORKERS", "0")
+    (plain_result,) = _grade(rubric, cases, bwrap)
+    places = {str(tmp_path): "TMP"}
+    for field in ("status", "reason", "exit_status", "verdict", "stderr_tail", "limit"):
+        assert _normal(getattr(warm_result, field), places) == _normal(
+            getattr(plain_result, field), places
+        ), field
+
+
+# The first run leaves what it can; the second reports what it finds of it.
+LEAVE_AND_LOOK = r"""
+import json, os, signal, socket, subprocess, sys, resource, time
+case = os.path.basename(sys.argv[1])
+if case == "a-leaves":
+    open("/tmp/left", "w").write("x")
+    open("/dev/shm/left", "w").write("x")
+    json.dumps = None
+    os.environ["LEFT"] = "1"
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+    sys.path.append("/left")
+    server = socket.socket()
+    server.bind(("127.0.0.1", 40123))
+    server.listen()
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    if os.fork() == 0:
+        os.setsid()
+        time.sleep(600)
+        os._exit(0)
+    print(json.loads("{}") if False else '{"passed": true, "reason": "left"}')
+    sys.exit(0)
+found = []
+for path in ("/tmp/left", "/dev/shm/left"):
+    if os.path.exists(path):
+        found.append(path)
+if json.dumps is None:
+    found.append("json.dumps")
+if "LEFT" in os.environ:
+    found.append("environment")
+if signal.getsignal(signal.SIGUSR1) is not signal.SIG_DFL:
+    found.append("signal")
+if resource.getrlimit(resource.RLIMIT_NOFILE)[0] == 64:
+    found.append("rlimit")
+if "/left" in sys.path:
+    found.append("sys.path")
+others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())]
+if others:
+    found.append(f"processes {others}")
+try:
+    socket.create_connection(("127.0.0.1", 40123), timeout=5).close()
+    found.append("socket")
+except OSError:
+    pass
+print(json.dumps({"passed": not found, "reason": ", ".join(found) or "clean"}))
+"""
+
+
+def test_nothing_of_a_run_reaches_the_next_run_of_its_worker(
+    tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
+) -> None:
+    """Files in /tmp and /dev/shm, modules, variables, signals, rlimits, processes, sockets: gone."""
+    rubric, cases = _bench(tmp_path, LEAVE_AND_LOOK, ["a-leaves", "b-looks"])
+    results = _grade(rubric, cases, bwrap, jobs=1)
+    assert spy == ["a-leaves", "b-looks"]  # one thread: one worker made both
+    assert [(r.status, r.reason) for r in results] == [("passed", "left"), ("passed", "clean")]
+
+
+def test_a_run_that_times_out_is_killed_whole_and_its_worker_goes_on(
+    tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
+) -> None:
+    """A timed-out run is an error; the worker's next run starts clean and passes."""
+    rubric, cases = _bench(
+        tmp_path,
+        """
+        import json, os, subprocess, sys, time
+        if os.path.basename(sys.argv[1]) == "a-hangs":
+            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+            time.sleep(600)
+        others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())]
+        print(json.dumps({"passed": not others, "reason": str(others)}))
+        """,
+        ["a-hangs", "b-after"],
+    )
+    runs = [RunSpec.of(rubric, case, case.input, sandbox=bwrap.policy, timeout=1) for case in cases]
+    runs[1] = RunSpec.of(rubric, cases[1], cases[1].input, sandbox=bwrap.policy)
+    first, second = rubrics.run_rubrics(runs, jobs=1, sandbox=bwrap)
+    assert spy == ["a-hangs", "b-after"]
+    assert first.status == "timeout"
+    assert (second.status, second.reason) == ("passed", "[]")
+
+
+def test_where_no_worker_can_start_runs_take_the_plain_way_and_it_is_said_once(
+    tmp_path: Path, bwrap: rubrics.Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker that cannot start: every run still made (the plain way), one log event."""
+
+    def refuse(*_: object, **__: object) -> warm.WarmWorker:
+        raise NotStarted("no nested namespaces here")
+
+    monkeypatch.setattr(warm.WarmWorker, "start", refuse)
+    rubric, cases = _bench(tmp_path, "print('{\"passed\": true}')\n", ["c1", "c2", "c3"])
+    with capture_logs() as logs:
+        results = _grade(rubric, cases, bwrap, jobs=2)
+    assert [r.status for r in results] == ["passed"] * 3
+    said = [each for each in logs if each["event"] == "warm-workers-unavailable"]
+    assert len(said) == 1
+    assert said[0]["reason"] == "no nested namespaces here"
+
+
+def test_a_worker_that_cannot_set_up_its_first_run_gives_way_to_the_plain_way(
+    tmp_path: Path, bwrap: rubrics.Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first run the worker cannot set up (here: a cgroup it cannot join) is made plainly."""
+    original = warm.WarmWorker.run
+
+    def unjoinable(self: warm.WarmWorker, prepared: Any, *args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(
+            type(prepared.cgroup), "join_files", property(lambda _: (Path("/nonexistent/tasks"),))
+        )
+        try:
+            return original(self, prepared, *args, **kwargs)
+        finally:
+            monkeypatch.undo()
+
+    monkeypatch.setattr(warm.WarmWorker, "run", unjoinable)
+    rubric, cases = _bench(tmp_path, "print('{\"passed\": true}')\n", ["c1", "c2"])
+    with capture_logs() as logs:
+        results = _grade(rubric, cases, bwrap, jobs=1)
+    assert [r.status for r in results] == ["passed", "passed"]
+    said = [each for each in logs if each["event"] == "warm-workers-unavailable"]
+    assert len(said) == 1
+    assert "/nonexistent/tasks" in said[0]["reason"]
+
+
+def test_workers_leave_no_directory_behind(
+    tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a batch is done its workers are gone, and so are their directories."""
+    import tempfile
+
+    parent = tmp_path / "tmp"
+    parent.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(parent))
+    rubric, cases = _bench(tmp_path, "print('{\"passed\": true}')\n", ["c1", "c2", "c3"])
+    results = _grade(rubric, cases, bwrap, jobs=2)
+    assert [r.status for r in results] == ["passed"] * 3
+    assert sorted(spy) == ["c1", "c2", "c3"]
+    assert list(parent.iterdir()) == []
