@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 from codegenie.eval import TaskClassRegistry, rubrics
 from codegenie.eval._sandbox import Bubblewrap, SandboxPolicy, bubblewrap, bwrap_args, prepare
+from codegenie.eval._run.spec import RunSpec
 from codegenie.eval._sandbox.bwrap import RUN_FEATURES
 from codegenie.eval.loader import load_cases, load_task_class
 
@@ -237,23 +238,102 @@ def _rubric_samples(bench: Path, runs: int) -> dict[str, list[float]]:
 
         return run
 
+    workers = rubrics.warm_workers(sandboxed)
+
+    def warm(case: Any) -> float | None:
+        spec = RunSpec.of(rubric, case, case.expected, sandbox=sandboxed.policy)
+        result = rubrics.execute(spec, sandboxed, workers=workers)
+        assert result.status == "passed", result
+        return result.cpu_s
+
+    fork_server = _ForkServer(rubric)
+
+    def forked(case: Any) -> float | None:
+        fork_server.run(case.directory, case.expected)
+        return None
+
     measured: dict[str, Callable[[Any], float | None]] = {
         "bare": plain,
         "sandboxed": runner(sandboxed),
+        "warm": warm,
+        "fork": forked,
         "none": runner(bare),
     }
-    for action in measured.values():  # warm the page cache once
-        action(cases[0])
-    samples: dict[str, list[float]] = {}
-    for _ in range(runs):
-        for case in cases:
-            for name, action in measured.items():
-                started, cpu = time.perf_counter(), _cpu()
-                inside = action(case)
-                samples.setdefault(name, []).append(time.perf_counter() - started)
-                if inside is not None:
-                    samples.setdefault(f"cpu-{name}", []).append(_cpu() - cpu + inside)
+    try:
+        for action in measured.values():  # warm the page cache once, and start the worker
+            action(cases[0])
+        if workers is not None and workers.unavailable is not None:
+            del measured["warm"]
+        samples: dict[str, list[float]] = {}
+        for _ in range(runs):
+            for case in cases:
+                for name, action in measured.items():
+                    started, cpu = time.perf_counter(), _cpu()
+                    inside = action(case)
+                    samples.setdefault(name, []).append(time.perf_counter() - started)
+                    if inside is not None:
+                        samples.setdefault(f"cpu-{name}", []).append(_cpu() - cpu + inside)
+    finally:
+        fork_server.close()
+        if workers is not None:
+            workers.close()
     return samples
+
+
+# A warm interpreter that forks a child per request, which runs the rubric as
+# `python rubric.py CASE CANDIDATE` would (argv, sys.path[0], __main__), stdout to a pipe
+# read by the parent: the floor of a run forked from a warm process, unsandboxed.
+_FORK_SERVER = """\
+import os, runpy, sys
+rubric = sys.argv[1]
+for line in sys.stdin:
+    case, candidate = line.rstrip("\\n").split("\\0")
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(reader)
+        os.dup2(writer, 1)
+        sys.argv = [rubric, case, candidate]
+        sys.path[0] = os.path.dirname(rubric)
+        try:
+            runpy.run_path(rubric, run_name="__main__")
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        sys.stdout.flush()
+        os._exit(code)
+    os.close(writer)
+    while os.read(reader, 65536):
+        pass
+    os.close(reader)
+    _, status = os.waitpid(pid, 0)
+    sys.stdout.write(f"{os.waitstatus_to_exitcode(status)}\\n")
+    sys.stdout.flush()
+"""
+
+
+class _ForkServer:
+    """The fork-per-run floor: a warm ``python`` that forks a child to run the rubric."""
+
+    def __init__(self, rubric: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _FORK_SERVER, str(rubric)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def run(self, case: Path, candidate: Path) -> None:
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.process.stdin.write(f"{case}\0{candidate}\n")
+        self.process.stdin.flush()
+        assert self.process.stdout.readline().strip() == "0"
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait()
 
 
 def rubric_rows(size: int, runs: int, env: dict[str, str] | None = None) -> list[Row]:
@@ -281,6 +361,7 @@ def rubric_rows(size: int, runs: int, env: dict[str, str] | None = None) -> list
                 note=f"median of {size} x {runs} case runs, alternating; minima "
                 f"{least['sandboxed']:.2f} ms and {least['bare']:.2f} ms",
             ),
+            *_warm_rows(size, median, least),
             Row(
                 "`run_rubric` under `--sandbox none` against the same bare subprocess, per case",
                 size,
@@ -312,6 +393,38 @@ def rubric_rows(size: int, runs: int, env: dict[str, str] | None = None) -> list
         return rows
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _warm_rows(size: int, median: dict[str, float], least: dict[str, float]) -> list[Row]:
+    """A warm worker's run against the bare subprocess, and against a fork of a warm process."""
+    if "warm" not in median:
+        return []  # no warm worker can start here: runs take the plain way
+    extra = median["warm"] - median["fork"]
+    return [
+        Row(
+            "sandboxed rubric run by a warm worker (`grade`'s way) against a bare subprocess "
+            "(`python rubric.py CASE CANDIDATE`), per case",
+            size,
+            median["warm"],
+            median["bare"],
+            "`python rubric.py CASE CANDIDATE`, a bare subprocess",
+            "<= 1.25x",
+            1.25 if size >= 200 else None,
+            note=f"minima {least['warm']:.2f} ms and {least['bare']:.2f} ms; copies, cgroups, "
+            "the verdict and the removal included",
+        ),
+        Row(
+            "the same against a fork of a warm interpreter that runs the rubric, per case",
+            size,
+            median["warm"],
+            median["fork"],
+            "fork of a warm `python`, the rubric run in the child (`runpy`), unsandboxed",
+            "<= +5 ms",
+            None,
+            note=f"{extra:+.2f} ms a run ({'met' if extra <= 5 else 'not met'}); minima "
+            f"{least['warm']:.2f} ms and {least['fork']:.2f} ms",
+        ),
+    ]
 
 
 def _grade_rows(bench: Path, size: int, runs: int, env: dict[str, str]) -> list[Row]:

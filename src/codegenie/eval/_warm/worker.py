@@ -80,6 +80,11 @@ _POLL_S: Final = 0.05
 # How long a worker may take to start (its first run waits for it).
 _START_WITHIN: Final = 30.0
 _STATUS: Final = struct.Struct("!idd")
+# The worker's -c program: it reads the worker's program from the descriptor named first
+# (a pipe), and runs it as __main__ with the other two (its control socket, the filter).
+_BOOTSTRAP: Final = (
+    "import sys;exec(compile(open(int(sys.argv[1]),'rb').read(),'codegenie-warm-worker','exec'))"
+)
 _log = LazyLogger(__name__)
 
 
@@ -167,6 +172,7 @@ class WarmWorker:
             each.mkdir(mode=0o700, exist_ok=True)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         filter_read, filter_write = os.pipe()
+        program_read = -1
         process = None
         try:
             ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
@@ -176,15 +182,9 @@ class WarmWorker:
             os.close(filter_write)
             filter_write = -1
             argv = _worker_args(policy, bwrap, parents)
-            source = _ZYGOTE.read_text(encoding="utf-8")
-            argv += [
-                str(interpreter.executable),
-                "-B",
-                "-c",
-                source,
-                str(theirs.fileno()),
-                str(filter_read),
-            ]
+            program_read = _pipe_holding(_ZYGOTE.read_bytes())
+            passed = (program_read, theirs.fileno(), filter_read)
+            argv += [str(interpreter.executable), "-B", "-c", _BOOTSTRAP, *map(str, passed)]
             try:
                 process = subprocess.Popen(
                     argv,
@@ -193,7 +193,7 @@ class WarmWorker:
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
-                    pass_fds=(theirs.fileno(), filter_read),
+                    pass_fds=passed,
                     start_new_session=True,
                     close_fds=True,
                 )
@@ -206,6 +206,8 @@ class WarmWorker:
         finally:
             theirs.close()
             os.close(filter_read)
+            if program_read != -1:
+                os.close(program_read)
             if filter_write != -1:
                 os.close(filter_write)
         return cls(process, ours, directory)
@@ -437,6 +439,28 @@ class _Watched:
         with contextlib.suppress(OSError):
             signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
         self.killed = True
+
+
+def _pipe_holding(data: bytes) -> int:
+    """Return the read end of a pipe that holds ``data`` whole, its write end closed.
+
+    Written by a thread, so that a program larger than the pipe's buffer
+    does not block: the worker reads it as it starts.
+    """
+    reader, writer = os.pipe()
+
+    def write() -> None:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(writer, view) :]
+        except OSError:
+            pass  # the worker did not start: nothing reads it
+        finally:
+            os.close(writer)
+
+    threading.Thread(target=write, name="warm-worker-program", daemon=True).start()
+    return reader
 
 
 def _tree(pid: int) -> list[int]:

@@ -1,7 +1,7 @@
 """The warm worker's program: an interpreter in a sandbox, forking each run into new namespaces.
 
-This module is not imported by the harness: its source is the ``-c``
-program of a worker's interpreter (:mod:`codegenie.eval._warm.worker`),
+This module is not imported by the harness: its source is the program of a
+worker's interpreter (:mod:`codegenie.eval._warm.worker`), read from a pipe,
 started once per worker inside a bubblewrap sandbox that has the run
 policy's mounts, and capabilities in its user namespace (``CAP_SYS_ADMIN``,
 ``CAP_NET_ADMIN``, ``CAP_SETPCAP``) but no seccomp filter. It uses the
@@ -490,4 +490,4 @@ def main(control_fd: int, filter_fd: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), int(sys.argv[2]))
+    main(int(sys.argv[2]), int(sys.argv[3]))
