@@ -16,8 +16,9 @@ For each request read from its control socket it forks a process that
    launcher does), sets the run's rlimits;
 3. takes a new mount, PID, IPC, network and cgroup namespace; makes a fresh
    ``/tmp`` (the mounts under it are bound again, and of the worker's
-   directory only this run's), a fresh ``/dev/shm``, covers ``/sys`` (the
-   cgroup directories it joined through);
+   directory only this run's), a fresh ``/dev`` (its device nodes bound
+   again, its links made again, a new ``devpts``) and ``/dev/shm``, covers
+   ``/sys`` (the cgroup directories it joined through);
 4. forks the namespace's init, which mounts a fresh ``/proc`` (its own
    ``/proc/1`` hidden, the keyrings masked, all read-only), brings up the
    loopback, joins a new session keyring, becomes undumpable, drops every
@@ -208,6 +209,7 @@ def _run_main(argv: list[str]) -> int:
 
     script = argv[2]
     sys.argv = list(argv[2:])
+    sys.orig_argv = list(argv)  # /proc/self/cmdline stays the worker's: no way to move it
     sys.path[0] = _resolve_script(script)
     main = types.ModuleType("__main__")
     main.__dict__["__builtins__"] = builtins
@@ -286,6 +288,7 @@ def _finish(code: int = 0) -> int:
 def _rubric(request: dict[str, object], fds: list[int]) -> None:
     """Become the rubric's process (PID 2 of the run's namespace); never return."""
     try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         for target, fd in enumerate(fds):
             os.dup2(fd, target, inheritable=True)
         os.closerange(3, 1 << 20)
@@ -343,6 +346,10 @@ def _init(
     _drop_capabilities(capset)
     _load_filter(code, len(seccomp))
     os.close(control)
+    # The init is a fork of an interpreter that handles SIGINT: blocked, a SIGINT sent to
+    # the run's process group (or to PID 1) is lost, as with bubblewrap's init, which has
+    # no handler. The rubric unblocks it first thing.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     rubric = os.fork()
     if rubric == 0:
         _rubric(request, fds)
@@ -407,20 +414,51 @@ def _limit(request: dict[str, object]) -> None:
 
 
 def _fresh_file_systems(request: dict[str, object]) -> None:
-    """Mount a fresh ``/tmp`` (binding again what is under it) and ``/dev/shm``; cover ``/sys``.
+    """Mount a fresh ``/tmp``, ``/dev`` and ``/dev/shm``, as a plain run's; cover ``/sys``.
 
-    Of the worker's directory only this run's directory is bound again; the
-    others it holds (there are none while this run runs) are not seen.
+    Each is a new tmpfs with what the worker had mounted under it bound
+    again (held by descriptors opened before it was covered): under ``/tmp``
+    the task class and interpreter directories bubblewrap bound there, and
+    of the worker's directory only this run's; under ``/dev`` the device
+    nodes, its links made again and a new ``devpts``. What a run writes in
+    any of them is gone with its mount namespace.
     """
     run_dir = str(request["run_dir"])
     worker_dir = str(request["worker_dir"])
+    size = request.get("tmp_size")
+    sized = f",size={size}" if isinstance(size, int) else ""
     keep = [p for p in _mounts_under("/tmp") if p != worker_dir]
     if run_dir.startswith("/tmp/"):
         keep.append(run_dir)
+    _remount("/tmp", keep, "mode=1777" + sized)
+    links = {
+        name: os.readlink(f"/dev/{name}")
+        for name in os.listdir("/dev")
+        if os.path.islink(f"/dev/{name}")
+    }
+    devices = [p for p in _mounts_under("/dev") if p not in ("/dev/shm", "/dev/pts")]
+    _remount("/dev", devices, "mode=0755" + sized, flags=_MS_NOSUID)
+    for name, target in links.items():
+        os.symlink(target, f"/dev/{name}")
+    os.mkdir("/dev/shm")
+    _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777" + sized)
+    os.mkdir("/dev/pts")
+    _mount(
+        "devpts",
+        "/dev/pts",
+        "devpts",
+        _MS_NOSUID | _MS_NOEXEC,
+        "newinstance,ptmxmode=0666,mode=620",
+    )
+    if os.path.isdir("/sys"):
+        sealed = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY
+        _mount("tmpfs", "/sys", "tmpfs", sealed, "size=0")
+
+
+def _remount(top: str, keep: list[str], options: str, flags: int = _MS_NOSUID | _MS_NODEV) -> None:
+    """Cover ``top`` with a new tmpfs, then bind each of ``keep`` (mounts under it) again."""
     held = [os.open(p, os.O_PATH) for p in keep]
-    size = request.get("tmp_size")
-    sized = f",size={size}" if isinstance(size, int) else ""
-    _mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777" + sized)
+    _mount("tmpfs", top, "tmpfs", flags, options)
     for path, fd in zip(keep, held, strict=True):
         if os.path.isdir(f"/proc/self/fd/{fd}"):
             os.makedirs(path, exist_ok=True)
@@ -429,10 +467,6 @@ def _fresh_file_systems(request: dict[str, object]) -> None:
             os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
         _mount(f"/proc/self/fd/{fd}", path, None, _MS_BIND | _MS_REC)
         os.close(fd)
-    _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777" + sized)
-    if os.path.isdir("/sys"):
-        sealed = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY
-        _mount("tmpfs", "/sys", "tmpfs", sealed, "size=0")
 
 
 def _fail(control: int, reason: str) -> None:
