@@ -60,7 +60,7 @@ from codegenie.eval._process.supervisor import (
     Usage,
     open_pidfd,
 )
-from codegenie.eval._sandbox.bwrap import Bubblewrap
+from codegenie.eval._sandbox.bwrap import PROC_MASKED, Bubblewrap
 from codegenie.eval._sandbox.cgroups import discover
 from codegenie.eval._sandbox.env import sandbox_environment
 from codegenie.eval._sandbox.policy import Interpreter, SandboxPolicy, bwrap_args
@@ -105,10 +105,13 @@ def _worker_args(
     each run loads denies new user namespaces, as it does on a bubblewrap
     without that option). The directories the runs' cgroups are made in are
     bound at their own paths, so that a run joins its own; each run covers
-    ``/sys`` before the rubric starts.
+    ``/sys`` before the rubric starts. The worker's ``/proc`` is left whole
+    (no ``/proc/1`` covered, no keyrings masked, not read-only): the kernel
+    lets a namespace mount a new ``/proc`` only where one is already fully
+    visible to it, and each run's init mounts its own, with those covers, on
+    top of it.
     """
-    args = bwrap_args(policy, bwrap)
-    args = [arg for arg in args if arg != "--disable-userns"]
+    args = _without(bwrap_args(policy, bwrap), _WORKER_LEAVES_OUT)
     at = args.index("--cap-drop")
     caps: list[str] = []
     for name in _CAPABILITIES:
@@ -120,6 +123,31 @@ def _worker_args(
         binds += ["--bind", str(parent), str(parent)]
     args[end:end] = binds
     return args
+
+
+# What of a run's bubblewrap arguments a worker's leaves out (see _worker_args).
+_WORKER_LEAVES_OUT: Final = (
+    ("--disable-userns",),
+    ("--tmpfs", "/proc/1"),
+    ("--remount-ro", "/proc/1"),
+    *(("--ro-bind-try", "/dev/null", name) for name in PROC_MASKED),
+    ("--remount-ro", "/proc"),
+)
+
+
+def _without(args: list[str], groups: Sequence[tuple[str, ...]]) -> list[str]:
+    """``args`` without each occurrence of the argument groups ``groups``."""
+    kept: list[str] = []
+    at = 0
+    while at < len(args):
+        for group in groups:
+            if tuple(args[at : at + len(group)]) == group:
+                at += len(group)
+                break
+        else:
+            kept.append(args[at])
+            at += 1
+    return kept
 
 
 @final

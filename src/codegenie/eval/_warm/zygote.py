@@ -289,6 +289,8 @@ def _rubric(request: dict[str, object], fds: list[int]) -> None:
     """Become the rubric's process (PID 2 of the run's namespace); never return."""
     try:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        # Dumpable, as a process that has just exec'd is: its /proc/self is its own to read.
+        _LIBC.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
         for target, fd in enumerate(fds):
             os.dup2(fd, target, inheritable=True)
         os.closerange(3, 1 << 20)
