@@ -504,22 +504,29 @@ def _receive(control: socket.socket) -> tuple[dict[str, object], list[int]] | No
 
 
 def main(control_fd: int, filter_fd: int) -> None:
-    """Serve requests on ``control_fd`` until it closes; the filter is on ``filter_fd``."""
+    """Serve requests on ``control_fd`` until it closes; the filter is on ``filter_fd``.
+
+    The worker never reads a request itself: once one is waiting it forks,
+    and the forked process reads it. So the worker's memory, which every
+    later run inherits, holds nothing of any run (not even freed).
+    """
     seccomp = b""
     while chunk := os.read(filter_fd, 65536):
         seccomp += chunk
     os.close(filter_fd)
     control = socket.socket(fileno=control_fd)
     while True:
-        received = _receive(control)
-        if received is None:
+        if not control.recv(1, socket.MSG_PEEK):  # blocks until a request, or the end
             return
-        request, fds = received
         pid = os.fork()
         if pid == 0:
-            _run(request, fds, control_fd, seccomp)
-        for fd in fds:
-            os.close(fd)
+            try:
+                received = _receive(control)
+            except BaseException as exc:
+                _fail(control_fd, f"{exc}")
+            if received is None:
+                os._exit(_SETUP_FAILED)
+            _run(*received, control_fd, seccomp)
         _, status, usage = os.wait4(pid, 0)
         report = struct.pack("!idd", status, usage.ru_utime, usage.ru_stime)
         control.sendall(b"E" + report)
