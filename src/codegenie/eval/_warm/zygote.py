@@ -184,6 +184,34 @@ def _mounts_under(top: str) -> list[str]:
     return sorted(p for p in set(points) if not any(p.startswith(q + "/") for q in points))
 
 
+class _Worker:
+    """What the worker's own mounts are, read once as it starts (no run can change them).
+
+    ``tmp_mounts`` and ``dev_mounts``: the outermost mounts under ``/tmp`` and
+    under ``/dev`` (the device nodes; not ``/dev/shm`` and ``/dev/pts``, which
+    each run makes anew); ``dev_links``: the links of ``/dev``.
+    """
+
+    def __init__(self) -> None:
+        self.tmp_mounts: tuple[str, ...] = ()
+        self.dev_mounts: tuple[str, ...] = ()
+        self.dev_links: tuple[tuple[str, str], ...] = ()
+
+    def read(self) -> None:
+        self.tmp_mounts = tuple(_mounts_under("/tmp"))
+        self.dev_mounts = tuple(
+            p for p in _mounts_under("/dev") if p not in ("/dev/shm", "/dev/pts")
+        )
+        self.dev_links = tuple(
+            (name, os.readlink(f"/dev/{name}"))
+            for name in sorted(os.listdir("/dev"))
+            if os.path.islink(f"/dev/{name}")
+        )
+
+
+_WORKER = _Worker()
+
+
 def _encode_status(status: int) -> int:
     if os.WIFSIGNALED(status):
         return 128 + os.WTERMSIG(status)
@@ -429,18 +457,12 @@ def _fresh_file_systems(request: dict[str, object]) -> None:
     worker_dir = str(request["worker_dir"])
     size = request.get("tmp_size")
     sized = f",size={size}" if isinstance(size, int) else ""
-    keep = [p for p in _mounts_under("/tmp") if p != worker_dir]
+    keep = [p for p in _WORKER.tmp_mounts if p != worker_dir]
     if run_dir.startswith("/tmp/"):
         keep.append(run_dir)
     _remount("/tmp", keep, "mode=1777" + sized)
-    links = {
-        name: os.readlink(f"/dev/{name}")
-        for name in os.listdir("/dev")
-        if os.path.islink(f"/dev/{name}")
-    }
-    devices = [p for p in _mounts_under("/dev") if p not in ("/dev/shm", "/dev/pts")]
-    _remount("/dev", devices, "mode=0755" + sized, flags=_MS_NOSUID)
-    for name, target in links.items():
+    _remount("/dev", list(_WORKER.dev_mounts), "mode=0755" + sized, flags=_MS_NOSUID)
+    for name, target in _WORKER.dev_links:
         os.symlink(target, f"/dev/{name}")
     os.mkdir("/dev/shm")
     _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777" + sized)
@@ -514,6 +536,7 @@ def main(control_fd: int, filter_fd: int) -> None:
     while chunk := os.read(filter_fd, 65536):
         seccomp += chunk
     os.close(filter_fd)
+    _WORKER.read()
     control = socket.socket(fileno=control_fd)
     while True:
         if not control.recv(1, socket.MSG_PEEK):  # blocks until a request, or the end
