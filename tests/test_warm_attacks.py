@@ -26,20 +26,18 @@ import json
 import os
 import platform
 import shutil
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from codegenie.eval import rubrics
-from codegenie.eval._run.spec import RunSpec
 from codegenie.eval._sandbox.limits import Limits
-from codegenie.eval._warm import worker as warm
-from codegenie.eval.cases import Case
 from codegenie.eval.rubrics import RubricResult
 
-from .factory import write_case
+from .warm import bench, bwrap, grade, spy
+
+__all__ = ("bwrap", "spy")  # fixtures
 
 pytestmark = pytest.mark.skipif(
     not os.path.exists("/proc/self/ns/user"), reason="needs Linux namespaces"
@@ -50,50 +48,6 @@ MACHINE = platform.machine()
 SYSCALLS = {"x86_64": (310, 438, 56), "aarch64": (270, 438, 220)}
 
 
-@pytest.fixture
-def bwrap() -> rubrics.Sandbox:
-    """The sandbox, or the test is skipped where bubblewrap cannot start."""
-    try:
-        return rubrics.choose_sandbox("bwrap")
-    except Exception as exc:
-        pytest.skip(f"no sandbox here: {exc}")
-
-
-@pytest.fixture
-def spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The case ids of the runs warm workers made."""
-    made: list[str] = []
-    original = warm.WarmWorker.run
-
-    def run(self: warm.WarmWorker, prepared: Any, command: Any, *args: Any, **kwargs: Any) -> Any:
-        made.append(os.path.basename(command[3]))
-        return original(self, prepared, command, *args, **kwargs)
-
-    monkeypatch.setattr(warm.WarmWorker, "run", run)
-    return made
-
-
-def _bench(
-    tmp_path: Path, rubric: str, cases: list[str], *, limits: Limits | None = None
-) -> tuple[Path, list[Case]]:
-    task_class = tmp_path / "bench" / "probe"
-    task_class.mkdir(parents=True, exist_ok=True)
-    (task_class / "rubric.py").write_text(textwrap.dedent(rubric), encoding="utf-8")
-    made = []
-    extra: dict[str, Any] = {} if limits is None else {"limits": limits}
-    for case_id in cases:
-        directory = write_case(task_class / "cases", case_id, "", input_files={"x.txt": "x\n"})
-        made.append(Case(task_class="probe", id=case_id, directory=directory, timeout=60, **extra))
-    return task_class / "rubric.py", made
-
-
-def _grade(
-    rubric: Path, cases: list[Case], box: rubrics.Sandbox, *, jobs: int = 1
-) -> list[RubricResult]:
-    runs = [RunSpec.of(rubric, case, case.input, sandbox=box.policy) for case in cases]
-    return rubrics.run_rubrics(runs, jobs=jobs, sandbox=box)
-
-
 def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CODEGENIE_WARM_WORKERS", "0")
 
@@ -102,6 +56,18 @@ def _said(result: RubricResult) -> Any:
     """The JSON a probe rubric put in its verdict's reason."""
     assert result.verdict is not None, (result.status, result.reason, result.stderr_tail)
     return json.loads(str(result.verdict["reason"]))
+
+
+def _leave_then_look(
+    tmp_path: Path, rubric: str, box: rubrics.Sandbox, spy: list[str]
+) -> tuple[RubricResult, RubricResult]:
+    """Make ``a-leaves`` then ``b-looks`` in one worker; b passes when it found nothing of a."""
+    made, cases = bench(tmp_path, rubric, ["a-leaves", "b-looks"])
+    first, second = grade(made, cases, box)
+    assert spy == ["a-leaves", "b-looks"]
+    assert first.status == "passed", (first.reason, first.stderr_tail)
+    assert (second.status, _said(second)) == ("passed", [])
+    return first, second
 
 
 # -- state the runs of one worker share: its /dev ----------------------------------------
@@ -126,11 +92,7 @@ sys.exit(0 if not found else 1)
 def test_a_run_leaves_nothing_in_dev_for_the_next_run(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
 ) -> None:
-    rubric, cases = _bench(tmp_path, DEV_LEFTOVERS, ["a-leaves", "b-looks"])
-    first, second = _grade(rubric, cases, bwrap)
-    assert spy == ["a-leaves", "b-looks"]
-    assert first.status == "passed"
-    assert (second.status, _said(second)) == ("passed", [])
+    _leave_then_look(tmp_path, DEV_LEFTOVERS, bwrap, spy)
 
 
 def test_under_the_plain_path_dev_dies_with_its_run(
@@ -138,8 +100,8 @@ def test_under_the_plain_path_dev_dies_with_its_run(
 ) -> None:
     """The reference for the test above: a bubblewrap per run, a /dev per run."""
     _plain(monkeypatch)
-    rubric, cases = _bench(tmp_path, DEV_LEFTOVERS, ["a-leaves", "b-looks"])
-    first, second = _grade(rubric, cases, bwrap)
+    rubric, cases = bench(tmp_path, DEV_LEFTOVERS, ["a-leaves", "b-looks"])
+    first, second = grade(rubric, cases, bwrap)
     assert spy == []
     assert first.status == "passed"
     assert (second.status, _said(second)) == ("passed", [])
@@ -174,8 +136,8 @@ sys.exit(0 if same else 1)
 def test_a_run_cannot_forge_the_verdict_of_the_next_run_through_dev_fd(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
 ) -> None:
-    rubric, cases = _bench(tmp_path, DEV_FD_FORGERY, ["a-forges", "b-honest"])
-    first, second = _grade(rubric, cases, bwrap)
+    rubric, cases = bench(tmp_path, DEV_FD_FORGERY, ["a-forges", "b-honest"])
+    first, second = grade(rubric, cases, bwrap)
     assert spy == ["a-forges", "b-honest"]
     assert first.status == "failed"
     assert (second.status, second.reason) == ("failed", "outputs differ")
@@ -186,8 +148,8 @@ def test_under_the_plain_path_dev_fd_cannot_be_forged_for_the_next_run(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _plain(monkeypatch)
-    rubric, cases = _bench(tmp_path, DEV_FD_FORGERY, ["a-forges", "b-honest"])
-    first, second = _grade(rubric, cases, bwrap)
+    rubric, cases = bench(tmp_path, DEV_FD_FORGERY, ["a-forges", "b-honest"])
+    first, second = grade(rubric, cases, bwrap)
     assert spy == []
     assert (first.status, second.status, second.reason) == ("failed", "failed", "outputs differ")
 
@@ -208,8 +170,8 @@ def test_runs_cannot_pile_up_memory_in_dev_past_the_memory_limit(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
 ) -> None:
     limits = Limits(memory=64, file_size=100)
-    rubric, cases = _bench(tmp_path, DEV_FILL, ["a", "b", "c"], limits=limits)
-    results = _grade(rubric, cases, bwrap)
+    rubric, cases = bench(tmp_path, DEV_FILL, ["a", "b", "c"], limits=limits)
+    results = grade(rubric, cases, bwrap)
     assert spy == ["a", "b", "c"]
     assert [r.status for r in results] == ["passed"] * 3
     assert [int(_said(r)) for r in results] == [40, 40, 40]
@@ -234,11 +196,11 @@ print(json.dumps({"passed": True, "reason": f"handled {len(got)}"}))
 def test_sigint_to_the_rubrics_process_group_ends_as_in_a_plain_run(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rubric, cases = _bench(tmp_path, SIGINT_GROUP, ["c1"])
-    (warm_result,) = _grade(rubric, cases, bwrap)
+    rubric, cases = bench(tmp_path, SIGINT_GROUP, ["c1"])
+    (warm_result,) = grade(rubric, cases, bwrap)
     assert spy == ["c1"]
     _plain(monkeypatch)
-    (plain_result,) = _grade(rubric, cases, bwrap)
+    (plain_result,) = grade(rubric, cases, bwrap)
     assert (plain_result.status, plain_result.reason) == ("passed", "handled 1")
     assert (warm_result.status, warm_result.reason) == ("passed", "handled 1")
 
@@ -261,8 +223,8 @@ print(json.dumps({"passed": True, "reason": "clean"}))
 def test_sigint_to_init_never_makes_a_pass_and_the_worker_goes_on(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
 ) -> None:
-    rubric, cases = _bench(tmp_path, SIGINT_INIT, ["a-interrupts", "b-after"])
-    first, second = _grade(rubric, cases, bwrap)
+    rubric, cases = bench(tmp_path, SIGINT_INIT, ["a-interrupts", "b-after"])
+    first, second = grade(rubric, cases, bwrap)
     assert spy == ["a-interrupts", "b-after"]
     assert first.status in ("failed", "error")
     assert (second.status, second.reason) == ("passed", "clean")
@@ -320,12 +282,12 @@ def test_the_rubric_cannot_reach_its_init_and_the_worker_goes_on(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Signals, pidfd, pidfd_getfd, process_vm_readv, ptrace, /proc/1, /proc/sys: as plain."""
-    rubric, cases = _bench(tmp_path, REACH_INIT, ["a-reaches", "b-reaches"])
+    rubric, cases = bench(tmp_path, REACH_INIT, ["a-reaches", "b-reaches"])
     (rubric.parent / "numbers.json").write_text(json.dumps(SYSCALLS.get(MACHINE)))
-    warm_results = _grade(rubric, cases, bwrap)
+    warm_results = grade(rubric, cases, bwrap)
     assert spy == ["a-reaches", "b-reaches"]
     _plain(monkeypatch)
-    plain_results = _grade(rubric, cases, bwrap)
+    plain_results = grade(rubric, cases, bwrap)
     for result in (*warm_results, *plain_results):
         assert result.status == "passed", (result.reason, result.stderr_tail)
     warm_said = _said(warm_results[1])
@@ -385,12 +347,12 @@ def test_no_capability_namespace_or_mount_can_be_regained(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Capabilities none (also after exec), no_new_privs, the filter: unshare, setns, mount denied."""
-    rubric, cases = _bench(tmp_path, REGAIN, ["c1"])
+    rubric, cases = bench(tmp_path, REGAIN, ["c1"])
     (rubric.parent / "numbers.json").write_text(json.dumps(SYSCALLS.get(MACHINE)))
-    (warm_result,) = _grade(rubric, cases, bwrap)
+    (warm_result,) = grade(rubric, cases, bwrap)
     assert spy == ["c1"]
     _plain(monkeypatch)
-    (plain_result,) = _grade(rubric, cases, bwrap)
+    (plain_result,) = grade(rubric, cases, bwrap)
     warm_said, plain_said = _said(warm_result), _said(plain_result)
     assert warm_said == plain_said
     for each in ("self", "exec"):
@@ -436,8 +398,8 @@ def test_the_cgroups_the_zygote_joined_are_out_of_reach(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
 ) -> None:
     """The rubric learns its cgroups' paths from the zygote's frames, and can write none of them."""
-    rubric, cases = _bench(tmp_path, CGROUP_ESCAPE, ["c1"])
-    (result,) = _grade(rubric, cases, bwrap)
+    rubric, cases = bench(tmp_path, CGROUP_ESCAPE, ["c1"])
+    (result,) = grade(rubric, cases, bwrap)
     assert spy == ["c1"]
     assert result.status == "passed", (result.reason, result.stderr_tail)
     _, escaped, cgroup = _said(result)
@@ -488,8 +450,8 @@ def test_a_run_finds_nothing_of_earlier_runs_requests_in_its_memory(
 ) -> None:
     """Neither the run directories nor the case ids of the runs the worker made before."""
     names = ["a-" + "s" * 90, "b-secret-two", "c", "zlooks"]
-    rubric, cases = _bench(tmp_path, MEMORY_SCAN, names)
-    results = _grade(rubric, cases, bwrap)
+    rubric, cases = bench(tmp_path, MEMORY_SCAN, names)
+    results = grade(rubric, cases, bwrap)
     assert spy == names
     assert [r.status for r in results] == ["passed"] * 4, [r.reason for r in results]
     assert _said(results[-1]) == []
@@ -507,8 +469,8 @@ def test_runs_of_one_worker_do_not_share_random_state(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
 ) -> None:
     """random (reseeded at fork), tempfile's names, uuid4: different in every run."""
-    rubric, cases = _bench(tmp_path, RANDOMNESS, ["c1", "c2", "c3"])
-    results = _grade(rubric, cases, bwrap)
+    rubric, cases = bench(tmp_path, RANDOMNESS, ["c1", "c2", "c3"])
+    results = grade(rubric, cases, bwrap)
     assert spy == ["c1", "c2", "c3"]
     said = [_said(r) for r in results]
     for column in zip(*said, strict=True):
@@ -530,8 +492,8 @@ def test_the_rubric_sees_its_own_argv_in_sys_orig_argv(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
 ) -> None:
     """``sys.orig_argv`` is the run's command line, as a plain run's is."""
-    rubric, cases = _bench(tmp_path, SELF_VIEW, ["c1"])
-    (result,) = _grade(rubric, cases, bwrap)
+    rubric, cases = bench(tmp_path, SELF_VIEW, ["c1"])
+    (result,) = grade(rubric, cases, bwrap)
     assert spy == ["c1"]
     said = _said(result)
     assert said["orig_argv"][1:3] == ["-B", str(rubric)], said["orig_argv"]
@@ -547,8 +509,8 @@ def test_the_rubric_sees_its_own_argv_in_sys_orig_argv(
 def test_the_rubric_sees_its_own_command_line_and_environment_in_proc(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
 ) -> None:
-    rubric, cases = _bench(tmp_path, SELF_VIEW, ["c1"])
-    (result,) = _grade(rubric, cases, bwrap)
+    rubric, cases = bench(tmp_path, SELF_VIEW, ["c1"])
+    (result,) = grade(rubric, cases, bwrap)
     assert spy == ["c1"]
     said = _said(result)
     assert said["cmdline"][2:] == said["orig_argv"][2:]
@@ -606,11 +568,7 @@ sys.exit(0 if not found else 1)
 def test_ipc_sockets_and_earlier_run_directories_do_not_reach_the_next_run(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
 ) -> None:
-    rubric, cases = _bench(tmp_path, IPC_LEFTOVERS, ["a-leaves", "b-looks"])
-    first, second = _grade(rubric, cases, bwrap)
-    assert spy == ["a-leaves", "b-looks"]
-    assert first.status == "passed", (first.reason, first.stderr_tail)
-    assert (second.status, _said(second)) == ("passed", [])
+    _leave_then_look(tmp_path, IPC_LEFTOVERS, bwrap, spy)
 
 
 # Runs side by side (two workers): each leaves a marker in its run directory, /tmp, /dev/shm
@@ -641,8 +599,8 @@ def test_runs_side_by_side_see_nothing_of_each_other(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
 ) -> None:
     names = ["c1", "c2", "c3", "c4"]
-    rubric, cases = _bench(tmp_path, SIDE_BY_SIDE, names)
-    results = _grade(rubric, cases, bwrap, jobs=2)
+    rubric, cases = bench(tmp_path, SIDE_BY_SIDE, names)
+    results = grade(rubric, cases, bwrap, jobs=2)
     assert sorted(spy) == names
     assert [(r.status, r.reason) for r in results] == [("passed", "[]")] * 4
 
@@ -676,8 +634,8 @@ def test_a_warm_run_is_held_to_its_limits(
 ) -> None:
     """The zygote's fork joins the cgroups and sets the rlimits: each breach an error naming it."""
     limits = Limits(memory=64, processes=16, file_size=1, cpu_time=1)
-    rubric, cases = _bench(tmp_path, LIMITED, [limit], limits=limits)
-    (result,) = _grade(rubric, cases, bwrap)
+    rubric, cases = bench(tmp_path, LIMITED, [limit], limits=limits)
+    (result,) = grade(rubric, cases, bwrap)
     assert spy == [limit]
     assert (result.status, result.limit) == ("error", limit), (result.reason, result.stderr_tail)
 
@@ -702,8 +660,8 @@ print(json.dumps({"passed": True, "reason": "b"}))
 def test_a_flood_of_output_is_bounded_and_never_reaches_the_next_run(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
 ) -> None:
-    rubric, cases = _bench(tmp_path, FLOOD, ["a-floods", "b-after"])
-    first, second = _grade(rubric, cases, bwrap)
+    rubric, cases = bench(tmp_path, FLOOD, ["a-floods", "b-after"])
+    first, second = grade(rubric, cases, bwrap)
     assert spy == ["a-floods", "b-after"]
     assert first.status == "error"
     assert "more than" in str(first.reason)
@@ -723,11 +681,11 @@ def test_an_exit_status_of_the_machinery_is_never_a_pass_nor_a_setup_failure(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     names = ["s-125", "s-137", "s-0"]
-    rubric, cases = _bench(tmp_path, STATUSES, names)
-    warm_results = _grade(rubric, cases, bwrap)
+    rubric, cases = bench(tmp_path, STATUSES, names)
+    warm_results = grade(rubric, cases, bwrap)
     assert spy == names
     _plain(monkeypatch)
-    plain_results = _grade(rubric, cases, bwrap)
+    plain_results = grade(rubric, cases, bwrap)
     pairs = [(r.status, r.exit_status, r.reason) for r in warm_results]
     assert pairs == [(r.status, r.exit_status, r.reason) for r in plain_results]
     assert [r.status for r in warm_results] == ["error", "error", "passed"]

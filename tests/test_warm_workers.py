@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,10 +27,11 @@ from codegenie.eval import rubrics
 from codegenie.eval._process.supervisor import NotStarted
 from codegenie.eval._run.spec import RunSpec
 from codegenie.eval._warm import worker as warm
-from codegenie.eval.cases import Case
 from codegenie.eval.rubrics import RubricResult
 
-from .factory import write_case
+from .warm import bench, bwrap, grade, spy
+
+__all__ = ("bwrap", "spy")  # fixtures
 
 pytestmark = pytest.mark.skipif(
     not os.path.exists("/proc/self/ns/user"), reason="needs Linux namespaces"
@@ -79,49 +79,6 @@ print(json.dumps({"passed": True, "reason": "probed", "report": report}))
 """
 
 
-@pytest.fixture
-def spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The case ids of the runs warm workers made."""
-    made: list[str] = []
-    original = warm.WarmWorker.run
-
-    def run(self: warm.WarmWorker, prepared: Any, command: Any, *args: Any, **kwargs: Any) -> Any:
-        made.append(os.path.basename(command[3]))
-        return original(self, prepared, command, *args, **kwargs)
-
-    monkeypatch.setattr(warm.WarmWorker, "run", run)
-    return made
-
-
-@pytest.fixture
-def bwrap() -> rubrics.Sandbox:
-    """The sandbox, or the test is skipped where bubblewrap cannot start."""
-    try:
-        return rubrics.choose_sandbox("bwrap")
-    except Exception as exc:
-        pytest.skip(f"no sandbox here: {exc}")
-
-
-def _bench(
-    tmp_path: Path, rubric: str, cases: list[str], toml: str = ""
-) -> tuple[Path, list[Case]]:
-    task_class = tmp_path / "bench" / "probe"
-    task_class.mkdir(parents=True)
-    (task_class / "rubric.py").write_text(textwrap.dedent(rubric), encoding="utf-8")
-    made = []
-    for case_id in cases:
-        directory = write_case(task_class / "cases", case_id, toml, input_files={"x.txt": "x\n"})
-        made.append(Case(task_class="probe", id=case_id, directory=directory, timeout=60))
-    return task_class / "rubric.py", made
-
-
-def _grade(
-    rubric: Path, cases: list[Case], box: rubrics.Sandbox, *, jobs: int = 1
-) -> list[RubricResult]:
-    runs = [RunSpec.of(rubric, case, case.input, sandbox=box.policy) for case in cases]
-    return rubrics.run_rubrics(runs, jobs=jobs, sandbox=box)
-
-
 def _normal(value: Any, places: dict[str, str]) -> Any:
     """``value`` with each run's own paths replaced by names, to compare two runs."""
     text = json.dumps(value, sort_keys=True)
@@ -156,12 +113,12 @@ def test_a_warm_run_sees_what_a_plain_run_sees_field_by_field(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """argv, __main__, sys.path, cwd, stdin, environment, pid, signals, rlimits, fds: equal."""
-    rubric, cases = _bench(tmp_path, PROBE, ["c1", "c2"])
+    rubric, cases = bench(tmp_path, PROBE, ["c1", "c2"])
     places = {str(tmp_path): "TMP"}
-    warm_reports = _reports(_grade(rubric, cases, bwrap), places)
+    warm_reports = _reports(grade(rubric, cases, bwrap), places)
     assert spy == ["c1", "c2"]
     monkeypatch.setenv("CODEGENIE_WARM_WORKERS", "0")
-    plain_reports = _reports(_grade(rubric, cases, bwrap), places)
+    plain_reports = _reports(grade(rubric, cases, bwrap), places)
     assert spy == ["c1", "c2"]  # none more: the plain way
     for warm_report, plain_report in zip(warm_reports, plain_reports, strict=True):
         for field in plain_report:
@@ -191,10 +148,10 @@ def test_the_probe_under_none_agrees_where_a_sandbox_changes_nothing(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
 ) -> None:
     """argv, __main__, the head of sys.path and stdin are those of an unsandboxed run too."""
-    rubric, cases = _bench(tmp_path, PROBE, ["c1"])
+    rubric, cases = bench(tmp_path, PROBE, ["c1"])
     places = {str(tmp_path): "TMP"}
-    (warm_report,) = _reports(_grade(rubric, cases, bwrap), places)
-    (none_report,) = _reports(_grade(rubric, cases, rubrics.choose_sandbox("none")), places)
+    (warm_report,) = _reports(grade(rubric, cases, bwrap), places)
+    (none_report,) = _reports(grade(rubric, cases, rubrics.choose_sandbox("none")), places)
     assert spy == ["c1"]
     for field in ("main", "stdin", "flags", "umask"):
         assert warm_report[field] == none_report[field], field
@@ -244,11 +201,11 @@ def test_a_warm_run_ends_as_a_plain_run_ends(
     ending: str,
 ) -> None:
     """Exit statuses, tracebacks, atexit, threads, fork, exec, signals: the same result."""
-    rubric, cases = _bench(tmp_path, ENDINGS[ending], ["c1"])
-    (warm_result,) = _grade(rubric, cases, bwrap)
+    rubric, cases = bench(tmp_path, ENDINGS[ending], ["c1"])
+    (warm_result,) = grade(rubric, cases, bwrap)
     assert spy == ["c1"]
     monkeypatch.setenv("CODEGENIE_WARM_WORKERS", "0")
-    (plain_result,) = _grade(rubric, cases, bwrap)
+    (plain_result,) = grade(rubric, cases, bwrap)
     places = {str(tmp_path): "TMP"}
     for field in ("status", "reason", "exit_status", "verdict", "stderr_tail", "limit"):
         assert _normal(getattr(warm_result, field), places) == _normal(
@@ -308,8 +265,8 @@ def test_nothing_of_a_run_reaches_the_next_run_of_its_worker(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
 ) -> None:
     """Files in /tmp and /dev/shm, modules, variables, signals, rlimits, processes, sockets: gone."""
-    rubric, cases = _bench(tmp_path, LEAVE_AND_LOOK, ["a-leaves", "b-looks"])
-    results = _grade(rubric, cases, bwrap, jobs=1)
+    rubric, cases = bench(tmp_path, LEAVE_AND_LOOK, ["a-leaves", "b-looks"])
+    results = grade(rubric, cases, bwrap, jobs=1)
     assert spy == ["a-leaves", "b-looks"]  # one thread: one worker made both
     assert [(r.status, r.reason) for r in results] == [("passed", "left"), ("passed", "clean")]
 
@@ -318,7 +275,7 @@ def test_a_run_that_times_out_is_killed_whole_and_its_worker_goes_on(
     tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
 ) -> None:
     """A timed-out run is an error; the worker's next run starts clean and passes."""
-    rubric, cases = _bench(
+    rubric, cases = bench(
         tmp_path,
         """
         import json, os, subprocess, sys, time
@@ -347,9 +304,9 @@ def test_where_no_worker_can_start_runs_take_the_plain_way_and_it_is_said_once(
         raise NotStarted("no nested namespaces here")
 
     monkeypatch.setattr(warm.WarmWorker, "start", refuse)
-    rubric, cases = _bench(tmp_path, "print('{\"passed\": true}')\n", ["c1", "c2", "c3"])
+    rubric, cases = bench(tmp_path, "print('{\"passed\": true}')\n", ["c1", "c2", "c3"])
     with capture_logs() as logs:
-        results = _grade(rubric, cases, bwrap, jobs=2)
+        results = grade(rubric, cases, bwrap, jobs=2)
     assert [r.status for r in results] == ["passed"] * 3
     said = [each for each in logs if each["event"] == "warm-workers-unavailable"]
     assert len(said) == 1
@@ -372,9 +329,9 @@ def test_a_worker_that_cannot_set_up_its_first_run_gives_way_to_the_plain_way(
             monkeypatch.undo()
 
     monkeypatch.setattr(warm.WarmWorker, "run", unjoinable)
-    rubric, cases = _bench(tmp_path, "print('{\"passed\": true}')\n", ["c1", "c2"])
+    rubric, cases = bench(tmp_path, "print('{\"passed\": true}')\n", ["c1", "c2"])
     with capture_logs() as logs:
-        results = _grade(rubric, cases, bwrap, jobs=1)
+        results = grade(rubric, cases, bwrap, jobs=1)
     assert [r.status for r in results] == ["passed", "passed"]
     said = [each for each in logs if each["event"] == "warm-workers-unavailable"]
     assert len(said) == 1
@@ -390,8 +347,8 @@ def test_workers_leave_no_directory_behind(
     parent = tmp_path / "tmp"
     parent.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(parent))
-    rubric, cases = _bench(tmp_path, "print('{\"passed\": true}')\n", ["c1", "c2", "c3"])
-    results = _grade(rubric, cases, bwrap, jobs=2)
+    rubric, cases = bench(tmp_path, "print('{\"passed\": true}')\n", ["c1", "c2", "c3"])
+    results = grade(rubric, cases, bwrap, jobs=2)
     assert [r.status for r in results] == ["passed"] * 3
     assert sorted(spy) == ["c1", "c2", "c3"]
     assert list(parent.iterdir()) == []
