@@ -352,3 +352,57 @@ def test_workers_leave_no_directory_behind(
     assert [r.status for r in results] == ["passed"] * 3
     assert sorted(spy) == ["c1", "c2", "c3"]
     assert list(parent.iterdir()) == []
+
+
+def test_a_thread_keeps_one_worker_whatever_the_task_classes_of_its_runs(
+    tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs of two task classes in turn: a worker each time the kind changes, the last one ended."""
+    alive: list[warm.WarmWorker] = []
+    start, close = warm.WarmWorker.start, warm.WarmWorker.close
+
+    def started(*args: Any, **kwargs: Any) -> warm.WarmWorker:
+        made = start(*args, **kwargs)
+        alive.append(made)
+        assert len(alive) == 1, "a thread holds one worker at a time"
+        return made
+
+    def closed(self: warm.WarmWorker) -> None:
+        alive.remove(self)
+        close(self)
+
+    monkeypatch.setattr(warm.WarmWorker, "start", started)
+    monkeypatch.setattr(warm.WarmWorker, "close", closed)
+    passing = "print('{\"passed\": true}')\n"
+    one, first = bench(tmp_path, passing, ["a1", "a2"], name="one")
+    two, second = bench(tmp_path, passing, ["b1"], name="two")
+    runs = [
+        RunSpec.of(rubric, case, case.input, sandbox=bwrap.policy)
+        for rubric, case in [(one, first[0]), (two, second[0]), (one, first[1])]
+    ]
+    results = rubrics.run_rubrics(runs, jobs=1, sandbox=bwrap)
+    assert [r.status for r in results] == ["passed"] * 3
+    assert spy == ["a1", "b1", "a2"]
+    assert alive == []
+
+
+def test_a_worker_that_dies_fails_the_run_it_was_given_and_the_next_gets_another(
+    tmp_path: Path, bwrap: rubrics.Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker killed before a run: that run is an error saying so; the next one passes."""
+    original = warm.WarmWorker.run
+    made: list[str] = []
+
+    def run(self: warm.WarmWorker, prepared: Any, command: Any, *args: Any, **kwargs: Any) -> Any:
+        made.append(os.path.basename(command[3]))
+        if made[-1] == "c2":
+            self.process.kill()
+            self.process.wait()
+        return original(self, prepared, command, *args, **kwargs)
+
+    monkeypatch.setattr(warm.WarmWorker, "run", run)
+    rubric, cases = bench(tmp_path, "print('{\"passed\": true}')\n", ["c1", "c2", "c3"])
+    results = grade(rubric, cases, bwrap, jobs=1)
+    assert made == ["c1", "c2", "c3"]
+    assert [r.status for r in results] == ["passed", "error", "passed"]
+    assert results[1].reason == "cannot start the rubric: the warm worker ended"

@@ -55,16 +55,17 @@ def bench(
     *,
     toml: str = "",
     limits: Limits | None = None,
+    name: str = "probe",
 ) -> tuple[Path, list[Case]]:
-    """Write a task class ``probe`` whose rubric is ``rubric``, with ``cases``; return both."""
-    task_class = tmp_path / "bench" / "probe"
+    """Write a task class ``name`` whose rubric is ``rubric``, with ``cases``; return both."""
+    task_class = tmp_path / "bench" / name
     task_class.mkdir(parents=True, exist_ok=True)
     (task_class / "rubric.py").write_text(textwrap.dedent(rubric), encoding="utf-8")
     made = []
     extra: dict[str, Any] = {} if limits is None else {"limits": limits}
     for case_id in cases:
         directory = write_case(task_class / "cases", case_id, toml, input_files={"x.txt": "x\n"})
-        made.append(Case(task_class="probe", id=case_id, directory=directory, timeout=60, **extra))
+        made.append(Case(task_class=name, id=case_id, directory=directory, timeout=60, **extra))
     return task_class / "rubric.py", made
 
 

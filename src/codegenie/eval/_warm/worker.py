@@ -53,7 +53,6 @@ from codegenie.eval._process import procfs
 from codegenie.eval._process.output import Bounds, Sink
 from codegenie.eval._process.supervisor import (
     DRAIN_GRACE,
-    AnyOf,
     Ending,
     Flag,
     NotStarted,
@@ -86,6 +85,8 @@ _BOOTSTRAP: Final = (
     "import sys;exec(compile(open(int(sys.argv[1]),'rb').read(),'codegenie-warm-worker','exec'))"
 )
 _log = LazyLogger(__name__)
+# Why a run was not made when its worker was gone (killed, or out of step).
+_ENDED: Final = "the warm worker ended"
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +266,6 @@ class WarmWorker:
         err_read, err_write = os.pipe()
         stdin = os.open(os.devnull, os.O_RDONLY)
         sinks = {out_read: out_sink, err_read: err_sink}
-        pidfd: int | None = None
         try:
             for fd in sinks:
                 os.set_blocking(fd, False)
@@ -295,39 +295,48 @@ class WarmWorker:
                 )
             except OSError as exc:
                 self.broken = True
-                raise NotStarted(f"the warm worker is gone ({exc.strerror})") from exc
+                raise NotStarted(_ENDED) from exc
             finally:
                 for fd in (stdin, out_write, err_write):
                     os.close(fd)
-            ending, pidfd = self._watch(
-                prepared, (out_sink, err_sink), sinks, limit, cancel, started
-            )
+            run = _Watched(prepared, select.poll())
+            try:
+                ending = self._watch(run, (out_sink, err_sink), sinks, limit, cancel, started)
+            except NotStarted:
+                raise
+            except BaseException:
+                # Out of step with the worker (an interrupt, a descriptor short): end it all.
+                run.kill()
+                self.broken = True
+                with contextlib.suppress(OSError):
+                    self.process.kill()
+                raise
+            finally:
+                if run.pidfd is not None:
+                    os.close(run.pidfd)
             self.succeeded = True
             return ending
         finally:
             for fd in sinks:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-            if pidfd is not None:
-                os.close(pidfd)
 
     def _watch(  # noqa: PLR0917 - one loop, as Child.wait's
         self,
-        prepared: PreparedRun,
+        run: _Watched,
         outputs: tuple[Sink, Sink],
         sinks: dict[int, Sink],
         limit: float,
         cancel: Flag | None,
         started: float,
-    ) -> tuple[Ending, int | None]:
+    ) -> Ending:
         deadline = started + limit
-        poller = select.poll()
+        poller = run.poller
         open_ = dict(sinks)
         for fd in open_:
             poller.register(fd, _READ)
         control = self._control.fileno()
         poller.register(control, _READ)
-        run = _Watched(prepared, poller)
         while run.status is None:
             if not run.killed:
                 if cancel is not None and cancel.is_set():
@@ -361,7 +370,7 @@ class WarmWorker:
             raise NotStarted(run.failure)
         _drain(poller, open_, DRAIN_GRACE)
         wait_status, user_s, system_s = run.status
-        ending = Ending(
+        return Ending(
             pid=run.pid or 0,
             returncode=os.waitstatus_to_exitcode(wait_status),
             usage=Usage(time.monotonic() - started, user_s, system_s, 0),
@@ -370,14 +379,13 @@ class WarmWorker:
             stdout=outputs[0].output(),
             stderr=outputs[1].output(),
         )
-        return ending, run.pidfd
 
     def _abandon(self) -> NoReturn:
         """Give up on the worker (gone, or out of step): kill it; raise ``NotStarted``."""
         self.broken = True
         with contextlib.suppress(OSError):
             self.process.kill()
-        raise NotStarted("the warm worker ended")
+        raise NotStarted(_ENDED)
 
     def _read_control(self) -> list[tuple[str, object]] | None:
         """Read what the worker sent (``S`` pid, ``F`` reason, ``E`` status); ``None`` at EOF."""
@@ -535,28 +543,37 @@ class WarmWorkers:
         self.bwrap: Final = bwrap
         self.unavailable: str | None = None
         self._lock = threading.Lock()
-        self._workers: dict[tuple[int, _Key], WarmWorker] = {}
+        # One worker a thread at most, for the kind of run it made last: a batch over many
+        # task classes (grade --all, check --rubrics) keeps N workers, not N per task class.
+        self._workers: dict[int, tuple[_Key, WarmWorker]] = {}
 
     def worker(
         self, interpreter: Interpreter, task_class: Path, hidden: Sequence[Path]
     ) -> WarmWorker | None:
-        """Return the calling thread's worker for runs of ``interpreter`` on ``task_class``."""
+        """Return the calling thread's worker for runs of ``interpreter`` on ``task_class``.
+
+        Starts one where the thread has none for this kind of run, ending the
+        thread's worker for another kind; ``None`` where none can start.
+        """
         if self.unavailable is not None:
             return None
-        key = (threading.get_ident(), _Key(interpreter, str(task_class), tuple(map(str, hidden))))
+        thread = threading.get_ident()
+        key = _Key(interpreter, str(task_class), tuple(map(str, hidden)))
         with self._lock:
-            found = self._workers.get(key)
-        if found is not None and not found.broken:
-            return found
+            found = self._workers.pop(thread, None)
         if found is not None:
-            found.close()
+            if found[0] == key and not found[1].broken:
+                with self._lock:
+                    self._workers[thread] = found
+                return found[1]
+            found[1].close()
         try:
             made = WarmWorker.start(interpreter, task_class, hidden, self.bwrap)
         except NotStarted as exc:
             self.give_up(exc.reason)
             return None
         with self._lock:
-            self._workers[key] = made
+            self._workers[thread] = (key, made)
         return made
 
     def give_up(self, reason: str) -> None:
@@ -574,15 +591,7 @@ class WarmWorkers:
     def close(self) -> None:
         """End every worker and remove their directories."""
         with self._lock:
-            workers = list(self._workers.values())
+            workers = [worker for _, worker in self._workers.values()]
             self._workers.clear()
         for each in workers:
             each.close()
-
-
-def any_of(*flags: Flag | None) -> Flag | None:
-    """One flag set when any of ``flags`` is (``None`` ones left out)."""
-    given = [flag for flag in flags if flag is not None]
-    if not given:
-        return None
-    return given[0] if len(given) == 1 else AnyOf(*given)
