@@ -55,8 +55,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codegenie.eval import TaskClassRegistry, rubrics
-from codegenie.eval._sandbox import Bubblewrap, SandboxPolicy, bubblewrap, bwrap_args, prepare
 from codegenie.eval._run.spec import RunSpec
+from codegenie.eval._sandbox import Bubblewrap, SandboxPolicy, bubblewrap, bwrap_args, prepare
 from codegenie.eval._sandbox.bwrap import RUN_FEATURES
 from codegenie.eval.loader import load_cases, load_task_class
 
