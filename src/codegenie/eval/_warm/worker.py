@@ -12,8 +12,8 @@ seccomp filter, and runs the rubric as ``python RUBRIC CASE CANDIDATE``
 would — forked from an interpreter that has run nothing of any run.
 
 The harness side (this module): :class:`WarmWorkers` keeps one
-:class:`WarmWorker` per thread and per kind of run (interpreter, task
-class), started on first use; :meth:`WarmWorker.run` hands a prepared run
+:class:`WarmWorker` per thread, for the kind of run (interpreter, task
+class) the thread made last, started on first use; :meth:`WarmWorker.run` hands a prepared run
 to its worker (argv, environment, working directory, cgroups, rlimits, and
 the run's stdin, stdout and stderr as descriptors) and watches it as the
 supervisor watches a child: its output within bounds, its deadline, the
@@ -532,7 +532,7 @@ def _drain(poller: select.poll, open_: dict[int, Sink], grace: float) -> None:
 
 @final
 class WarmWorkers:
-    """The warm workers of a batch of runs: one per thread and kind of run, started on first use.
+    """The warm workers of a batch of runs: one per thread, for its kind of run, started on use.
 
     :meth:`worker` returns the calling thread's worker for a run, or
     ``None`` when warm workers cannot be used here (then
