@@ -43,14 +43,11 @@ from __future__ import annotations
 
 import sys
 
-# What a fresh interpreter had before this program imported anything: the
-# modules of the worker's own machinery are removed from each run's
-# interpreter (the preloaded ones below stay, as a forkserver's preload does).
-_AT_START = frozenset(sys.modules)
-
 # Preloaded: the standard library a rubric most often imports (importing them
 # again in the run is a dictionary lookup). Nothing here keeps state a run
-# could see from another: every run is a fresh fork of this process.
+# could see from another: every run is a fresh fork of this process. What is
+# imported after _PRELOADED, the worker's own machinery, is removed from each
+# run's interpreter (the preloaded modules stay, as a forkserver's preload does).
 for _name in (
     "collections",
     "dataclasses",
@@ -269,10 +266,8 @@ def _exit_code(exc: SystemExit) -> int:
     value = exc.code
     if value is None:
         return 0
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int):  # a bool too: True is 1
         return value & 0xFF
-    if isinstance(value, bool):
-        return int(value)
     try:
         sys.stderr.write(f"{value}\n")
     except Exception:
