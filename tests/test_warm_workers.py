@@ -406,3 +406,31 @@ def test_a_worker_that_dies_fails_the_run_it_was_given_and_the_next_gets_another
     assert made == ["c1", "c2", "c3"]
     assert [r.status for r in results] == ["passed", "error", "passed"]
     assert results[1].reason == "cannot start the rubric: the warm worker ended"
+
+
+@pytest.mark.skipif(not os.access("/dev/shm", os.W_OK), reason="needs a writable /dev/shm")
+def test_a_temporary_directory_under_dev_shm_means_the_plain_way(
+    tmp_path: Path, bwrap: rubrics.Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TMPDIR under /dev/shm: a warm run would not see its copies, so no worker is started.
+
+    Before, every run of such a grading ended in an error (each run's fresh
+    /dev/shm hid the worker's directory); now the runs take the plain way,
+    which binds the run's directory wherever it is, and that is said once.
+    """
+    import tempfile
+
+    parent = Path(tempfile.mkdtemp(prefix="codegenie-test-", dir="/dev/shm"))
+    try:
+        monkeypatch.setattr(tempfile, "tempdir", str(parent))
+        rubric, cases = bench(tmp_path, "print('{\"passed\": true}')\n", ["c1", "c2"])
+        with capture_logs() as logs:
+            results = grade(rubric, cases, bwrap, jobs=2)
+        assert [r.status for r in results] == ["passed", "passed"]
+        said = [each for each in logs if each["event"] == "warm-workers-unavailable"]
+        assert len(said) == 1
+        assert f"{parent} is under /dev" in said[0]["reason"]
+        assert "TMPDIR" in said[0]["reason"]
+        assert list(parent.iterdir()) == []  # no worker's directory made, every copy removed
+    finally:
+        parent.rmdir()

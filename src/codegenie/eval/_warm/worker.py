@@ -71,6 +71,9 @@ if TYPE_CHECKING:
 __all__ = ("WarmWorker", "WarmWorkers")
 
 _ZYGOTE: Final = Path(__file__).with_name("zygote.py")
+# What the fork of each run mounts afresh (the zygote): a worker's directory there would be
+# out of its runs' sight. (/tmp is not: the runs' binds under it are carried over.)
+_REMOUNTED: Final = ("/dev", "/proc", "/sys")
 # The capabilities the worker keeps in its user namespace, for the fork of each run:
 # new namespaces and mounts, the loopback up, the bounding set cleared. Each run drops them all.
 _CAPABILITIES: Final = ("CAP_SYS_ADMIN", "CAP_NET_ADMIN", "CAP_SETPCAP")
@@ -191,6 +194,14 @@ class WarmWorker:
         code = seccomp_program()
         if code is None:
             msg = f"there is no seccomp filter for this machine ({os.uname().machine})"
+            raise NotStarted(msg)
+        base = os.path.realpath(tempfile.gettempdir())
+        remounted = next((top for top in _REMOUNTED if _under(base, top)), None)
+        if remounted is not None:
+            msg = (
+                f"the temporary directory {base} is under {remounted}, which each warm run "
+                "mounts afresh (set TMPDIR elsewhere to use warm workers)"
+            )
             raise NotStarted(msg)
         directory = Path(tempfile.mkdtemp(prefix="codegenie-worker-"))
         parents = sorted({h.parent for h in discover().values()})
@@ -497,6 +508,10 @@ def _pipe_holding(data: bytes) -> int:
 
     threading.Thread(target=write, name="warm-worker-program", daemon=True).start()
     return reader
+
+
+def _under(path: str, top: str) -> bool:
+    return path == top or path.startswith(top + "/")
 
 
 def _tree(pid: int) -> list[int]:
