@@ -8,7 +8,7 @@ from pathlib import Path
 
 from codegenie.eval._sandbox.disk import DiskWatch, measure
 from codegenie.eval._sandbox.limits import Limits
-from codegenie.eval.rubrics import _remove_tree
+from codegenie.eval.rubrics import remove_tree
 
 
 def make_files(directory: Path, count: int, size: int = 0) -> None:
@@ -57,7 +57,7 @@ def test_a_tree_deeper_than_path_max_is_counted_whole(tmp_path: Path) -> None:
         assert found.largest_new is not None
         assert found.largest_new[0].endswith(f"{name}/bottom")
     finally:
-        _remove_tree(str(top))  # pytest's own clean-up recurses
+        remove_tree(str(top))  # pytest's own clean-up recurses
 
 
 def test_the_largest_file_written_since_a_time_is_found(tmp_path: Path) -> None:

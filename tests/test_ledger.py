@@ -21,7 +21,7 @@ from codegenie.eval._run.digest import tree_digest
 from codegenie.eval._run.spec import RunSpec
 from codegenie.eval._tree import DEPTH_LIMIT
 from codegenie.eval.cases import Case
-from codegenie.eval.rubrics import _remove_tree
+from codegenie.eval.rubrics import remove_tree
 
 
 def build(root: Path, files: dict[str, bytes]) -> None:
@@ -171,7 +171,7 @@ def test_a_candidate_deeper_than_the_depth_bound_has_no_key(
         assert (key is not None) == keyed
         assert (tree_digest(candidate) is not None) == keyed
     finally:  # pytest's own clean-up of tmp_path recurses, and fails this deep
-        _remove_tree(str(candidate))
+        remove_tree(str(candidate))
 
 
 def test_the_store_round_trips(tmp_path: Path) -> None:

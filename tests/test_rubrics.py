@@ -583,7 +583,7 @@ def test_a_link_whose_way_the_copy_cannot_look_along_is_refused(
         )
         assert list(workspace_parent.iterdir()) == []
     finally:
-        rubrics._remove_tree(str(candidate))
+        rubrics.remove_tree(str(candidate))
 
 
 @SANDBOXES
@@ -1095,7 +1095,7 @@ def test_a_candidate_deeper_than_the_depth_bound_is_an_error_and_leaves_nothing(
         )
         assert list(workspace_parent.iterdir()) == []
     finally:  # pytest's own clean-up of tmp_path recurses, and fails this deep
-        rubrics._remove_tree(str(candidate))
+        rubrics.remove_tree(str(candidate))
     assert not candidate.exists()
 
 

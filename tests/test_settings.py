@@ -326,8 +326,8 @@ def test_grade_ignores_the_keys_only_check_uses(bench: Bench) -> None:
 
 
 def test_grade_show_settings_says_where_its_settings_came_from(bench: Bench) -> None:
-    """grade --show-settings: its three settings only, each with its origin; nothing graded."""
-    settings_file(bench.base, 'strict = true\njobs = 2\nformat = "json"\n')
+    """grade --show-settings: its four settings only, each with its origin; nothing graded."""
+    settings_file(bench.base, 'strict = true\njobs = 2\nformat = "json"\nexecutor = "ray"\n')
     done = run("grade", "aa", "nowhere", "--show-settings", "--sandbox", "none", cwd=bench.base)
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
@@ -336,6 +336,7 @@ def test_grade_show_settings_says_where_its_settings_came_from(bench: Bench) -> 
         "settings": {
             "jobs": {"value": 2, "source": "pyproject.toml", "line": 6},
             "sandbox": {"value": "none", "source": "command line", "line": None},
+            "executor": {"value": "ray", "source": "pyproject.toml", "line": 8},
             "format": {"value": "json", "source": "pyproject.toml", "line": 7},
         },
     }
@@ -346,6 +347,7 @@ def test_grade_show_settings_says_where_its_settings_came_from(bench: Bench) -> 
         f"# settings from {bench.base / 'pyproject.toml'}",
         "jobs = 2          # pyproject.toml:6",
         'sandbox = "auto"  # default',
+        'executor = "ray"  # pyproject.toml:8',
         'format = "text"   # command line',
     ]
 

@@ -165,7 +165,7 @@ def test_a_tree_exactly_at_the_depth_bound_is_walked_one_level_deeper_is_not(
         assert (raised.value.path, raised.value.reason) == (str(top), TreeBounds().too_deep())
         assert tree_digest(top) is None
     finally:
-        rubrics._remove_tree(str(top))
+        rubrics.remove_tree(str(top))
 
 
 def read_every_file(walk: Walk, read: list[bytes]) -> None:
@@ -293,7 +293,7 @@ def test_a_tree_longer_than_path_max_is_walked_holding_a_few_descriptors(tmp_pat
             list(Walk(top))
         assert open_descriptors() == before
     finally:
-        rubrics._remove_tree(str(top))
+        rubrics.remove_tree(str(top))
 
 
 def test_an_entry_is_usable_only_while_the_walk_is_on_it(tmp_path: Path) -> None:
@@ -382,7 +382,7 @@ def test_a_removal_walk_removes_what_a_rubric_locked_and_follows_no_link(tmp_pat
     os.mkfifo(run / "pipe")
     (run / "locked" / "deeper").chmod(0)
     (run / "locked").chmod(0o500)
-    rubrics._remove_tree(str(run))
+    rubrics.remove_tree(str(run))
     assert not run.exists()
     assert (outside / "keep.txt").read_text() == "keep"
 
@@ -399,7 +399,7 @@ def test_a_removal_of_a_tree_deeper_than_every_bound_leaves_nothing(tmp_path: Pa
             here = deeper
     finally:
         os.close(here)
-    rubrics._remove_tree(str(top))
+    rubrics.remove_tree(str(top))
     assert not top.exists()
 
 
@@ -421,4 +421,4 @@ def test_the_disk_watch_measures_through_the_walk_whatever_the_depth(tmp_path: P
     cut = measure(str(tmp_path), most_entries=100)
     assert cut.entries > 100
     assert not cut.complete
-    rubrics._remove_tree(str(tmp_path / "d"))
+    rubrics.remove_tree(str(tmp_path / "d"))

@@ -33,9 +33,16 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+# The first of SIGTERM and SIGHUP received, if any: its exit status holds even where code
+# between the handler and main() turned the exception into a plain KeyboardInterrupt
+# (Ray's waits do, when a signal arrives inside them).
+_terminated_by: list[int] = []
+
+
 def _terminate(signum: int, _frame: object) -> None:
     """Raise :class:`Terminated` once; ignore the signals from then on, so clean-up finishes."""
     _stand_down()
+    _terminated_by.append(signum)
     raise Terminated(signum)
 
 
@@ -87,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Terminated as terminated:
         code = 128 + terminated.signum
     except KeyboardInterrupt:
-        code = EXIT_INTERRUPTED
+        code = 128 + _terminated_by[0] if _terminated_by else EXIT_INTERRUPTED
     finally:
         finish_console()
     _exit_past_leftover_threads(code)

@@ -13,7 +13,8 @@ each value in force came from, and builds, once, the frozen :class:`Options`
 the command reads them from (mypy's ``Options``). A command reads the whole
 table (a broken table is the same mistake in every command that reads it)
 but puts in force only the settings it uses: ``grade`` uses ``jobs``,
-``sandbox`` and ``format``, and passes over a ``format`` it does not write.
+``sandbox``, ``executor`` and ``format``, and passes over a ``format`` it
+does not write.
 
 Each setting and its default are declared once, as a field of
 :class:`Options`; the file's model (:class:`SettingsFile`) has the same
@@ -94,6 +95,7 @@ class SettingsFile(BaseModel):
     timeout: Annotated[float, Field(gt=0)] | None = None
     repeat: Annotated[int, Field(ge=1)] | None = None
     sandbox: SandboxChoice | None = None
+    executor: Literal["local", "ray"] | None = None
     format: FormatName | None = None
 
 
@@ -108,7 +110,9 @@ class Options:
     fail ``check`` too; ``jobs``: processes or rubrics at once (``None``: the
     number of CPUs); ``timeout``: seconds one registration's import may take
     (``check``'s import timeout); ``repeat``: runs of each side of a case
-    under ``check --rubrics``; ``sandbox``: where rubrics run; ``format``:
+    under ``check --rubrics``; ``sandbox``: where rubrics run; ``executor``:
+    what makes the runs (``local``: this machine's threads; ``ray``: a Ray
+    cluster); ``format``:
     the output format.
     """
 
@@ -119,6 +123,7 @@ class Options:
     timeout: float = 60.0  # check.DEFAULT_TIMEOUT, which a test holds it equal to
     repeat: int = 1
     sandbox: str = "auto"
+    executor: str = "local"
     format: str = "text"
 
     @classmethod

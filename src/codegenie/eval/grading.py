@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, final
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from codegenie.eval._env.store import Environment
+from codegenie.eval._exec.local import LocalExecutor
 from codegenie.eval._ledger.reuse import Ledger
 from codegenie.eval._run.digest import labelled, tree_digest
 from codegenie.eval._run.spec import RunSpec
@@ -49,10 +50,10 @@ from codegenie.eval.rubrics import (
     Sandbox,
     choose_sandbox,
     rubric_traceback,
-    run_rubrics,
 )
 
 if TYPE_CHECKING:
+    from codegenie.eval._exec import Executor
     from codegenie.eval.manifest import BenchManifest
 
 __all__ = (
@@ -618,6 +619,7 @@ def grade(
     pass_at: Sequence[int] | None = None,
     fail_under: float | None = None,
     environment: Environment | None = None,
+    executor: Executor | None = None,
 ) -> GradeReport:
     """Grade each of ``cases`` from its candidates with ``rubric``; return the report.
 
@@ -660,6 +662,9 @@ def grade(
     read-only in place of the harness's own, and its digest is part of
     each run's key in the store of results. ``None``: the harness's own
     interpreter.
+    ``executor`` makes the runs the store does not answer
+    (:mod:`codegenie.eval._exec`; ``None``: this machine's threads, the
+    local executor); the report is the same whichever made them.
 
     ``stop_after=N`` stops the grading once ``N`` cases did not pass
     (``grade -x`` is ``stop_after=1``): the cases not started never start,
@@ -729,6 +734,7 @@ def grade(
                     record=record,
                     stopped=lambda: stopped,
                     interpreter=interpreter,
+                    executor=LocalExecutor() if executor is None else executor,
                 )
             finally:  # however the runs end, the results answered from the store count
                 reused = ledger.reused
@@ -886,6 +892,7 @@ def _grade_runs(
     record: Callable[[int, GradeResult], None],
     stopped: Callable[[], bool],
     interpreter: Interpreter,
+    executor: Executor,
 ) -> None:
     """Grade every sample of ``cases_runs``: from ``ledger`` what it holds, the rest by running."""
     requests: list[tuple[_CaseRuns, int, RunSpec, str | None]] = []
@@ -921,4 +928,5 @@ def _grade_runs(
         ledger.record(key, [result])
         recorded(runs, position, result, labelled(spec.candidate.digest), reused=False)
 
-    run_rubrics([spec for _, _, spec, _ in requests], jobs=jobs, sandbox=sandbox, on_result=arrived)
+    specs = [spec for _, _, spec, _ in requests]
+    executor.run(specs, jobs=jobs, sandbox=sandbox, on_result=arrived)

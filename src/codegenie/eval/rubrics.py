@@ -97,6 +97,7 @@ __all__ = (
     "Sandbox",
     "choose_sandbox",
     "execute",
+    "remove_tree",
     "rubric_traceback",
     "run_rubric",
     "run_rubrics",
@@ -157,7 +158,9 @@ class RubricResult(BaseModel):
     ``sandbox`` is where it ran (``"bwrap"`` or ``"none"``); ``limit`` names
     the limit a run that exceeded one exceeded (``"memory"``,
     ``"processes"``, ``"file-size"``, ``"cpu-time"``): such a run is an
-    ``"error"``, never ``"failed"``, whatever the rubric printed.
+    ``"error"``, never ``"failed"``, whatever the rubric printed. ``node``
+    is the node of a cluster that made the run (the Ray executor: its node
+    id), ``None`` for a run made by this process.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -175,6 +178,7 @@ class RubricResult(BaseModel):
     peak_memory_mib: float | None = None
     sandbox: ProviderName | None = None
     limit: str | None = None
+    node: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -320,7 +324,7 @@ def execute(
         except OSError as exc:  # out of file descriptors, say; the rubric was killed
             return error(f"cannot run the rubric: {exc.strerror or type(exc).__name__}")
     finally:
-        _remove_tree(workspace)
+        remove_tree(workspace)
 
 
 def _run_in(  # noqa: PLR0917 - execute's own steps
@@ -862,7 +866,7 @@ def _copy_file(entry: Entry, directory: int) -> None:
             os.close(writer)
 
 
-def _remove_tree(path: str) -> None:
+def remove_tree(path: str) -> None:
     """Remove ``path`` whatever the rubric did to it; raise nothing but an interrupt, after.
 
     It runs in ``finally`` clauses, where an exception would replace the

@@ -25,7 +25,7 @@ from codegenie.eval._sandbox.limits import Limits
 from codegenie.eval._sandbox.policy import Interpreter, SandboxPolicy
 from codegenie.eval._sandbox.preparation import PreparedRun, prepare
 
-__all__ = ("REGISTRY", "REVISIONS", "Sandbox", "Spec", "choose_sandbox")
+__all__ = ("REGISTRY", "REVISIONS", "Sandbox", "Spec", "choose_sandbox", "named_sandbox")
 
 
 class _Tree(Protocol):
@@ -140,3 +140,17 @@ def choose_sandbox(requested: str = "auto") -> Sandbox:
         msg = f"sandbox must be one of {', '.join(CHOICES)}, got {requested!r}"
         raise ValueError(msg)
     return REGISTRY[name](requested)
+
+
+def named_sandbox(requested: str = "auto") -> Sandbox:
+    """Return the sandbox ``requested`` names without looking for a bubblewrap here.
+
+    For runs made on other machines (``--executor ray``): the runs' keys and
+    the reports need the provider's name and policy, and each node chooses
+    (and probes) its own bubblewrap. Raises ``ValueError`` for another word.
+    """
+    name = "bwrap" if requested == "auto" else requested
+    if name not in REGISTRY:
+        msg = f"sandbox must be one of {', '.join(CHOICES)}, got {requested!r}"
+        raise ValueError(msg)
+    return Sandbox(name)

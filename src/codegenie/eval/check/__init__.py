@@ -425,6 +425,7 @@ def run_check(
                 reuse=rubrics.reuse,
                 on_progress=on_progress,
                 interpreters=interpreters,
+                executor=rubrics.executor,
             )
             diagnostics += ledger.diagnostics
         diagnostics = [

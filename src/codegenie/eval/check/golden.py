@@ -28,9 +28,10 @@ import statistics
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from codegenie.eval import codes
+from codegenie.eval._exec.local import LocalExecutor
 from codegenie.eval._ledger.reuse import Ledger
 from codegenie.eval._paths import FileRefused, read_regular_file
 from codegenie.eval._run.spec import RunSpec
@@ -44,8 +45,10 @@ from codegenie.eval.rubrics import (
     RubricResult,
     Sandbox,
     rubric_traceback,
-    run_rubrics,
 )
+
+if TYPE_CHECKING:
+    from codegenie.eval._exec import Executor
 
 __all__ = ("CaseRun", "Envelope", "GoldenReport", "golden")
 
@@ -165,12 +168,15 @@ def golden(
     reuse: bool = True,
     on_progress: Callable[[int, int], None] | None = None,
     interpreters: Mapping[str, Interpreter] | None = None,
+    executor: Executor | None = None,
 ) -> GoldenReport:
     """Run each side of ``runs`` ``repeat`` times in ``sandbox``, ``jobs`` at a time; judge them.
 
     With ``reuse``, a side answered by the store runs nothing.
     ``on_progress(done, total)`` is called in this thread as runs end.
     ``KeyboardInterrupt`` stops every run (see :func:`run_rubrics`).
+    ``executor`` makes the runs (``None``: the local executor, this
+    machine's threads).
     """
     if repeat < 1:
         msg = f"repeat must be at least 1, got {repeat!r}"
@@ -199,7 +205,7 @@ def golden(
             if on_progress is not None:
                 on_progress(done[0], total)
 
-        run_rubrics(
+        (LocalExecutor() if executor is None else executor).run(
             [specs[index] for index, _ in pending],
             jobs=jobs,
             sandbox=sandbox,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, final
 
 if TYPE_CHECKING:
+    from codegenie.eval._exec import Executor
     from codegenie.eval.rubrics import Sandbox
 
 __all__ = ("DEFAULT_TIMEOUT", "CheckOptions", "RubricChecks", "Shard")
@@ -72,7 +73,8 @@ class RubricChecks:
     store of results. A task class that declares an environment has its
     rubric run in it: built first, before any rubric runs (``on_build`` is
     told of each build, in one line), or with ``build`` false refused
-    (``EnvironmentNotBuilt``).
+    (``EnvironmentNotBuilt``). ``executor`` makes the runs
+    (:mod:`codegenie.eval._exec`; ``None``: the local executor).
     """
 
     sandbox: Sandbox | str = "auto"
@@ -80,6 +82,7 @@ class RubricChecks:
     reuse: bool = True
     build: bool = True
     on_build: Callable[[str], None] | None = None
+    executor: Executor | None = None
 
 
 @final

@@ -27,6 +27,7 @@ from codegenie.eval._version import __version__
 from codegenie.eval.errors import EvalError
 
 if TYPE_CHECKING:
+    from codegenie.eval._exec import Executor
     from codegenie.eval._manifest.model import BenchManifest
     from codegenie.eval._settings import Settings
     from codegenie.eval.diagnostics import Diagnostic
@@ -39,6 +40,8 @@ __all__ = (
     "Command",
     "Output",
     "UsageError",
+    "add_executor_options",
+    "choose_executor",
     "columns",
     "command_line_text",
     "dumps",
@@ -311,6 +314,42 @@ def add_sandbox_option(parser: argparse.ArgumentParser, *, default: str | None =
     )
 
 
+def add_executor_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--executor local|ray`` and ``--ray-address`` to a command that runs rubrics."""
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default=None,
+        help="what makes the rubric runs: local (this machine's threads; the default) or ray "
+        "(a Ray cluster: pip install 'codegenie-eval[ray]')",
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDRESS",
+        help="with --executor ray: the cluster to run on (default: RAY_ADDRESS; without "
+        "either, a local Ray instance is started for the command and stopped after it)",
+    )
+
+
+def choose_executor(name: str, args: argparse.Namespace, usage: str) -> Executor:
+    """Return the executor ``name`` (the setting in force) with ``--ray-address``.
+
+    Raises ``UsageError`` (exit 2) for ``ray`` where Ray is not installed,
+    naming the extra, and for ``--ray-address`` without the ray executor.
+    """
+    from codegenie.eval._exec import executor_named  # noqa: PLC0415 - start-up: only the commands that run rubrics pay for it
+    from codegenie.eval._exec.on_ray import RayMissing  # noqa: PLC0415 - start-up, as above
+
+    address = getattr(args, "ray_address", None)
+    if address is not None and name != "ray":
+        raise UsageError(usage, "--ray-address is for --executor ray")
+    try:
+        return executor_named(name, address=address)
+    except RayMissing as exc:
+        raise UsageError(usage, str(exc)) from None
+
+
 def add_build_option(parser: argparse.ArgumentParser) -> None:
     """Add ``--no-build`` to a command that runs rubrics in task classes' environments."""
     parser.add_argument(
@@ -321,14 +360,17 @@ def add_build_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def choose_sandbox(word: str, out: Output) -> Sandbox:
+def choose_sandbox(word: str, out: Output, *, here: bool = True) -> Sandbox:
     """Choose the sandbox ``word`` names, before anything runs; say so once under ``none``.
 
     Raises ``SandboxUnavailable`` (exit 4) when bubblewrap cannot start.
+    ``here=False`` (the runs are made elsewhere: ``--executor ray``): the
+    sandbox is named, not probed; each node chooses its own bubblewrap.
     """
+    from codegenie.eval._sandbox.provider import named_sandbox  # noqa: PLC0415 - as above
     from codegenie.eval.rubrics import choose_sandbox as choose  # noqa: PLC0415 - start-up: only the commands that run rubrics pay for it
 
-    sandbox = choose(word)
+    sandbox = choose(word) if here else named_sandbox(word)
     used = sandbox.bubblewrap
     if used is not None and out.verbose and not out.quiet:
         note = f": {used.note}" if used.note else ""

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from codegenie.eval._output import escape_control
 from codegenie.eval.cli._base import (
     Command,
     Output,
+    UsageError,
     add_build_option,
+    add_executor_options,
     add_sandbox_option,
+    choose_executor,
     choose_sandbox,
     manifest_path,
     positive_int,
@@ -25,6 +28,8 @@ if TYPE_CHECKING:
     from codegenie.eval.check import CheckReport, Shard
 
 __all__ = ("COMMAND",)
+
+_USAGE: Final = "usage: codegenie-bench check [-h] [SLUG ...] [options]"
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
@@ -50,15 +55,20 @@ def run(args: argparse.Namespace, out: Output) -> int:
         return 0
     options = settings.options
     rubrics = None
+    executor = None
     if args.rubrics:
-        sandbox = choose_sandbox(options.sandbox, out)
+        executor = choose_executor(options.executor, args, _USAGE)
+        sandbox = choose_sandbox(options.sandbox, out, here=executor.name == "local")
         rubrics = RubricChecks(
             sandbox=sandbox,
             repeat=options.repeat,
             reuse=not args.no_cache,
             build=not args.no_build,
             on_build=None if out.quiet else _say_build(out),
+            executor=executor,
         )
+    elif args.executor is not None or args.ray_address is not None:
+        raise UsageError(_USAGE, "--executor and --ray-address are for check --rubrics")
     progress = Progress(
         out.stderr,
         "rubrics",
@@ -87,6 +97,8 @@ def run(args: argparse.Namespace, out: Output) -> int:
         )
     finally:
         progress.clear()
+        if executor is not None:
+            executor.close()
     if report.rubrics is not None and report.rubrics.reused:
         reused = report.rubrics.reused
         out.note(
@@ -211,6 +223,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "runs that disagree make the case case-flaky (default: 1)",
     )
     add_sandbox_option(parser, default=None)
+    add_executor_options(parser)
     add_build_option(parser)
 
 

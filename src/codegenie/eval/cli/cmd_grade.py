@@ -34,7 +34,9 @@ from codegenie.eval.cli._base import (
     Output,
     UsageError,
     add_build_option,
+    add_executor_options,
     add_sandbox_option,
+    choose_executor,
     choose_sandbox,
     load_manifest,
     manifest_path,
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from codegenie.eval._env.store import Environment
+    from codegenie.eval._exec import Executor
     from codegenie.eval._manifest.model import BenchManifest
     from codegenie.eval._reports.documents import GradeDocument
     from codegenie.eval._samples.candidates import Candidates
@@ -62,7 +65,7 @@ __all__ = ("COMMAND", "SETTINGS")
 
 #: The settings of ``[tool.codegenie-bench]`` that mean something for grade; the
 #: others (select, ignore, strict, timeout, repeat) are check's, validated but not used.
-SETTINGS = ("jobs", "sandbox", "format")
+SETTINGS = ("jobs", "sandbox", "executor", "format")
 
 
 def _candidates(path: Path) -> Path:
@@ -97,15 +100,20 @@ def run(args: argparse.Namespace, out: Output) -> int:
     path = manifest_path(args)
     # The command line's, else [tool.codegenie-bench]'s (at or above the manifest), else defaults.
     options = read_settings(args, out, path, SETTINGS).options
-    sandbox = choose_sandbox(options.sandbox, out)
-    manifest = load_manifest(args, out, path)
-    grading = _Grading(args, out, manifest, options.jobs, sandbox)
-    if slug is not None:
-        grading.prepare([slug])
-        document = grading.task_class(slug, candidates, typed)
-        _render(document, out)
-        return 0 if document.ok else 1
-    return _grade_all(grading, candidates, typed)
+    executor = choose_executor(options.executor, args, _USAGE)
+    with contextlib.closing(executor):
+        sandbox = choose_sandbox(options.sandbox, out, here=executor.name == "local")
+        manifest = load_manifest(args, out, path)
+        grading = _Grading(args, out, manifest, options.jobs, sandbox, executor)
+        if slug is not None:
+            grading.prepare([slug])
+            document = grading.task_class(slug, candidates, typed)
+            _render(document, out)
+            return 0 if document.ok else 1
+        return _grade_all(grading, candidates, typed)
+
+
+_USAGE: Final = "usage: codegenie-bench grade [-h] (SLUG | --all) CANDIDATES [options]"
 
 
 def _positionals(args: argparse.Namespace) -> tuple[str | None, Path]:
@@ -113,7 +121,7 @@ def _positionals(args: argparse.Namespace) -> tuple[str | None, Path]:
 
     Raises ``UsageError`` for a command line with too few or too many of them.
     """
-    usage = "usage: codegenie-bench grade [-h] (SLUG | --all) CANDIDATES [options]"
+    usage = _USAGE
     given = [value for value in (args.slug, args.candidates) if value is not None]
     if args.all:
         if len(given) != 1:
@@ -175,19 +183,21 @@ def _grade_all(grading: _Grading, candidates: Path, typed: Path) -> int:
 class _Grading:
     """What grading one task class after another needs: the command line, the bench, the sandbox."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 - what the whole command shares
         self,
         args: argparse.Namespace,
         out: Output,
         manifest: BenchManifest,
         jobs: int | None,
         sandbox: Sandbox | str,
+        executor: Executor,
     ) -> None:
         self.args = args
         self.out = out
         self.manifest = manifest
         self.jobs = jobs
         self.sandbox = sandbox
+        self.executor = executor
         self.environments: dict[str, Environment] = {}
 
     def prepare(self, slugs: Sequence[str]) -> None:
@@ -287,6 +297,7 @@ class _Grading:
                     pass_at=pass_at,
                     fail_under=args.fail_under,
                     environment=self.environments.get(task_class.name),
+                    executor=self.executor,
                 )
             finally:
                 progress.clear()
@@ -580,6 +591,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "each came from, then exit without grading",
     )
     add_sandbox_option(parser, default=None)
+    add_executor_options(parser)
     add_build_option(parser)
 
 

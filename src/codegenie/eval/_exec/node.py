@@ -1,0 +1,265 @@
+"""A run made on a node of a cluster: its trees unpacked, checked, run as on one machine.
+
+:func:`run_shipped` is what a node does with one run the driver sent: a
+:class:`~codegenie.eval._run.spec.RunSpec` (the driver's paths and
+digests), the sandbox's name, and the three trees packed by
+:mod:`codegenie.eval._exec.shipping`. It unpacks them into a directory of
+its own — the task class at a path of the same name, its ``cases/``
+empty (hidden from the run as on the driver), the case and the candidate
+beside it —, checks that each hashes to the digest the driver read, and
+runs the spec, rewritten to those paths, with
+:func:`codegenie.eval.rubrics.execute`: the same copies, sandbox, limits,
+supervision and verdict. The directory is removed afterwards, whatever
+happened.
+
+What it refuses, as an ``error`` result whose reason names the node: a
+tree that does not unpack or does not hash to its digest; a node whose
+Python is not the driver's (another version or other packages would make
+the run another run than its key says); a node where the sandbox asked for
+cannot start (``SandboxUnavailable``'s cause). Nothing here imports Ray:
+the node's name is given.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import tempfile
+import threading
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Final
+
+from codegenie.eval._exec.shipping import TreeNotShipped, unpack_tree
+from codegenie.eval._run.digest import task_class_digest, tree_digest
+from codegenie.eval._run.spec import RunSpec, TreeRef
+from codegenie.eval._sandbox.policy import Interpreter
+from codegenie.eval._sandbox.provider import choose_sandbox
+from codegenie.eval.errors import SandboxUnavailable
+from codegenie.eval.rubrics import RubricResult, execute, remove_tree, warm_workers
+
+if TYPE_CHECKING:
+    from codegenie.eval._sandbox.provider import Sandbox
+    from codegenie.eval._warm.worker import WarmWorkers
+
+__all__ = ("Shipped", "run_shipped")
+
+#: What a node's run directory is called, so a node's leftovers can be recognised.
+STAGE_PREFIX: Final = "codegenie-node-"
+
+
+class Shipped:
+    """The three packed trees of a run: its task class (outside ``cases/``), case, candidate.
+
+    ``candidate`` is ``None`` when the candidate lies in its case's
+    directory (``expected/``, ``input/``: ``check --rubrics``).
+    """
+
+    __slots__ = ("candidate", "case", "task_class")
+
+    def __init__(self, task_class: bytes, case: bytes, candidate: bytes | None) -> None:
+        self.task_class = task_class
+        self.case = case
+        self.candidate = candidate
+
+
+_lock = threading.Lock()
+_workers: dict[str, WarmWorkers | None] = {}
+# This process's unpacked task classes, by digest, under one directory of its own.
+_task_classes: dict[str, tuple[str, str]] = {}
+_home: str | None = None
+
+
+def _node_sandbox(name: str) -> tuple[Sandbox, WarmWorkers | None]:
+    """Return this process's sandbox ``name`` and its warm workers, chosen once a process."""
+    box = choose_sandbox(name)  # probed once a process
+    with _lock:
+        if name not in _workers:
+            if not _workers:
+                atexit.register(close_workers)
+            _workers[name] = warm_workers(box)
+        return box, _workers[name]
+
+
+def close_workers() -> None:
+    """End this process's warm workers (a node process that is told to stop)."""
+    with _lock:
+        found = [w for w in _workers.values() if w is not None]
+        _workers.clear()
+    for each in found:
+        each.close()
+
+
+def run_shipped(
+    spec: RunSpec,
+    sandbox: str,
+    shipped: Shipped,
+    node: str,
+    cancel: threading.Event | None = None,
+) -> RubricResult:
+    """Make run ``spec`` on this node, from ``shipped``; return its result, ``node`` set."""
+
+    def error(reason: str) -> RubricResult:
+        return RubricResult(
+            case=spec.case_id,
+            status="error",
+            reason=f"{reason} (on node {node})",
+            duration_s=0.0,
+            sandbox=None,
+            node=node,
+        )
+
+    here = Interpreter.current()
+    if (spec.interpreter.version, spec.interpreter.packages) != (here.version, here.packages):
+        return error(
+            f"the node's Python ({here.version.split()[0]} at {here.executable}) is not the "
+            f"driver's ({spec.interpreter.version.split()[0]}), or has other packages: "
+            "install the same Python and packages on every node"
+        )
+    try:
+        box, workers = _node_sandbox(sandbox)
+    except SandboxUnavailable as exc:
+        return error(f"SandboxUnavailable: {exc.cause}")
+    with _lock:
+        home = _process_home()
+    stage = tempfile.mkdtemp(prefix="run-", dir=home)
+    try:
+        try:
+            local = _unpacked(spec, shipped, stage)
+        except TreeNotShipped as exc:
+            return error(f"the run's trees did not arrive whole: {exc.reason}")
+        local = replace(local, interpreter=here)  # the same version and packages, here
+        result = execute(local, box, cancel=cancel, workers=workers)
+        return _as_the_driver_sees_it(result, local.task_class.path, spec.task_class.path, node)
+    finally:
+        remove_tree(stage)
+
+
+def _unpacked(spec: RunSpec, shipped: Shipped, stage: str) -> RunSpec:
+    """Unpack the run's trees under ``stage``; return the spec at their paths (digests kept)."""
+    task_class, cases = _task_class(spec, shipped.task_class)
+    case = os.path.join(stage, "case", os.path.basename(spec.case.path))
+    os.mkdir(os.path.dirname(case))
+    unpack_tree(shipped.case, case)
+    if shipped.candidate is None:
+        relative = os.path.relpath(spec.candidate.path, spec.case.path)
+        candidate = os.path.join(case, relative)
+    else:
+        candidate = os.path.join(stage, "candidate", os.path.basename(spec.candidate.path))
+        os.mkdir(os.path.dirname(candidate))
+        unpack_tree(shipped.candidate, candidate)
+    _same(tree_digest(case), spec.case.digest, "the case")
+    if shipped.candidate is not None:
+        _same(tree_digest(candidate), spec.candidate.digest, "the candidate")
+    rubric = os.path.join(task_class, os.path.basename(spec.rubric))
+    return replace(
+        spec,
+        rubric=rubric,
+        task_class=TreeRef(task_class, spec.task_class.digest),
+        cases=cases,
+        case=TreeRef(case, spec.case.digest),
+        candidate=TreeRef(candidate, spec.candidate.digest),
+    )
+
+
+def _as_the_driver_sees_it(result: RubricResult, here: str, there: str, node: str) -> RubricResult:
+    """Return ``result`` with the task class's path on the node (``here``) written as the driver's.
+
+    A traceback, a reason or a verdict that names the rubric's file names
+    it as a run on the driver would; the node's directory is named after a
+    random token, so nothing else is rewritten by accident.
+    """
+
+    def moved(value: Any) -> Any:
+        if isinstance(value, str):
+            return value.replace(here, there)
+        if isinstance(value, dict):
+            return {key: moved(each) for key, each in value.items()}
+        if isinstance(value, list):
+            return [moved(each) for each in value]
+        return value
+
+    return result.model_copy(
+        update={
+            "reason": moved(result.reason),
+            "stderr_tail": moved(result.stderr_tail),
+            "verdict": moved(result.verdict),
+            "node": node,
+        }
+    )
+
+
+def _process_home() -> str:
+    """Return this process's directory on the node, made on first use; call with ``_lock``.
+
+    Everything a run leaves on the node is in it: the unpacked task
+    classes, the runs' directories, the warm workers' (the process's
+    temporary directory becomes it). Ray ends its worker processes without
+    running ``atexit``, so the first use in a process also removes the
+    directories of this user's processes that are gone.
+    """
+    global _home  # noqa: PLW0603 - one directory a process, made on first use
+    if _home is None:
+        parent = tempfile.gettempdir()
+        _sweep(parent)
+        _home = tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{os.getpid()}-", dir=parent)
+        atexit.register(remove_tree, _home)
+        tempfile.tempdir = _home
+    return _home
+
+
+def _sweep(parent: str) -> None:
+    """Remove the node directories in ``parent`` of this user's processes that are gone."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        pid_text = name[len(STAGE_PREFIX) :].partition("-")[0]
+        if not name.startswith(STAGE_PREFIX) or not pid_text.isdigit():
+            continue
+        path = os.path.join(parent, name)
+        try:
+            if os.lstat(path).st_uid != os.getuid():
+                continue
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:
+            remove_tree(path)
+        except OSError:  # alive (another user's), or already gone
+            continue
+
+
+def _task_class(spec: RunSpec, packed: bytes) -> tuple[str, str]:
+    """Return where the task class of ``packed`` is unpacked in this process, and its ``cases``.
+
+    Unpacked and checked once a process and tree (its digest, else the
+    packed value's hash): the runs of one task class then have one path,
+    and one warm worker. The directory goes when the process exits.
+    """
+    key = spec.task_class.digest or hashlib.blake2b(packed, digest_size=32).hexdigest()
+    with _lock:
+        found = _task_classes.get(key)
+        if found is not None:
+            return found
+        place = os.path.join(_process_home(), key[:32])
+        task_class = os.path.join(place, os.path.basename(spec.task_class.path))
+        parent = os.path.normpath(spec.task_class.path)
+        inside = os.path.dirname(os.path.normpath(spec.cases)) == parent
+        # The cases live beside the rubric (else elsewhere): an empty directory stands for them.
+        cases = os.path.join(task_class if inside else place, os.path.basename(spec.cases))
+        try:
+            os.mkdir(place, 0o700)
+            unpack_tree(packed, task_class)
+            if not os.path.isdir(cases):
+                os.mkdir(cases, 0o755)
+            _same(task_class_digest(task_class, cases), spec.task_class.digest, "the task class")
+        except BaseException:
+            remove_tree(place)
+            raise
+        _task_classes[key] = (task_class, cases)
+        return task_class, cases
+
+
+def _same(found: str | None, sent: str | None, what: str) -> None:
+    if sent is not None and found != sent:
+        raise TreeNotShipped(what, f"{what} hashes to another digest than the driver read")

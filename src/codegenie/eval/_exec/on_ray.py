@@ -1,0 +1,309 @@
+"""The Ray executor: each run a Ray task, made on whichever node of a cluster has room.
+
+:class:`RayExecutor` connects to the cluster at ``address`` (``--ray-address``,
+else ``RAY_ADDRESS``); without either it starts a local Ray instance of
+``jobs`` CPUs for the batch and shuts it down after. A batch whose process
+already joined a cluster (``ray.init`` by the caller) uses that one and
+leaves it up.
+
+Each run is one task of one CPU. The task carries the run's spec (paths,
+digests, limits: :class:`~codegenie.eval._run.spec.RunSpec`) and three
+references into Ray's object store: the task class's directory outside
+``cases/``, the case, and the candidate, each packed once by
+:func:`~codegenie.eval._exec.shipping.pack_tree` and put once whatever the
+number of runs that read it. The node unpacks and checks them and runs the
+spec with its own sandbox (:func:`~codegenie.eval._exec.node.run_shipped`);
+the result comes back as a value, its ``node`` set.
+
+Failures are not verdicts. A rubric's pass or fail is a return value, never
+retried. A task whose worker process or node died is retried by Ray
+(``max_retries``, system failures only); one that still cannot be completed,
+or whose trees cannot be sent, is an ``error`` result that says why (node
+lost, object too large, ...), never ``failed``. A node without a working
+sandbox returns ``SandboxUnavailable`` errors for its runs, the node named.
+
+``KeyboardInterrupt`` (Ctrl-C; the CLI's SIGTERM and SIGHUP) cancels every
+pending and running task with ``ray.cancel(force=True)``: Ray kills the
+worker processes, and each run's bubblewrap dies with its parent
+(``--die-with-parent``; nothing relies on SIGINT reaching a rubric, which
+Ray's workers block). What ended before is kept: ``on_result`` saw it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Final, final
+
+from codegenie.eval._exec.node import Shipped, run_shipped
+from codegenie.eval._exec.shipping import TreeNotShipped, pack_tree
+from codegenie.eval._run.spec import Digests
+from codegenie.eval._sandbox.policy import Interpreter
+from codegenie.eval.rubrics import CANCELLED_REASON, RubricResult
+
+if TYPE_CHECKING:
+    from codegenie.eval._run.spec import RunSpec
+    from codegenie.eval._sandbox.provider import Sandbox
+
+__all__ = ("EXTRA", "RayExecutor", "RayMissing")
+
+#: How to install what the Ray executor needs.
+EXTRA: Final = "pip install 'codegenie-eval[ray]'"
+#: How often Ray retries a run whose worker or node died before giving up on it.
+RETRIES: Final = 3
+#: How long a cancelled batch waits for its tasks to be gone, in seconds.
+_CANCEL_WITHIN: Final = 10.0
+_WAKE_S: Final = 0.25
+_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@final
+class RayMissing(Exception):
+    """``--executor ray`` where Ray is not installed: ``extra`` says what to install."""
+
+    def __init__(self, cause: str) -> None:
+        self.extra = EXTRA
+        self.cause = cause
+        super().__init__(f"the ray executor needs Ray, which is not installed ({cause}): {EXTRA}")
+
+
+def _import_ray() -> Any:
+    try:
+        import ray  # noqa: PLC0415 - the optional extra, only when chosen
+    except ImportError as exc:
+        raise RayMissing(str(exc)) from None
+    return ray
+
+
+def ray_task(
+    spec: RunSpec, sandbox: str, task_class: bytes, case: bytes, candidate: bytes | None
+) -> RubricResult:
+    """Make one run on the node Ray chose (Ray gives the referenced trees as values)."""
+    import ray  # noqa: PLC0415 - on the node, where Ray runs this
+
+    node = ray.get_runtime_context().get_node_id()
+    return run_shipped(spec, sandbox, Shipped(task_class, case, candidate), node)
+
+
+@final
+class RayExecutor:
+    """``--executor ray``: runs as Ray tasks (see the module's docstring).
+
+    ``address``: the cluster's (``None``: ``RAY_ADDRESS``, else a local
+    instance started at the first batch, of as many CPUs as its ``jobs``).
+    The first batch connects; :meth:`close` shuts down what it started
+    (a process that had joined a cluster before keeps it). Ray is imported
+    when the executor is made, so a missing extra is a :class:`RayMissing`
+    before anything runs.
+    """
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, *, retries: int = RETRIES) -> None:
+        self._ray = _import_ray()
+        self.address = address or os.environ.get("RAY_ADDRESS") or None
+        self.retries = retries
+        self._started = False
+
+    def run(
+        self,
+        runs: Sequence[RunSpec],
+        *,
+        jobs: int,
+        sandbox: Sandbox,
+        on_result: Callable[[int, RubricResult], None] | None = None,
+    ) -> list[RubricResult]:
+        """Make ``runs`` on the cluster (see :class:`codegenie.eval._exec.Executor`)."""
+        if not runs:
+            return []
+        self._connect(jobs)
+        return _Batch(self._ray, runs, sandbox.name, self.retries, on_result).run()
+
+    def _connect(self, jobs: int) -> None:
+        """Join the cluster, or start a local instance of ``jobs`` CPUs; once an executor."""
+        ray = self._ray
+        if ray.is_initialized():
+            return  # the caller's cluster, or this executor's from an earlier batch
+        options: dict[str, Any] = {
+            "include_dashboard": False,
+            "log_to_driver": False,
+            "configure_logging": False,
+        }
+        # Ray's driver installs its own handlers of SIGTERM (and more), which end the
+        # process on the spot: the ones in place before are put back, so that a signal
+        # still cancels the runs (a KeyboardInterrupt, as the CLI makes of it).
+        main = threading.current_thread() is threading.main_thread()
+        saved = {number: signal.getsignal(number) for number in _SIGNALS} if main else {}
+        try:
+            if self.address is None:
+                ray.init(address="local", num_cpus=max(1, jobs), **options)
+            else:
+                ray.init(address=self.address, **options)
+        finally:
+            for number, handler in saved.items():
+                if handler is not None:
+                    signal.signal(number, handler)
+        self._started = True
+
+    def close(self) -> None:
+        """Shut down what this executor started (a local instance, or its connection)."""
+        if self._started:
+            self._started = False
+            self._ray.shutdown()
+
+
+class _Batch:
+    """One batch of runs on the cluster: packing, submitting, collecting, cancelling."""
+
+    def __init__(
+        self,
+        ray: Any,
+        runs: Sequence[RunSpec],
+        sandbox: str,
+        retries: int,
+        on_result: Callable[[int, RubricResult], None] | None,
+    ) -> None:
+        self.ray = ray
+        self.runs = runs
+        self.sandbox = sandbox
+        self.on_result = on_result
+        self.results: list[RubricResult | None] = [None] * len(runs)
+        self.task = ray.remote(ray_task).options(
+            num_cpus=1, max_retries=retries, retry_exceptions=False
+        )
+        self.puts: dict[tuple[str, str | None], Any] = {}
+        self.digests = Digests()
+        self.here = Interpreter.current()
+
+    def run(self) -> list[RubricResult]:
+        ray = self.ray
+        cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
+        window = max(2, 2 * cpus)  # every node fed, and a bounded number of refs to wait on
+        pending: dict[Any, int] = {}
+        queue = iter(range(len(self.runs)))
+        try:
+            more = True
+            while more or pending:
+                while more and len(pending) < window:
+                    index = next(queue, None)
+                    if index is None:
+                        more = False
+                        break
+                    ref = self._submit(index)
+                    if ref is not None:
+                        pending[ref] = index
+                if not pending:
+                    continue
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=_WAKE_S)
+                for ref in ready:
+                    index = pending.pop(ref)
+                    self._arrived(index, self._outcome(ref, self.runs[index]))
+        except BaseException:
+            self._cancel(pending)
+            raise
+        return [result for result in self.results if result is not None]
+
+    def _arrived(self, index: int, result: RubricResult) -> None:
+        self.results[index] = result
+        if self.on_result is not None:
+            self.on_result(index, result)
+
+    def _submit(self, index: int) -> Any:
+        """Submit run ``index``; ``None`` when it ended at once (an ``error`` result given)."""
+        spec = self.runs[index]
+        if (spec.interpreter.version, spec.interpreter.packages) != (
+            self.here.version,
+            self.here.packages,
+        ):
+            self._arrived(
+                index,
+                _error(
+                    spec,
+                    "the run's Python is a declared environment's "
+                    f"({spec.interpreter.executable}), which the ray executor does not build "
+                    "on nodes yet: grade this task class with --executor local",
+                ),
+            )
+            return None
+        if spec.task_class.digest is None or spec.case.digest is None:
+            spec = spec.read(self.digests)
+        try:
+            task_class = self._put("task class", spec.task_class.path, spec.task_class.digest, spec)
+            case = self._put("case", spec.case.path, spec.case.digest, None)
+            inside = os.path.dirname(spec.candidate.path) == spec.case.path
+            candidate = (
+                None
+                if inside
+                else self._put("candidate", spec.candidate.path, spec.candidate.digest, None)
+            )
+        except _NotSent as exc:
+            self._arrived(index, _error(spec, exc.reason))
+            return None
+        return self.task.remote(spec, self.sandbox, task_class, case, candidate)
+
+    def _put(self, what: str, path: str, digest: str | None, spec: RunSpec | None) -> Any:
+        """Return the object-store reference of the tree at ``path``, packed and put once."""
+        key = (path, digest)
+        if key not in self.puts:
+            exclude: frozenset[str] = frozenset()
+            if spec is not None:  # the task class: its cases/ stays home
+                inside = os.path.dirname(os.path.normpath(spec.cases)) == os.path.normpath(path)
+                exclude = frozenset({os.path.basename(spec.cases)}) if inside else frozenset()
+            try:
+                packed = pack_tree(path, exclude=exclude)
+            except TreeNotShipped as exc:
+                raise _NotSent(f"cannot send the {what} {exc.path}: {exc.reason}") from None
+            try:
+                self.puts[key] = self.ray.put(packed)
+            except Exception as exc:
+                reason = f"cannot put the {what} {path} ({len(packed):,} bytes) into Ray's "
+                raise _NotSent(f"{reason}object store: {_cause(exc)}") from None
+        return self.puts[key]
+
+    def _outcome(self, ref: Any, spec: RunSpec) -> RubricResult:
+        """Return what the task ``ref`` returned, or the ``error`` that says why it could not."""
+        ray = self.ray
+        try:
+            result = ray.get(ref)
+        except ray.exceptions.TaskCancelledError:
+            return _error(spec, CANCELLED_REASON)
+        except ray.exceptions.RayError as exc:
+            return _error(spec, f"the run could not be completed on the Ray cluster: {_cause(exc)}")
+        if not isinstance(result, RubricResult):
+            return _error(spec, f"the Ray task returned {type(result).__name__}, not a result")
+        return result
+
+    def _cancel(self, pending: dict[Any, int]) -> None:
+        """Cancel every task of ``pending`` (``force``: their processes killed); wait a little."""
+        ray = self.ray
+        for ref in pending:
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:  # noqa: S112 - ended meanwhile, or its node is gone
+                continue
+        deadline = time.monotonic() + _CANCEL_WITHIN
+        waiting = list(pending)
+        while waiting and time.monotonic() < deadline:
+            try:
+                _, waiting = ray.wait(waiting, num_returns=len(waiting), timeout=_WAKE_S)
+            except KeyboardInterrupt:  # a second Ctrl-C: the tasks are cancelled already
+                continue
+
+
+class _NotSent(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _cause(exc: BaseException) -> str:
+    """Return the first line of what Ray said, with the exception's name."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _error(spec: RunSpec, reason: str) -> RubricResult:
+    return RubricResult(case=spec.case_id, status="error", reason=reason, duration_s=0.0)

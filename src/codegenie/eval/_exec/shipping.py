@@ -1,0 +1,163 @@
+"""Trees sent to another machine: packed once where they are, unpacked on the node that runs.
+
+A run on another machine (:mod:`codegenie.eval._exec.on_ray`) reads three
+trees — its task class's directory outside ``cases/``, its case, its
+candidate — that no shared file system brings there. :func:`pack_tree`
+reads one with the walk the copies and digests use
+(:class:`~codegenie.eval._tree.Walk`: never following a link below the
+top, within the copies' bounds of entries, bytes and depth) into one
+``bytes`` value: each entry's kind, path, mode and content or link text.
+A FIFO, socket or device is refused (:class:`TreeNotShipped`), as a copy
+refuses it; so is a tree beyond the bounds, or one that cannot be read.
+
+:func:`unpack_tree` makes the tree again under a new directory, exactly
+(names, kinds, modes, contents, link texts: :func:`tree_digest` of the
+result is the digest of the tree packed), refusing anything a driver that
+is not this module's could have put in: a name that is empty, ``.``,
+``..`` or holds a ``/`` or NUL, an entry whose parent is not a directory
+made earlier in the same value (so nothing is ever written through a
+link), more entries, bytes or depth than the bounds. Links are made as
+links and not judged here: the run's copies refuse a link that leaves its
+tree (:func:`codegenie.eval.rubrics.execute`), as on one machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import stat
+from typing import Final, Literal, final
+
+from codegenie.eval._tree import Entry, TreeBeyondBounds, TreeBounds, Walk, special_kind
+
+__all__ = ("TreeNotShipped", "pack_tree", "unpack_tree")
+
+_FORMAT: Final = "codegenie-eval tree 1"
+_CHUNK: Final = 1 << 20
+
+# (kind, relative path, mode, content): "d" a directory, "f" a regular file (bytes),
+# "l" a symbolic link (its text, mode 0).
+_Entry = tuple[Literal["d", "f", "l"], str, int, bytes | str]
+
+
+@final
+class TreeNotShipped(Exception):
+    """A tree that cannot be packed, or a packed value that is not one: ``path`` and ``reason``."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def pack_tree(root: str, *, exclude: frozenset[str] = frozenset()) -> bytes:
+    """Return the tree at ``root`` as one value for :func:`unpack_tree`; raise ``TreeNotShipped``.
+
+    ``__pycache__`` directories and the top-level names in ``exclude`` are
+    left out, as :func:`~codegenie.eval._run.digest.tree_digest` leaves them.
+    ``root`` itself may be a link to a directory (a case may be).
+    """
+    entries: list[_Entry] = []
+
+    def skip(entry: Entry) -> bool:
+        return entry.name == "__pycache__" or (entry.depth == 1 and entry.name in exclude)
+
+    try:
+        with Walk(root, skip=skip) as walk:
+            for entry in walk:
+                name = entry.relative
+                if entry.kind == "link":
+                    entries.append(("l", name, 0, entry.readlink()))
+                elif entry.kind == "directory":
+                    entries.append(("d", name, stat.S_IMODE(entry.lstat().st_mode), b""))
+                elif entry.kind == "file":
+                    with entry.open() as file:
+                        if not file.regular:
+                            kind = special_kind(file.status.st_mode)
+                            raise TreeNotShipped(entry.path, f"it is {kind}, not a regular file")
+                        content = b"".join(file.chunks(_CHUNK))
+                        entries.append(("f", name, stat.S_IMODE(file.status.st_mode), content))
+                else:
+                    kind = special_kind(entry.lstat().st_mode)
+                    raise TreeNotShipped(entry.path, f"it is {kind}, not a regular file")
+    except TreeBeyondBounds as exc:
+        raise TreeNotShipped(exc.path, exc.reason) from None
+    except OSError as exc:
+        raise TreeNotShipped(exc.filename or root, exc.strerror or type(exc).__name__) from None
+    top_mode = stat.S_IMODE(os.stat(root).st_mode)
+    return pickle.dumps((_FORMAT, top_mode, entries), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack_tree(data: bytes, target: str) -> None:
+    """Make the tree ``data`` holds at ``target`` (which must not exist); raise ``TreeNotShipped``.
+
+    On failure what was made is left for the caller to remove (it made the
+    directory ``target`` is in).
+    """
+    try:
+        form, top_mode, entries = pickle.loads(data)  # noqa: S301 - the driver's own value
+    except Exception as exc:
+        raise TreeNotShipped(target, f"the packed tree cannot be read ({exc})") from None
+    if form != _FORMAT or not isinstance(entries, list) or not isinstance(top_mode, int):
+        raise TreeNotShipped(target, "the packed tree is not one this version makes")
+    bounds = TreeBounds()
+    if len(entries) > bounds.entries:
+        raise TreeNotShipped(target, bounds.too_many_entries())
+    os.mkdir(target, 0o700)
+    directories: dict[str, int] = {"": top_mode}
+    made: set[str] = set()
+    spent = 0
+    for item in entries:
+        kind, relative, mode, content = _checked(item, target)
+        parent = relative.rpartition("/")[0]
+        if parent not in directories:
+            raise TreeNotShipped(target, f"{relative!r} is not under a directory made before it")
+        if relative in made:
+            raise TreeNotShipped(target, f"the packed tree holds {relative!r} twice")
+        made.add(relative)
+        if relative.count("/") + 1 > bounds.depth:
+            raise TreeNotShipped(target, bounds.too_deep())
+        path = os.path.join(target, relative)
+        if kind == "d":
+            os.mkdir(path, 0o700)
+            directories[relative] = mode
+        elif kind == "l":
+            os.symlink(str(content), path)
+        else:
+            assert isinstance(content, bytes)
+            spent += len(content)
+            if spent > bounds.bytes:
+                raise TreeNotShipped(target, bounds.too_many_bytes())
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            try:
+                view = memoryview(content)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fchmod(fd, mode)
+            finally:
+                os.close(fd)
+    # Deepest first, the top last: a directory made read-only is filled already.
+    for relative in sorted(directories, key=lambda r: -r.count("/") - bool(r)):
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(os.path.join(target, relative) if relative else target, directories[relative])
+
+
+def _checked(item: object, target: str) -> _Entry:
+    """Return ``item`` as an entry, or raise ``TreeNotShipped`` for one no packing makes."""
+    if not (isinstance(item, tuple) and len(item) == 4):
+        raise TreeNotShipped(target, "the packed tree holds an entry of another shape")
+    kind, relative, mode, content = item
+    names = relative.split("/") if isinstance(relative, str) else [""]
+    if any(name in ("", ".", "..") or "\0" in name for name in names):
+        raise TreeNotShipped(target, f"the packed tree holds the name {relative!r}")
+    if not isinstance(mode, int) or mode != stat.S_IMODE(mode):
+        raise TreeNotShipped(target, f"the packed tree gives {relative!r} the mode {mode!r}")
+    fits = (
+        (kind == "d" and content == b"")
+        or (kind == "f" and isinstance(content, bytes))
+        or (kind == "l" and isinstance(content, str) and content and "\0" not in content)
+    )
+    if not fits:
+        raise TreeNotShipped(target, f"the packed tree holds {relative!r} as a {kind!r}")
+    return (kind, relative, mode, content)

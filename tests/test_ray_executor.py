@@ -1,0 +1,378 @@
+"""The Ray executor on a real cluster of three nodes on this machine: a head and two workers.
+
+Runs spread over both worker nodes, and what comes back equals what the
+local executor gives (the command's JSON output, times aside); a node
+removed while runs are in flight has them retried on the other, the report
+still complete and correct; Ctrl-C leaves no process of the command on any
+node; a command that started its own Ray instance leaves none of its
+processes; a hostile candidate is contained on a worker node as on the
+local one. Without Ray installed these tests fail under CI and are skipped
+elsewhere, saying why. No test asserts a time: waits poll for a condition,
+under a deadline far above what it takes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codegenie.eval._exec.local import LocalExecutor
+from codegenie.eval._run.spec import RunSpec
+from codegenie.eval.rubrics import RubricResult, choose_sandbox
+
+from .test_grade import SLUG, World, script
+from .warm import bench
+
+pytestmark = [
+    pytest.mark.xdist_group("ray"),
+    pytest.mark.skipif(not os.path.exists("/proc/self/ns/user"), reason="needs Linux namespaces"),
+]
+
+try:
+    import ray
+    from ray.cluster_utils import Cluster
+except ImportError as missing:  # pragma: no cover - CI installs the extra
+    if os.environ.get("CI"):
+        pytest.fail(
+            f"Ray is not installed ({missing}): CI runs these tests with the extra installed "
+            "(pip install '.[ray]')",
+            pytrace=False,
+        )
+    pytest.skip(
+        f"Ray is not installed ({missing}): pip install '.[ray]' to run these tests",
+        allow_module_level=True,
+    )
+
+from codegenie.eval._exec.on_ray import RayExecutor  # noqa: E402 - once Ray is known to be there
+
+_DEADLINE = 120.0
+# Each worker node has one CPU: a run occupies a node, so a batch spreads over both.
+_WORKER = {"num_cpus": 1}
+
+
+def _connect(cluster: Any) -> None:
+    ray.init(
+        address=cluster.address,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+    )
+    cluster.wait_for_nodes()
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """A head without CPUs (it schedules nothing) and two worker nodes of one CPU each."""
+    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    try:
+        made.add_node(**_WORKER)
+        made.add_node(**_WORKER)
+        _connect(made)
+        yield made
+    finally:
+        ray.shutdown()
+        made.shutdown()
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Any:
+    try:
+        return choose_sandbox("bwrap")
+    except Exception as exc:
+        pytest.skip(f"no sandbox here: {exc}")
+
+
+def _worker_nodes(cluster: Any) -> set[str]:
+    return {node.node_id for node in cluster.worker_nodes}
+
+
+def _without_times(result: RubricResult) -> dict[str, Any]:
+    dumped = result.model_dump()
+    for name in ("duration_s", "wall_s", "cpu_s", "peak_memory_mib", "node"):
+        dumped.pop(name)
+    return dumped
+
+
+# Sleeps a little (so both nodes get runs), then judges what the candidate's input says.
+SPREAD_RUBRIC = """\
+import json, pathlib, sys, time
+time.sleep(0.3)
+text = (pathlib.Path(sys.argv[2]) / "x.txt").read_text()
+passed = text.strip() == "x"
+print(json.dumps({"passed": passed, "reason": "read " + repr(text)}))
+sys.exit(0 if passed else 1)
+"""
+
+
+def test_runs_spread_over_both_nodes_and_return_what_local_runs_return(
+    cluster: Any, sandbox: Any, tmp_path: Path
+) -> None:
+    rubric, cases = bench(tmp_path, SPREAD_RUBRIC, [f"c{i}" for i in range(8)])
+    (cases[3].input / "x.txt").write_text("not x\n")
+    specs = [RunSpec.of(rubric, case, case.input, sandbox=sandbox.policy) for case in cases]
+    seen: list[int] = []
+    on_ray = RayExecutor().run(
+        specs, jobs=2, sandbox=sandbox, on_result=lambda i, _: seen.append(i)
+    )
+    here = LocalExecutor().run(specs, jobs=2, sandbox=sandbox)
+    assert [_without_times(r) for r in on_ray] == [_without_times(r) for r in here]
+    assert [r.status for r in on_ray].count("failed") == 1
+    assert sorted(seen) == list(range(8))
+    assert {r.node for r in on_ray} == _worker_nodes(cluster)
+    assert {r.node for r in here} == {None}
+
+
+def test_the_command_output_is_the_local_executor_s_times_aside(
+    cluster: Any, sandbox: Any, tmp_path: Path
+) -> None:
+    world = World(tmp_path)
+    for index, mode in enumerate(["pass", "fail", "crash", "pass", "ctl"]):
+        world.case(f"case-{index}", mode)
+    world.case("no-candidate", None)
+    local = world.grade("--format", "json", "--no-cache", "--executor", "local")
+    remote = world.grade(
+        "--format", "json", "--no-cache", "--executor", "ray", "--ray-address", cluster.address
+    )
+    assert (remote.returncode, local.returncode) == (1, 1), remote.stderr
+    assert _timeless(json.loads(remote.stdout)) == _timeless(json.loads(local.stdout))
+    text_local = world.grade("--no-cache")
+    text_remote = world.grade("--no-cache", "--executor", "ray", "--ray-address", cluster.address)
+    assert _lines(text_remote.stdout) == _lines(text_local.stdout)
+
+
+def _timeless(document: Any) -> Any:
+    if isinstance(document, dict):
+        times = {"started_at", "finished_at", "duration_s", "wall_s", "cpu_s", "peak_memory_mib"}
+        return {k: None if k in times else _timeless(v) for k, v in document.items()}
+    if isinstance(document, list):
+        return [_timeless(each) for each in document]
+    return document
+
+
+def _lines(text: str) -> list[str]:
+    """The text report without its timings (the summary's seconds, each line's duration)."""
+    import re
+
+    return [re.sub(r"\d+(\.\d+)?\s*(ms|s)\b", "T", line) for line in text.splitlines()]
+
+
+# Becomes a process that names the candidate's marker, sleeps, and passes: a run whose
+# process can be seen from outside while it is in flight.
+SLOW_RUBRIC = """\
+import os, pathlib, sys
+marker = (pathlib.Path(sys.argv[2]) / "x.txt").read_text().strip()
+verdict = "import json, time; time.sleep(4); print(json.dumps({'passed': True, 'reason': 'slept'}))"
+os.execv(sys.executable, [sys.executable, "-c", verdict, marker])
+"""
+
+
+def test_a_node_removed_in_flight_has_its_runs_retried_on_the_other(
+    cluster: Any, sandbox: Any, tmp_path: Path
+) -> None:
+    ray.shutdown()  # this test makes a cluster of its own, to lose a node of it
+    own = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    try:
+        doomed = own.add_node(**_WORKER)
+        own.add_node(**_WORKER)
+        _connect(own)
+        marker = f"codegenie-slow-{os.getpid()}-{time.monotonic_ns()}"
+        rubric, cases = bench(tmp_path, SLOW_RUBRIC, [f"c{i}" for i in range(4)])
+        for case in cases:
+            (case.input / "x.txt").write_text(marker)
+        specs = [RunSpec.of(rubric, case, case.input, sandbox=sandbox.policy) for case in cases]
+
+        def remove_once_both_run() -> None:  # a run on each node: one of them is lost
+            _until(lambda: len(_processes_naming(marker)) >= 2)
+            own.remove_node(doomed, allow_graceful=False)
+
+        killer = threading.Thread(target=remove_once_both_run)
+        killer.start()
+        try:
+            results = RayExecutor().run(specs, jobs=2, sandbox=sandbox)
+        finally:
+            killer.join()
+        assert [(r.status, r.reason) for r in results] == [("passed", "slept")] * 4
+        assert {r.node for r in results} == {n.node_id for n in own.worker_nodes}
+        assert doomed.node_id not in {r.node for r in results}
+    finally:
+        ray.shutdown()
+        own.shutdown()
+        _connect(cluster)  # the module's cluster again, for the tests after this one
+
+
+# Becomes a process whose command line names the candidate's marker, and sleeps.
+HANG_RUBRIC = """\
+import os, pathlib, sys
+marker = (pathlib.Path(sys.argv[2]) / "mode.txt").read_text().strip()
+os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)", marker])
+"""
+
+
+def _processes_naming(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as file:
+                cmdline = file.read()
+        except OSError:
+            continue
+        if marker.encode() in cmdline.split(b"\0"):
+            found.append(int(entry))
+    return found
+
+
+def _until(condition: Any) -> bool:
+    deadline = time.monotonic() + _DEADLINE
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_cancels_every_run_and_leaves_no_process_on_any_node(
+    cluster: Any, sandbox: Any, tmp_path: Path, signum: int
+) -> None:
+    world = World(tmp_path)
+    marker = f"codegenie-hang-{os.getpid()}-{time.monotonic_ns()}"
+    (world.package / "rubric.py").write_text(HANG_RUBRIC, encoding="utf-8")
+    for index in range(4):
+        world.case(f"case-{index}", marker)
+    process = subprocess.Popen(
+        [
+            script(),
+            "grade",
+            SLUG,
+            "candidates",
+            "--executor",
+            "ray",
+            "--ray-address",
+            cluster.address,
+        ],
+        cwd=world.bench.base,
+        env=world.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        # Both nodes busy: a run on each (one CPU each), the others waiting for them.
+        assert _until(lambda: len(_processes_naming(marker)) >= 2), "the runs did not start"
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=_DEADLINE)
+        assert process.returncode == 128 + signum, err
+        assert _until(lambda: not _processes_naming(marker)), _processes_naming(marker)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_a_command_that_started_its_own_ray_leaves_none_of_its_processes(
+    sandbox: Any, tmp_path: Path
+) -> None:
+    world = World(tmp_path)
+    for index in range(3):
+        world.case(f"case-{index}", "pass")
+    # Ray's session (its sockets) in a short directory of its own: its processes name it.
+    ray_dir = tempfile.mkdtemp(prefix="cg-ray-", dir="/tmp")
+    try:
+        done = world.run(
+            "grade", SLUG, "candidates", "--executor", "ray", "--jobs", "2", RAY_TMPDIR=ray_dir
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.count(" passed") >= 3 or "3 passed" in done.stdout, done.stdout
+        assert _until(lambda: not _processes_mentioning(ray_dir)), _processes_mentioning(ray_dir)
+    finally:
+        subprocess.run(["rm", "-rf", ray_dir], check=False)
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as file:
+                cmdline = file.read()
+        except OSError:
+            continue
+        if text.encode() in cmdline:
+            found.append(int(entry))
+    return found
+
+
+# The candidate tries to reach out of its sandbox on the worker node.
+HOSTILE_RUBRIC = """\
+import json, os, socket, sys
+escapes = []
+target = (open(os.path.join(sys.argv[2], "mode.txt")).read().strip())
+try:
+    open(target, "w").write("escaped")
+    escapes.append("wrote " + target)
+except OSError:
+    pass
+try:
+    socket.create_connection(("127.0.0.1", int(os.path.basename(target).split("-")[-1])), timeout=2)
+    escapes.append("connected")
+except OSError:
+    pass
+if os.path.exists(os.path.dirname(target)):
+    escapes.append("saw " + os.path.dirname(target))
+print(json.dumps({"passed": not escapes, "reason": "; ".join(escapes) or "contained"}))
+sys.exit(0 if not escapes else 1)
+"""
+
+
+def test_a_hostile_candidate_is_contained_on_a_worker_node(
+    cluster: Any, sandbox: Any, tmp_path: Path
+) -> None:
+    if not ray.is_initialized():
+        _connect(cluster)
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        target = outside / f"escape-{port}"
+        rubric, cases = bench(tmp_path, HOSTILE_RUBRIC, ["c0", "c1"])
+        for case in cases:
+            (case.input / "mode.txt").write_text(str(target))
+        specs = [RunSpec.of(rubric, case, case.input, sandbox=sandbox.policy) for case in cases]
+        results = RayExecutor().run(specs, jobs=2, sandbox=sandbox)
+    assert [(r.status, r.reason) for r in results] == [("passed", "contained")] * 2
+    assert not target.exists()
+    assert {r.node for r in results} <= _worker_nodes(cluster)
+
+
+def test_usage_mistakes_are_exit_2_and_say_what_to_do(tmp_path: Path) -> None:
+    world = World(tmp_path)
+    world.case("case-0", "pass")
+    address_alone = world.grade("--ray-address", "127.0.0.1:1")
+    assert address_alone.returncode == 2
+    assert "--ray-address is for --executor ray" in address_alone.stderr
+    check = world.run("check", "--executor", "ray")
+    assert check.returncode == 2
+    assert "check --rubrics" in check.stderr
+    # Ray made unimportable: the executor's extra is named, nothing runs.
+    blocked = tmp_path / "blocked"
+    (blocked / "ray").mkdir(parents=True)
+    (blocked / "ray" / "__init__.py").write_text("raise ImportError('no ray here')\n")
+    missing = world.run("grade", SLUG, "candidates", "--executor", "ray", PYTHONPATH=str(blocked))
+    assert missing.returncode == 2, missing.stderr
+    assert "pip install 'codegenie-eval[ray]'" in missing.stderr
+    assert "Traceback" not in missing.stderr

@@ -1,0 +1,175 @@
+"""Trees sent to a node: packed where they are, made again exactly, and nothing else made.
+
+:func:`pack_tree` and :func:`unpack_tree` carry a run's trees to a node of
+a cluster (the Ray executor). A tree made again has the digest of the tree
+packed (names, kinds, modes, contents, links); a packed value that no
+packing makes — a name that climbs out, an entry under a link, a special
+file — is refused before anything is written outside the target.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import socket
+import stat
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from codegenie.eval._exec.shipping import TreeNotShipped, pack_tree, unpack_tree
+from codegenie.eval._run.digest import tree_digest
+
+_NAMES = st.text(alphabet="abcxyz-_.0", min_size=1, max_size=6).filter(
+    lambda n: n not in (".", "..", "__pycache__")
+)
+
+
+@st.composite
+def trees(draw: st.DrawFn) -> dict[str, object]:
+    """A tree: name to bytes (a file, with a mode), to a dict (a directory), or to a link text."""
+
+    def level(depth: int) -> dict[str, object]:
+        names = draw(st.lists(_NAMES, max_size=4, unique=True))
+        made: dict[str, object] = {}
+        for name in names:
+            kind = draw(st.sampled_from(["file", "file", "link", "dir"] if depth < 3 else ["file"]))
+            if kind == "file":
+                made[name] = (
+                    draw(st.binary(max_size=64)),
+                    draw(st.sampled_from([0o644, 0o600, 0o755, 0o400])),
+                )
+            elif kind == "link":
+                made[name] = draw(st.sampled_from(["x", "../y", "/etc/passwd", "a/b"]))
+            else:
+                made[name] = level(depth + 1)
+        return made
+
+    return level(0)
+
+
+def _write(root: Path, tree: dict[str, object]) -> None:
+    root.mkdir()
+    for name, value in tree.items():
+        if isinstance(value, dict):
+            _write(root / name, value)
+        elif isinstance(value, tuple):
+            (root / name).write_bytes(value[0])
+            os.chmod(root / name, value[1])
+        else:
+            os.symlink(str(value), root / name)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(tree=trees())
+def test_a_tree_made_again_has_the_digest_of_the_tree_packed(
+    tmp_path_factory: pytest.TempPathFactory, tree: dict[str, object]
+) -> None:
+    base = tmp_path_factory.mktemp("ship")
+    _write(base / "source", tree)
+    unpack_tree(pack_tree(str(base / "source")), str(base / "copy"))
+    assert tree_digest(base / "copy") == tree_digest(base / "source") is not None
+
+
+def test_modes_of_directories_and_files_travel_and_pycache_and_excluded_names_do_not(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "source"
+    (source / "data" / "__pycache__").mkdir(parents=True)
+    (source / "data" / "__pycache__" / "x.pyc").write_bytes(b"junk")
+    (source / "cases" / "one").mkdir(parents=True)
+    (source / "rubric.py").write_text("print(1)\n")
+    os.chmod(source / "rubric.py", 0o750)
+    os.chmod(source / "data", 0o555)
+    try:
+        unpack_tree(pack_tree(str(source), exclude=frozenset({"cases"})), str(tmp_path / "copy"))
+        copy = tmp_path / "copy"
+        assert sorted(p.name for p in copy.iterdir()) == ["data", "rubric.py"]
+        assert list((copy / "data").iterdir()) == []
+        assert stat.S_IMODE((copy / "rubric.py").stat().st_mode) == 0o750
+        assert stat.S_IMODE((copy / "data").stat().st_mode) == 0o555
+        assert tree_digest(copy) == tree_digest(source, exclude=frozenset({"cases"}))
+    finally:
+        os.chmod(source / "data", 0o755)
+        if (tmp_path / "copy" / "data").exists():
+            os.chmod(tmp_path / "copy" / "data", 0o755)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket"])
+def test_a_special_file_is_refused_as_a_copy_refuses_it(tmp_path: Path, kind: str) -> None:
+    source = tmp_path / "source"
+    source.mkdir()
+    if kind == "fifo":
+        os.mkfifo(source / "pipe")
+    else:
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.bind(str(source / "pipe"))
+    with pytest.raises(TreeNotShipped) as raised:
+        pack_tree(str(source))
+    assert raised.value.path.endswith("pipe")
+    assert "not a regular file" in raised.value.reason
+
+
+def test_a_tree_beyond_the_bounds_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codegenie.eval import _tree
+
+    source = tmp_path / "source"
+    source.mkdir()
+    for index in range(5):
+        (source / f"f{index}").write_text("x")
+    bounds = _tree.TreeBounds(entries=3)
+    monkeypatch.setattr(
+        "codegenie.eval._exec.shipping.Walk",
+        lambda root, skip: _tree.Walk(root, skip=skip, bounds=bounds),
+    )
+    with pytest.raises(TreeNotShipped) as raised:
+        pack_tree(str(source))
+    assert "more than 3 entries" in raised.value.reason
+
+
+def _packed(entries: list[tuple[object, ...]], mode: int = 0o755) -> bytes:
+    return pickle.dumps(("codegenie-eval tree 1", mode, entries))
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        [("f", "../outside", 0o644, b"x")],
+        [("f", "/etc/outside", 0o644, b"x")],
+        [("f", "a/../../outside", 0o644, b"x")],
+        [("f", "", 0o644, b"x")],
+        [("f", "a\0b", 0o644, b"x")],
+        # through a link: "a" is a link to the parent, "a/outside" would be written there
+        [("l", "a", 0, ".."), ("f", "a/outside", 0o644, b"x")],
+        # a file under a directory never made
+        [("f", "nowhere/outside", 0o644, b"x")],
+        [("f", "x", 0o100644, b"x")],  # a file type in the mode
+        [("d", "x", 0o755, b"not empty")],
+        [("s", "x", 0o644, b"")],  # no such kind
+        [("f", "x", 0o644)],  # another shape
+        [("f", "x", 0o644, b"1"), ("f", "x", 0o644, b"2")],  # twice
+    ],
+)
+def test_a_value_no_packing_makes_is_refused_and_nothing_is_written_outside(
+    tmp_path: Path, entries: list[tuple[object, ...]]
+) -> None:
+    target = tmp_path / "inner" / "copy"
+    (tmp_path / "inner").mkdir()
+    with pytest.raises(TreeNotShipped):
+        unpack_tree(_packed(entries), str(target))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["inner"]
+    assert not (tmp_path / "inner" / "outside").exists()
+
+
+@pytest.mark.parametrize(
+    "data", [b"", b"not a pickle", pickle.dumps(("another format", 0o755, []))]
+)
+def test_a_value_that_is_not_a_packed_tree_is_refused(tmp_path: Path, data: bytes) -> None:
+    with pytest.raises(TreeNotShipped):
+        unpack_tree(data, str(tmp_path / "copy"))
