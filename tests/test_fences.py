@@ -176,3 +176,44 @@ def test_library_never_prints_exits_or_configures_logging(path: Path) -> None:
 def test_bench_is_a_namespace_package() -> None:
     """bench/ has no __init__.py (PEP 420), so several roots can share the name."""
     assert not (REPO / "bench" / "__init__.py").exists()
+
+
+def test_only_the_ray_executor_imports_ray_and_nothing_imports_it_unasked() -> None:
+    """Ray is an optional extra: one module imports it, inside the functions that need it.
+
+    And no command or library module imports that module at its top: a
+    grading on the local executor never pays for (or needs) Ray.
+    """
+    importing_ray: list[str] = []
+    importing_it_at_top: list[str] = []
+    for path in sorted(SOURCE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = set(imported_names(tree))
+        if "ray" in names or any(name.startswith("ray.") for name in names):
+            importing_ray.append(str(path.relative_to(SOURCE)))
+        for node in tree.body:
+            if isinstance(node, ast.Import | ast.ImportFrom) and any(
+                name.endswith("_exec.on_ray") for name in imported_names(node)
+            ):
+                importing_it_at_top.append(str(path.relative_to(SOURCE)))
+        for node in ast.walk(tree):  # "import ray" at a module's top level, anywhere
+            if node in tree.body and isinstance(node, ast.Import):
+                assert all(alias.name.split(".")[0] != "ray" for alias in node.names), path
+    assert importing_ray == ["_exec/on_ray.py"]
+    assert importing_it_at_top == []
+
+
+def test_a_local_grading_imports_no_ray() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from codegenie.eval import grading, cli\n"
+        "from codegenie.eval.check import golden\n"
+        "from codegenie.eval._exec import executor_named\n"
+        "executor_named('local')\n"
+        "assert 'ray' not in sys.modules, sorted(m for m in sys.modules if m.startswith('ray'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

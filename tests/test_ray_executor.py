@@ -146,6 +146,16 @@ def test_the_command_output_is_the_local_executor_s_times_aside(
     )
     assert (remote.returncode, local.returncode) == (1, 1), remote.stderr
     assert _timeless(json.loads(remote.stdout)) == _timeless(json.loads(local.stdout))
+    assert remote.stderr == local.stderr  # Ray's own notices (-v shows them) are not in it
+    # The ledger stays on the driver: what came back conclusive is answered from it next time.
+    address = ("--executor", "ray", "--ray-address", cluster.address)
+    first = world.grade("--format", "json", *address)
+    again = world.grade("--format", "json", *address)
+    conclusive = [
+        r for r in json.loads(first.stdout)["results"] if r["status"] in ("passed", "failed")
+    ]
+    assert json.loads(first.stdout)["reused"] == 0
+    assert json.loads(again.stdout)["reused"] == len(conclusive) == 4
     text_local = world.grade("--no-cache")
     text_remote = world.grade("--no-cache", "--executor", "ray", "--ray-address", cluster.address)
     assert _lines(text_remote.stdout) == _lines(text_local.stdout)
@@ -209,6 +219,48 @@ def test_a_node_removed_in_flight_has_its_runs_retried_on_the_other(
         ray.shutdown()
         own.shutdown()
         _connect(cluster)  # the module's cluster again, for the tests after this one
+
+
+# Makes the node that imports it one where no bubblewrap can be found.
+NO_BWRAP_SITE = """\
+import os
+if os.environ.get("CODEGENIE_TEST_NO_BWRAP"):
+    from codegenie.eval._sandbox import bwrap
+    bwrap.candidates = lambda path_env=None: []
+"""
+
+
+def test_a_node_without_a_sandbox_fails_its_runs_as_errors_that_name_it(
+    cluster: Any, sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(NO_BWRAP_SITE, encoding="utf-8")
+    ray.shutdown()  # a cluster of its own, one of whose nodes has no bubblewrap
+    own = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    try:
+        good = own.add_node(**_WORKER)
+        with monkeypatch.context() as env:  # what the broken node's processes inherit
+            env.setenv("CODEGENIE_TEST_NO_BWRAP", "1")
+            env.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+            broken = own.add_node(**_WORKER)
+        _connect(own)
+        rubric, cases = bench(tmp_path, SPREAD_RUBRIC, [f"c{i}" for i in range(6)])
+        specs = [RunSpec.of(rubric, case, case.input, sandbox=sandbox.policy) for case in cases]
+        results = RayExecutor().run(specs, jobs=2, sandbox=sandbox)
+    finally:
+        ray.shutdown()
+        own.shutdown()
+        _connect(cluster)
+    errors = [r for r in results if r.status == "error"]
+    assert errors, "no run was given to the node without a sandbox"
+    for result in errors:
+        assert result.node == broken.node_id
+        assert result.reason is not None
+        assert result.reason.startswith("SandboxUnavailable: ")
+        assert result.reason.endswith(f"(on node {broken.node_id})")
+    assert {r.node for r in results if r.status == "passed"} <= {good.node_id}
+    assert all(r.status in ("passed", "error") for r in results)
 
 
 # Becomes a process whose command line names the candidate's marker, and sleeps.

@@ -337,6 +337,7 @@ def choose_executor(name: str, args: argparse.Namespace, usage: str) -> Executor
 
     Raises ``UsageError`` (exit 2) for ``ray`` where Ray is not installed,
     naming the extra, and for ``--ray-address`` without the ray executor.
+    Ray's own warnings are shown under ``-v`` only.
     """
     from codegenie.eval._exec import executor_named  # noqa: PLC0415 - start-up: only the commands that run rubrics pay for it
     from codegenie.eval._exec.on_ray import RayMissing  # noqa: PLC0415 - start-up, as above
@@ -345,9 +346,17 @@ def choose_executor(name: str, args: argparse.Namespace, usage: str) -> Executor
     if address is not None and name != "ray":
         raise UsageError(usage, "--ray-address is for --executor ray")
     try:
-        return executor_named(name, address=address)
+        chosen = executor_named(name, address=address)
     except RayMissing as exc:
         raise UsageError(usage, str(exc)) from None
+    if name == "ray" and not getattr(args, "verbose", 0):
+        import logging  # noqa: PLC0415 - only for the ray executor
+
+        # Ray warns through the standard library's logging, to a handler of its own: its
+        # notices (its token authentication, say) are for -v, as the library's are; its
+        # errors still show.
+        logging.getLogger("ray").setLevel(logging.ERROR)
+    return chosen
 
 
 def add_build_option(parser: argparse.ArgumentParser) -> None:
