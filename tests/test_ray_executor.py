@@ -31,6 +31,7 @@ from codegenie.eval._exec.local import LocalExecutor
 from codegenie.eval._run.spec import RunSpec
 from codegenie.eval.rubrics import RubricResult, choose_sandbox
 
+from .factory import make_bench
 from .test_grade import SLUG, World, script
 from .warm import bench
 
@@ -72,12 +73,24 @@ def _connect(cluster: Any) -> None:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Any]:
+def node_env_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the nodes keep the environments they build: not the user's cache."""
+    return tmp_path_factory.mktemp("node-environments")
+
+
+@pytest.fixture(scope="module")
+def cluster(node_env_dir: Path) -> Iterator[Any]:
     """A head without CPUs (it schedules nothing) and two worker nodes of one CPU each."""
-    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    with pytest.MonkeyPatch.context() as env:  # what the nodes' processes inherit
+        env.setenv("CODEGENIE_ENV_DIR", str(node_env_dir))
+        made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+        try:
+            made.add_node(**_WORKER)
+            made.add_node(**_WORKER)
+        except BaseException:
+            made.shutdown()
+            raise
     try:
-        made.add_node(**_WORKER)
-        made.add_node(**_WORKER)
         _connect(made)
         yield made
     finally:
@@ -428,3 +441,34 @@ def test_usage_mistakes_are_exit_2_and_say_what_to_do(tmp_path: Path) -> None:
     assert missing.returncode == 2, missing.stderr
     assert "pip install 'codegenie-eval[ray]'" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_a_declared_environment_is_built_on_the_nodes_and_the_report_is_the_same(
+    cluster: Any, sandbox: Any, tmp_path: Path, env_dir: Path, node_env_dir: Path
+) -> None:
+    from .test_grade_environment import RUBRIC as ENV_RUBRIC
+    from .test_grade_environment import candidates, cli, declare, task_class
+    from .wheels import make_wheel, offline_requirements
+
+    bench = make_bench(tmp_path / "repo")
+    wheels = tmp_path / "wheels"
+    make_wheel(wheels, "tinypkg", "1.0", "VERSION = '1.0'\n")
+    offline_requirements(bench.base / "envs" / "tiny.txt", wheels, "tinypkg==1.0")
+    task_class(bench, "tiny-task", ENV_RUBRIC)
+    declare(bench, "tiny-task", environment="envs/tiny.txt")
+    given = candidates(tmp_path / "cands", {"example": "1.0"})
+    local = cli(bench, "grade", "tiny-task", str(given), "--format", "json", "--no-cache")
+    assert local.returncode == 0, local.stderr
+    remote = cli(
+        bench,
+        *("grade", "tiny-task", str(given), "--format", "json", "--no-cache"),
+        *("--executor", "ray", "--ray-address", cluster.address),
+    )
+    assert remote.returncode == 0, remote.stderr
+    assert _timeless(json.loads(remote.stdout)) == _timeless(json.loads(local.stdout))
+    verdict = json.loads(remote.stdout)["results"][0]["verdict"]
+    assert verdict["harness"] == []  # the environment's interpreter, not the node's own
+    # Built on the node, in the node's store: one environment, the driver's digest.
+    digest = json.loads(local.stdout)["environment"]["digest"]
+    built = [p.name for p in node_env_dir.iterdir() if not p.name.startswith(".")]
+    assert built == [digest.removeprefix("blake2b-256:")]

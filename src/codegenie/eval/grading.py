@@ -53,6 +53,7 @@ from codegenie.eval.rubrics import (
 )
 
 if TYPE_CHECKING:
+    from codegenie.eval._env.spec import EnvironmentSpec
     from codegenie.eval._exec import Executor
     from codegenie.eval.manifest import BenchManifest
 
@@ -734,6 +735,7 @@ def grade(
                     record=record,
                     stopped=lambda: stopped,
                     interpreter=interpreter,
+                    declared=None if environment is None else environment.declared,
                     executor=LocalExecutor() if executor is None else executor,
                 )
             finally:  # however the runs end, the results answered from the store count
@@ -892,6 +894,7 @@ def _grade_runs(
     record: Callable[[int, GradeResult], None],
     stopped: Callable[[], bool],
     interpreter: Interpreter,
+    declared: EnvironmentSpec | None,
     executor: Executor,
 ) -> None:
     """Grade every sample of ``cases_runs``: from ``ledger`` what it holds, the rest by running."""
@@ -907,7 +910,12 @@ def _grade_runs(
     for runs in cases_runs:
         for position, sample in enumerate(runs.samples):
             spec = RunSpec.of(
-                rubric, runs.case, sample.path, sandbox=sandbox.policy, interpreter=interpreter
+                rubric,
+                runs.case,
+                sample.path,
+                sandbox=sandbox.policy,
+                interpreter=interpreter,
+                environment=declared,
             )
             if ledger.enabled:
                 spec = ledger.read(spec)

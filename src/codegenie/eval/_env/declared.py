@@ -94,4 +94,4 @@ def ready_environment(
         ready = kept
     # One environment serves every bench whose file has these bytes: this one's is named.
     requirements = None if spec.requirements is None else str(spec.requirements)
-    return dataclasses.replace(ready, requirements=requirements)
+    return dataclasses.replace(ready, requirements=requirements, declared=spec)

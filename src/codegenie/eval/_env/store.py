@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Final, final
 
 from codegenie.eval._env.lock import try_lock
-from codegenie.eval._env.spec import DIGEST_LABEL
+from codegenie.eval._env.spec import DIGEST_LABEL, EnvironmentSpec
 from codegenie.eval._paths import cache_dir
 from codegenie.eval._sandbox.policy import Interpreter, interpreter_prefixes
 
@@ -163,6 +163,10 @@ class Environment:
     own), ``requirements`` the file it was built from (as a path, when
     built), ``size`` and ``files`` what it holds, ``uv`` the uv that built it,
     ``packages`` what it was built into (:func:`installed_digest`).
+    ``declared`` is the declaration it was made ready from
+    (:func:`~codegenie.eval._env.declared.ready_environment` sets it; one
+    read from the store alone has none): what a node of a cluster builds
+    the same environment from.
     """
 
     digest: str
@@ -178,6 +182,7 @@ class Environment:
     cache_tag: str
     base_prefixes: tuple[str, ...]
     packages: str
+    declared: EnvironmentSpec | None = None
 
     @property
     def executable(self) -> Path:

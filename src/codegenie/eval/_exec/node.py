@@ -15,9 +15,17 @@ happened.
 What it refuses, as an ``error`` result whose reason names the node: a
 tree that does not unpack or does not hash to its digest; a node whose
 Python is not the driver's (another version or other packages would make
-the run another run than its key says); a node where the sandbox asked for
+the run another run than its key says); a declared environment the node
+cannot build, or builds into another one than the driver's (another uv or
+Python: another digest); a node where the sandbox asked for
 cannot start (``SandboxUnavailable``'s cause). Nothing here imports Ray:
 the node's name is given.
+
+A run whose spec declares an environment has it built on the node from the
+declaration's bytes (:func:`ready_environment`: the node's own store, lock
+and rules), once a node and digest. Paths the result names on the node —
+the task class's directory, the environment's — are written as the
+driver's, so a report is the same whichever machine made the run.
 """
 
 from __future__ import annotations
@@ -28,14 +36,17 @@ import os
 import tempfile
 import threading
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from codegenie.eval._env.declared import ready_environment
+from codegenie.eval._env.spec import EnvironmentSpec
 from codegenie.eval._exec.shipping import TreeNotShipped, unpack_tree
 from codegenie.eval._run.digest import task_class_digest, tree_digest
 from codegenie.eval._run.spec import RunSpec, TreeRef
 from codegenie.eval._sandbox.policy import Interpreter
 from codegenie.eval._sandbox.provider import choose_sandbox
-from codegenie.eval.errors import SandboxUnavailable
+from codegenie.eval.errors import EvalError, SandboxUnavailable
 from codegenie.eval.rubrics import RubricResult, execute, remove_tree, warm_workers
 
 if TYPE_CHECKING:
@@ -67,6 +78,8 @@ _lock = threading.Lock()
 _workers: dict[str, WarmWorkers | None] = {}
 # This process's unpacked task classes, by digest, under one directory of its own.
 _task_classes: dict[str, tuple[str, str]] = {}
+# The interpreters of the environments this process made ready, by declaration.
+_environments: dict[tuple[bytes, str | None], Interpreter] = {}
 _home: str | None = None
 
 
@@ -109,13 +122,25 @@ def run_shipped(
             node=node,
         )
 
-    here = Interpreter.current()
-    if (spec.interpreter.version, spec.interpreter.packages) != (here.version, here.packages):
-        return error(
-            f"the node's Python ({here.version.split()[0]} at {here.executable}) is not the "
-            f"driver's ({spec.interpreter.version.split()[0]}), or has other packages: "
-            "install the same Python and packages on every node"
-        )
+    if spec.environment is not None:
+        try:
+            here = _environment(spec)
+        except EvalError as exc:
+            return error(f"cannot make the task class's environment ready: {exc}")
+        if (spec.interpreter.version, spec.interpreter.packages) != (here.version, here.packages):
+            return error(
+                "the node built another environment than the driver's "
+                f"({here.packages}, not {spec.interpreter.packages}): the same Python and uv "
+                "on every node build the same one"
+            )
+    else:
+        here = Interpreter.current()
+        if (spec.interpreter.version, spec.interpreter.packages) != (here.version, here.packages):
+            return error(
+                f"the node's Python ({here.version.split()[0]} at {here.executable}) is not the "
+                f"driver's ({spec.interpreter.version.split()[0]}), or has other packages: "
+                "install the same Python and packages on every node"
+            )
     try:
         box, workers = _node_sandbox(sandbox)
     except SandboxUnavailable as exc:
@@ -130,7 +155,12 @@ def run_shipped(
             return error(f"the run's trees did not arrive whole: {exc.reason}")
         local = replace(local, interpreter=here)  # the same version and packages, here
         result = execute(local, box, cancel=cancel, workers=workers)
-        return _as_the_driver_sees_it(result, local.task_class.path, spec.task_class.path, node)
+        moved = {local.task_class.path: spec.task_class.path}
+        if spec.environment is not None:  # the environment's directory: <it>/bin/python
+            moved[str(here.executable.parent.parent)] = str(
+                spec.interpreter.executable.parent.parent
+            )
+        return _as_the_driver_sees_it(result, moved, node)
     finally:
         remove_tree(stage)
 
@@ -162,17 +192,50 @@ def _unpacked(spec: RunSpec, shipped: Shipped, stage: str) -> RunSpec:
     )
 
 
-def _as_the_driver_sees_it(result: RubricResult, here: str, there: str, node: str) -> RubricResult:
-    """Return ``result`` with the task class's path on the node (``here``) written as the driver's.
+def _environment(spec: RunSpec) -> Interpreter:
+    """Return the interpreter of ``spec``'s declared environment on this node, built if need be.
 
-    A traceback, a reason or a verdict that names the rubric's file names
-    it as a run on the driver would; the node's directory is named after a
-    random token, so nothing else is rewritten by accident.
+    Built from the declaration's bytes (written to a file of this process's
+    directory: the driver's path means nothing here) with this node's uv
+    and Python, under the environments' own rules and lock, once a node and
+    digest; remembered for this process. Raises ``EvalError`` subclasses
+    (``PythonUnavailable``, ``EnvironmentBuildFailed``).
+    """
+    declared = spec.environment
+    assert declared is not None
+    memo = (declared.data, declared.python)
+    with _lock:
+        found = _environments.get(memo)
+        if found is not None:
+            return found
+        home = _process_home()
+    requirements = None
+    if declared.requirements is not None:
+        name = hashlib.blake2b(declared.data, digest_size=16).hexdigest()
+        requirements = Path(home, f"requirements-{name}.txt")
+        requirements.write_bytes(declared.data)
+    local = EnvironmentSpec(requirements, declared.data, declared.python)
+    task_class = os.path.basename(spec.task_class.path)
+    ready = ready_environment(local, task_class=task_class).interpreter()
+    with _lock:
+        _environments[memo] = ready
+    return ready
+
+
+def _as_the_driver_sees_it(result: RubricResult, places: dict[str, str], node: str) -> RubricResult:
+    """Return ``result`` with each path of ``places`` on the node written as the driver's.
+
+    A traceback, a reason or a verdict that names the rubric's file (or the
+    environment's ``sys.prefix``) names it as a run on the driver would. The
+    node's task-class directory is named after a random token and an
+    environment's after its digest, so nothing else is rewritten by accident.
     """
 
     def moved(value: Any) -> Any:
         if isinstance(value, str):
-            return value.replace(here, there)
+            for here, there in places.items():
+                value = value.replace(here, there)
+            return value
         if isinstance(value, dict):
             return {key: moved(each) for key, each in value.items()}
         if isinstance(value, list):

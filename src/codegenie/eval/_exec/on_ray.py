@@ -214,19 +214,13 @@ class _Batch:
     def _submit(self, index: int) -> Any:
         """Submit run ``index``; ``None`` when it ended at once (an ``error`` result given)."""
         spec = self.runs[index]
-        if (spec.interpreter.version, spec.interpreter.packages) != (
-            self.here.version,
-            self.here.packages,
-        ):
-            self._arrived(
-                index,
-                _error(
-                    spec,
-                    "the run's Python is a declared environment's "
-                    f"({spec.interpreter.executable}), which the ray executor does not build "
-                    "on nodes yet: grade this task class with --executor local",
-                ),
+        theirs = (spec.interpreter.version, spec.interpreter.packages)
+        if spec.environment is None and theirs != (self.here.version, self.here.packages):
+            reason = (
+                f"the run's Python ({spec.interpreter.executable}) is neither the harness's nor "
+                "a declared environment's, which a node could build"
             )
+            self._arrived(index, _error(spec, reason))
             return None
         if spec.task_class.digest is None or spec.case.digest is None:
             spec = spec.read(self.digests)

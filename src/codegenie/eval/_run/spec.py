@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, final
 
+from codegenie.eval._env.spec import EnvironmentSpec
 from codegenie.eval._run.digest import task_class_digest, tree_digest
 from codegenie.eval._sandbox.limits import LIMIT_NAMES, Limits
 from codegenie.eval._sandbox.policy import Interpreter
@@ -64,7 +65,10 @@ class RunSpec:
     ``case`` the case; ``candidate`` the tree graded; ``interpreter`` the
     Python that runs the rubric; ``limits`` and ``timeout`` (seconds) its
     bounds; ``sandbox`` the provider's policy (``"bwrap/2"``). Make one with
-    :meth:`of`. Paths are absolute.
+    :meth:`of`. Paths are absolute. ``environment``: the declaration of the
+    task class's environment, when ``interpreter`` is that environment's —
+    what another machine builds it from; not part of the key, which the
+    interpreter's identity (the environment's digest) covers.
     """
 
     rubric: str
@@ -77,6 +81,7 @@ class RunSpec:
     limits: Limits
     timeout: float
     sandbox: str
+    environment: EnvironmentSpec | None = None
 
     @classmethod
     def of(
@@ -88,6 +93,7 @@ class RunSpec:
         sandbox: str,
         timeout: float | None = None,
         interpreter: Interpreter | None = None,
+        environment: EnvironmentSpec | None = None,
     ) -> RunSpec:
         """Return the spec of running ``rubric`` on ``candidate`` for ``case`` (not yet read).
 
@@ -107,6 +113,7 @@ class RunSpec:
             limits=case.limits,
             timeout=case.timeout if timeout is None else timeout,
             sandbox=sandbox,
+            environment=environment,
         )
 
     def read(self, digests: Digests | None = None) -> RunSpec:

@@ -14,11 +14,10 @@ import os
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codegenie.eval import codes
 from codegenie.eval._sandbox.limits import Limits
-from codegenie.eval._sandbox.policy import Interpreter
 from codegenie.eval.cases import Case
 from codegenie.eval.check._protocol import Failure, Parts, Raised
 from codegenie.eval.check.golden import CaseRun, GoldenReport, golden
@@ -39,6 +38,9 @@ from codegenie.eval.problems import (
     not_registered,
 )
 from codegenie.eval.rubrics import Sandbox, choose_sandbox
+
+if TYPE_CHECKING:
+    from codegenie.eval._env.store import Environment
 
 __all__ = (
     "CODES",
@@ -307,8 +309,8 @@ def _declared(slugs: Iterable[str], declared: frozenset[str], manifest: Path) ->
 
 def _environments(
     manifest: Path, runs: Sequence[CaseRun], rubrics: RubricChecks
-) -> tuple[dict[str, Interpreter], set[str]]:
-    """Return the interpreter of each task class of ``runs`` that declares an environment.
+) -> tuple[dict[str, Environment], set[str]]:
+    """Return the environment of each task class of ``runs`` that declares one.
 
     Built first unless ``rubrics.build`` is false (``EnvironmentNotBuilt``);
     a failed build raises ``EnvironmentBuildFailed``. The second value are
@@ -320,12 +322,12 @@ def _environments(
     from codegenie.eval.errors import EnvironmentBuildFailed, PythonUnavailable  # noqa: PLC0415 - only check --rubrics raises them
     from codegenie.eval.grading import task_class_environment  # noqa: PLC0415 - only check --rubrics needs it
 
-    interpreters: dict[str, Interpreter] = {}
+    environments: dict[str, Environment] = {}
     unusable: set[str] = set()
     try:
         bench = BenchManifest.load(manifest)
     except EvalError:
-        return interpreters, unusable  # the static checks report it, and nothing was imported
+        return environments, unusable  # the static checks report it, and nothing was imported
     for slug in sorted({run.slug for run in runs}):
         if slug not in bench:
             continue
@@ -342,8 +344,8 @@ def _environments(
             unusable.add(slug)
             continue
         if ready is not None:
-            interpreters[slug] = ready.interpreter()
-    return interpreters, unusable
+            environments[slug] = ready
+    return environments, unusable
 
 
 def run_check(
@@ -416,7 +418,7 @@ def run_check(
             if rubrics is not None:
                 runs += _case_runs(target, outcome)
         if box is not None and rubrics is not None:
-            interpreters, unusable = _environments(path, runs, rubrics)
+            environments, unusable = _environments(path, runs, rubrics)
             ledger = golden(
                 [run for run in runs if run.slug not in unusable],
                 jobs=jobs,
@@ -424,7 +426,7 @@ def run_check(
                 repeat=rubrics.repeat,
                 reuse=rubrics.reuse,
                 on_progress=on_progress,
-                interpreters=interpreters,
+                environments=environments,
                 executor=rubrics.executor,
             )
             diagnostics += ledger.diagnostics

@@ -35,7 +35,6 @@ from codegenie.eval._exec.local import LocalExecutor
 from codegenie.eval._ledger.reuse import Ledger
 from codegenie.eval._paths import FileRefused, read_regular_file
 from codegenie.eval._run.spec import RunSpec
-from codegenie.eval._sandbox.policy import Interpreter
 from codegenie.eval._toml.positions import TomlPositions
 from codegenie.eval.cases import CASE_FILE, CASE_FILE_SIZE_LIMIT, Case
 from codegenie.eval.check.static import display_path
@@ -48,6 +47,7 @@ from codegenie.eval.rubrics import (
 )
 
 if TYPE_CHECKING:
+    from codegenie.eval._env.store import Environment
     from codegenie.eval._exec import Executor
 
 __all__ = ("CaseRun", "Envelope", "GoldenReport", "golden")
@@ -167,7 +167,7 @@ def golden(
     repeat: int = 1,
     reuse: bool = True,
     on_progress: Callable[[int, int], None] | None = None,
-    interpreters: Mapping[str, Interpreter] | None = None,
+    environments: Mapping[str, Environment] | None = None,
     executor: Executor | None = None,
 ) -> GoldenReport:
     """Run each side of ``runs`` ``repeat`` times in ``sandbox``, ``jobs`` at a time; judge them.
@@ -183,7 +183,7 @@ def golden(
         raise ValueError(msg)
     results: list[list[RubricResult | None]] = [[None] * repeat for _ in runs]
     reused = [False] * len(runs)
-    chosen = interpreters or {}
+    chosen = environments or {}
     specs = [_spec(run, sandbox, chosen.get(run.slug)) for run in runs]
     with Ledger.open(enabled=reuse) as ledger:
         keys = [ledger.key(spec) for spec in specs]
@@ -236,9 +236,18 @@ def golden(
     )
 
 
-def _spec(run: CaseRun, sandbox: Sandbox, interpreter: Interpreter | None) -> RunSpec:
+def _spec(run: CaseRun, sandbox: Sandbox, environment: Environment | None) -> RunSpec:
     side = run.directory / run.side
-    return RunSpec.of(run.rubric, run.case, side, sandbox=sandbox.policy, interpreter=interpreter)
+    if environment is None:
+        return RunSpec.of(run.rubric, run.case, side, sandbox=sandbox.policy)
+    return RunSpec.of(
+        run.rubric,
+        run.case,
+        side,
+        sandbox=sandbox.policy,
+        interpreter=environment.interpreter(),
+        environment=environment.declared,
+    )
 
 
 def _envelope(run: CaseRun, results: Sequence[RubricResult], reused: bool) -> Envelope:
