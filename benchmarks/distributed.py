@@ -30,6 +30,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codegenie.eval._exec.local import LocalExecutor
+from codegenie.eval._run.spec import RunSpec
+from codegenie.eval.cases import Case
+from codegenie.eval.rubrics import choose_sandbox
+
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # run.py is a script, not a package
     sys.path.insert(0, str(HERE))
@@ -38,11 +43,6 @@ if TYPE_CHECKING:  # mypy reads benchmarks/ as a package; run.py runs it as a di
     from benchmarks.run import Row, load_average, render
 else:
     from run import Row, load_average, render
-
-from codegenie.eval._exec.local import LocalExecutor
-from codegenie.eval._run.spec import RunSpec
-from codegenie.eval.cases import Case
-from codegenie.eval.rubrics import choose_sandbox
 
 TRIVIAL = """\
 import json, sys
@@ -85,10 +85,13 @@ def _timed(executor: Any, specs: list[RunSpec], box: Any) -> float:
 
 def distributed_rows(runs: int, passes: int) -> list[Row]:
     """The Ray executor's rows of ``benchmarks/run.py`` (see the module's docstring)."""
-    import ray
-    from ray.cluster_utils import Cluster
+    import ray as typed_ray
+    from ray.cluster_utils import Cluster as TypedCluster
 
     from codegenie.eval._exec.on_ray import RayExecutor
+
+    ray: Any = typed_ray  # Ray's own annotations are partial: used untyped
+    cluster_type: Any = TypedCluster
 
     box = choose_sandbox("bwrap")
     work = Path(tempfile.mkdtemp(prefix="codegenie-distributed-"))
@@ -115,7 +118,7 @@ def distributed_rows(runs: int, passes: int) -> list[Row]:
                 remote_s.append(_timed(RayExecutor(), second, box))
         finally:
             ray.shutdown()
-        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+        cluster = cluster_type(initialize_head=True, head_node_args={"num_cpus": 0})
         try:
             cluster.add_node(num_cpus=1)
             cluster.add_node(num_cpus=1)

