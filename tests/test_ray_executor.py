@@ -282,8 +282,11 @@ def test_a_node_without_a_sandbox_fails_its_runs_as_errors_that_name_it(
 
 # Becomes a process whose command line names the candidate's marker, and sleeps.
 HANG_RUBRIC = """\
-import os, pathlib, sys
+import json, os, pathlib, sys
 marker = (pathlib.Path(sys.argv[2]) / "mode.txt").read_text().strip()
+if marker == "pass":
+    print(json.dumps({"passed": True}))
+    sys.exit(0)
 os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)", marker])
 """
 
@@ -319,7 +322,10 @@ def test_a_signal_cancels_every_run_and_leaves_no_process_on_any_node(
     world = World(tmp_path)
     marker = f"codegenie-hang-{os.getpid()}-{time.monotonic_ns()}"
     (world.package / "rubric.py").write_text(HANG_RUBRIC, encoding="utf-8")
-    for index in range(4):
+    # Submitted in case order: the two that pass end before the hanging ones take both nodes.
+    for index in range(2):
+        world.case(f"case-{index}", "pass")
+    for index in range(2, 6):
         world.case(f"case-{index}", marker)
     process = subprocess.Popen(
         [
@@ -344,6 +350,10 @@ def test_a_signal_cancels_every_run_and_leaves_no_process_on_any_node(
         _, err = process.communicate(timeout=_DEADLINE)
         assert process.returncode == 128 + signum, err
         assert _until(lambda: not _processes_naming(marker)), _processes_naming(marker)
+        # What ended before the signal was stored by the driver: answered, not run, next time.
+        again = world.grade("--case", "case-0", "--case", "case-1", "--format", "json")
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout)["reused"] == 2
     finally:
         if process.poll() is None:
             process.kill()
@@ -476,3 +486,66 @@ def test_a_declared_environment_is_built_on_the_nodes_and_the_report_is_the_same
     digest = json.loads(local.stdout)["environment"]["digest"]
     built = [p.name for p in node_env_dir.iterdir() if not p.name.startswith(".")]
     assert built == [digest.removeprefix("blake2b-256:")]
+
+
+def test_grade_all_and_check_rubrics_report_what_the_local_executor_reports(
+    cluster: Any, sandbox: Any, tmp_path: Path
+) -> None:
+    bench = make_bench(tmp_path / "b", "alpha", "beta", parts=True)
+    for slug, solved in (("alpha", True), ("beta", False)):
+        directory = bench.base / "runs" / slug / "example"
+        directory.mkdir(parents=True)
+        (directory / ("answer.txt" if solved else "README.txt")).write_text("x\n")
+    remote = ("--executor", "ray", "--ray-address", cluster.address)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [script(), *args],
+            cwd=bench.base,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    for command in (
+        ("grade", "--all", "runs", "--format", "json", "--no-cache"),
+        ("check", "--rubrics", "--format", "json", "--no-cache"),
+    ):
+        local, on_ray = run(*command), run(*command, *remote)
+        assert (on_ray.returncode, on_ray.stderr) == (local.returncode, local.stderr), command
+        assert _timeless(json.loads(on_ray.stdout)) == _timeless(json.loads(local.stdout))
+    checked = json.loads(
+        run("check", "--rubrics", "--format", "json", "--no-cache", *remote).stdout
+    )
+    assert checked["ok"] is True, checked
+
+
+def test_what_a_copy_refuses_is_refused_in_the_same_words(
+    cluster: Any, sandbox: Any, tmp_path: Path
+) -> None:
+    """A candidate no copy may make: the same error on a node as here, paths the driver's."""
+    rubric, cases = bench(tmp_path, SPREAD_RUBRIC, [f"c{i}" for i in range(5)])
+    candidates = tmp_path / "candidates"
+    made = []
+    for case in cases:
+        directory = candidates / case.id
+        directory.mkdir(parents=True)
+        (directory / "x.txt").write_text("x\n")
+        made.append(directory)
+    os.mkfifo(made[0] / "pipe")  # a FIFO: refused by the copy (here: by the packing)
+    os.symlink("/etc/passwd", made[1] / "escape")  # a link out: refused by the node's copy
+    os.symlink("../../c3", made[2] / "sideways")  # out through the documented layout
+    linked = candidates / "linked"
+    linked.symlink_to(made[3])  # the candidate itself a link: refused
+    (made[4] / "__pycache__").mkdir()  # copied as a copy copies it: the run passes
+    (made[4] / "__pycache__" / "x.pyc").write_bytes(b"junk")
+    specs = [
+        RunSpec.of(rubric, case, made[i] if i != 3 else linked, sandbox=sandbox.policy)
+        for i, case in enumerate(cases)
+    ]
+    on_ray = RayExecutor().run(specs, jobs=2, sandbox=sandbox)
+    here = LocalExecutor().run(specs, jobs=2, sandbox=sandbox)
+    assert [(r.status, r.reason) for r in on_ray] == [(r.status, r.reason) for r in here]
+    assert [r.status for r in here] == ["error"] * 4 + ["passed"]
+    assert str(made[1] / "escape") in (here[1].reason or "")

@@ -75,7 +75,7 @@ def test_a_tree_made_again_has_the_digest_of_the_tree_packed(
     assert tree_digest(base / "copy") == tree_digest(base / "source") is not None
 
 
-def test_modes_of_directories_and_files_travel_and_pycache_and_excluded_names_do_not(
+def test_modes_times_and_pycache_travel_and_excluded_names_do_not(
     tmp_path: Path,
 ) -> None:
     source = tmp_path / "source"
@@ -84,14 +84,19 @@ def test_modes_of_directories_and_files_travel_and_pycache_and_excluded_names_do
     (source / "cases" / "one").mkdir(parents=True)
     (source / "rubric.py").write_text("print(1)\n")
     os.chmod(source / "rubric.py", 0o750)
+    os.utime(source / "rubric.py", ns=(1_000_000_000, 2_000_000_000))
+    os.utime(source / "data", ns=(3_000_000_000, 4_000_000_000))
     os.chmod(source / "data", 0o555)
     try:
         unpack_tree(pack_tree(str(source), exclude=frozenset({"cases"})), str(tmp_path / "copy"))
         copy = tmp_path / "copy"
         assert sorted(p.name for p in copy.iterdir()) == ["data", "rubric.py"]
-        assert list((copy / "data").iterdir()) == []
+        # As a copy (or the task class's mount) shows it: __pycache__ too.
+        assert (copy / "data" / "__pycache__" / "x.pyc").read_bytes() == b"junk"
         assert stat.S_IMODE((copy / "rubric.py").stat().st_mode) == 0o750
         assert stat.S_IMODE((copy / "data").stat().st_mode) == 0o555
+        assert (copy / "rubric.py").stat().st_mtime_ns == 2_000_000_000  # as a copy keeps it
+        assert (copy / "data").stat().st_mtime_ns == 4_000_000_000
         assert tree_digest(copy) == tree_digest(source, exclude=frozenset({"cases"}))
     finally:
         os.chmod(source / "data", 0o755)
@@ -134,7 +139,9 @@ def test_a_tree_beyond_the_bounds_is_refused(
 
 
 def _packed(entries: list[tuple[object, ...]], mode: int = 0o755) -> bytes:
-    return pickle.dumps(("codegenie-eval tree 1", mode, entries))
+    times = (0, 0)
+    with_times = [(*entry, times) if len(entry) == 4 else entry for entry in entries]
+    return pickle.dumps(("codegenie-eval tree 2", (mode, times), with_times))
 
 
 @pytest.mark.parametrize(
@@ -152,7 +159,8 @@ def _packed(entries: list[tuple[object, ...]], mode: int = 0o755) -> bytes:
         [("f", "x", 0o100644, b"x")],  # a file type in the mode
         [("d", "x", 0o755, b"not empty")],
         [("s", "x", 0o644, b"")],  # no such kind
-        [("f", "x", 0o644)],  # another shape
+        [("f", "x", 0o644, b"x", (0, 0), "more")],  # another shape
+        [("f", "x", 0o644, b"x", (0.5, 0))],  # times that are not nanoseconds
         [("f", "x", 0o644, b"1"), ("f", "x", 0o644, b"2")],  # twice
     ],
 )

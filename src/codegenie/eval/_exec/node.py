@@ -155,7 +155,11 @@ def run_shipped(
             return error(f"the run's trees did not arrive whole: {exc.reason}")
         local = replace(local, interpreter=here)  # the same version and packages, here
         result = execute(local, box, cancel=cancel, workers=workers)
-        moved = {local.task_class.path: spec.task_class.path}
+        moved = {
+            local.task_class.path: spec.task_class.path,
+            local.case.path: spec.case.path,
+            local.candidate.path: spec.candidate.path,
+        }
         if spec.environment is not None:  # the environment's directory: <it>/bin/python
             moved[str(here.executable.parent.parent)] = str(
                 spec.interpreter.executable.parent.parent
@@ -225,15 +229,19 @@ def _environment(spec: RunSpec) -> Interpreter:
 def _as_the_driver_sees_it(result: RubricResult, places: dict[str, str], node: str) -> RubricResult:
     """Return ``result`` with each path of ``places`` on the node written as the driver's.
 
-    A traceback, a reason or a verdict that names the rubric's file (or the
-    environment's ``sys.prefix``) names it as a run on the driver would. The
-    node's task-class directory is named after a random token and an
-    environment's after its digest, so nothing else is rewritten by accident.
+    A traceback, a reason or a verdict that names the rubric's file, the
+    case or the candidate it was copied from (a refused link, say), or the
+    environment's ``sys.prefix``, names it as a run on the driver would.
+    The node's directories are named after random tokens and an
+    environment's after its digest, so nothing else is rewritten by
+    accident; the longest is rewritten first (the candidate may be in the
+    case).
     """
+    longest_first = sorted(places.items(), key=lambda item: -len(item[0]))
 
     def moved(value: Any) -> Any:
         if isinstance(value, str):
-            for here, there in places.items():
+            for here, there in longest_first:
                 value = value.replace(here, there)
             return value
         if isinstance(value, dict):

@@ -222,6 +222,23 @@ class _Batch:
             )
             self._arrived(index, _error(spec, reason))
             return None
+        # What execute() refuses before any copy, refused here in its words: a run's
+        # result does not depend on where it was made.
+        candidate_path = spec.candidate.path
+        refused = None
+        if not os.path.isfile(spec.rubric):
+            refused = f"the rubric {spec.rubric} does not exist"
+        elif not os.path.isdir(candidate_path):
+            refused = f"the candidate {candidate_path} is not a directory"
+        elif os.path.islink(candidate_path):
+            shown = os.readlink(candidate_path)
+            refused = (
+                f"cannot copy {candidate_path}: the candidate is a symbolic link (to {shown!r}), "
+                "not a directory of its own"
+            )
+        if refused is not None:
+            self._arrived(index, _error(spec, refused))
+            return None
         if spec.task_class.digest is None or spec.case.digest is None:
             spec = spec.read(self.digests)
         try:
@@ -239,23 +256,36 @@ class _Batch:
         return self.task.remote(spec, self.sandbox, task_class, case, candidate)
 
     def _put(self, what: str, path: str, digest: str | None, spec: RunSpec | None) -> Any:
-        """Return the object-store reference of the tree at ``path``, packed and put once."""
+        """Return the object-store reference of the tree at ``path``, packed and put once.
+
+        A task class or a case is kept for the batch (its runs share it); a
+        candidate, read by one run, is not: the store lets it go once its
+        task is done.
+        """
         key = (path, digest)
+        if what == "candidate":
+            return self._pack_and_put(what, path, frozenset())
         if key not in self.puts:
             exclude: frozenset[str] = frozenset()
             if spec is not None:  # the task class: its cases/ stays home
                 inside = os.path.dirname(os.path.normpath(spec.cases)) == os.path.normpath(path)
                 exclude = frozenset({os.path.basename(spec.cases)}) if inside else frozenset()
-            try:
-                packed = pack_tree(path, exclude=exclude)
-            except TreeNotShipped as exc:
-                raise _NotSent(f"cannot send the {what} {exc.path}: {exc.reason}") from None
-            try:
-                self.puts[key] = self.ray.put(packed)
-            except Exception as exc:
-                reason = f"cannot put the {what} {path} ({len(packed):,} bytes) into Ray's "
-                raise _NotSent(f"{reason}object store: {_cause(exc)}") from None
+            self.puts[key] = self._pack_and_put(what, path, exclude)
         return self.puts[key]
+
+    def _pack_and_put(self, what: str, path: str, exclude: frozenset[str]) -> Any:
+        try:
+            packed = pack_tree(path, exclude=exclude)
+        except TreeNotShipped as exc:
+            if what == "task class":  # mounted on one machine, never copied: no such refusal
+                raise _NotSent(f"cannot send the task class {exc.path}: {exc.reason}") from None
+            # A case or a candidate is refused as its copy refuses it on one machine.
+            raise _NotSent(f"cannot copy {exc.path}: {exc.reason}") from None
+        try:
+            return self.ray.put(packed)
+        except Exception as exc:
+            reason = f"cannot put the {what} {path} ({len(packed):,} bytes) into Ray's "
+            raise _NotSent(f"{reason}object store: {_cause(exc)}") from None
 
     def _outcome(self, ref: Any, spec: RunSpec) -> RubricResult:
         """Return what the task ``ref`` returned, or the ``error`` that says why it could not."""

@@ -6,13 +6,15 @@ candidate — that no shared file system brings there. :func:`pack_tree`
 reads one with the walk the copies and digests use
 (:class:`~codegenie.eval._tree.Walk`: never following a link below the
 top, within the copies' bounds of entries, bytes and depth) into one
-``bytes`` value: each entry's kind, path, mode and content or link text.
-A FIFO, socket or device is refused (:class:`TreeNotShipped`), as a copy
-refuses it; so is a tree beyond the bounds, or one that cannot be read.
+``bytes`` value: each entry's kind, path, mode, times and content or link
+text. A FIFO, socket or device is refused (:class:`TreeNotShipped`), as a
+copy refuses it, and so is a directory on another file system (a mount);
+so is a tree beyond the bounds, or one that cannot be read.
 
 :func:`unpack_tree` makes the tree again under a new directory, exactly
 (names, kinds, modes, contents, link texts: :func:`tree_digest` of the
-result is the digest of the tree packed), refusing anything a driver that
+result is the digest of the tree packed; and the files' and directories'
+times, as a copy keeps them), refusing anything a driver that
 is not this module's could have put in: a name that is empty, ``.``,
 ``..`` or holds a ``/`` or NUL, an entry whose parent is not a directory
 made earlier in the same value (so nothing is ever written through a
@@ -33,12 +35,14 @@ from codegenie.eval._tree import Entry, TreeBeyondBounds, TreeBounds, Walk, spec
 
 __all__ = ("TreeNotShipped", "pack_tree", "unpack_tree")
 
-_FORMAT: Final = "codegenie-eval tree 1"
+_FORMAT: Final = "codegenie-eval tree 2"
 _CHUNK: Final = 1 << 20
 
-# (kind, relative path, mode, content): "d" a directory, "f" a regular file (bytes),
-# "l" a symbolic link (its text, mode 0).
-_Entry = tuple[Literal["d", "f", "l"], str, int, bytes | str]
+# (kind, relative path, mode, content, (atime, mtime) in ns): "d" a directory, "f" a regular
+# file (bytes), "l" a symbolic link (its text; mode 0 and no times, as a copy makes it).
+_Times = tuple[int, int]
+_Entry = tuple[Literal["d", "f", "l"], str, int, bytes | str, _Times]
+_NO_TIMES: Final = (0, 0)
 
 
 @final
@@ -54,39 +58,50 @@ class TreeNotShipped(Exception):
 def pack_tree(root: str, *, exclude: frozenset[str] = frozenset()) -> bytes:
     """Return the tree at ``root`` as one value for :func:`unpack_tree`; raise ``TreeNotShipped``.
 
-    ``__pycache__`` directories and the top-level names in ``exclude`` are
-    left out, as :func:`~codegenie.eval._run.digest.tree_digest` leaves them.
-    ``root`` itself may be a link to a directory (a case may be).
+    The top-level names in ``exclude`` are left out (a task class's
+    ``cases/``); nothing else is, ``__pycache__`` included: the run sees
+    what a copy (or the task class's mount) shows it on one machine. ``root``
+    itself may be a link to a directory (a case may be).
     """
     entries: list[_Entry] = []
 
     def skip(entry: Entry) -> bool:
-        return entry.name == "__pycache__" or (entry.depth == 1 and entry.name in exclude)
+        return entry.depth == 1 and entry.name in exclude
 
     try:
         with Walk(root, skip=skip) as walk:
+            device = walk.top_status.st_dev
             for entry in walk:
                 name = entry.relative
                 if entry.kind == "link":
-                    entries.append(("l", name, 0, entry.readlink()))
+                    entries.append(("l", name, 0, entry.readlink(), _NO_TIMES))
                 elif entry.kind == "directory":
-                    entries.append(("d", name, stat.S_IMODE(entry.lstat().st_mode), b""))
+                    status = entry.lstat()
+                    if status.st_dev != device:  # as a copy refuses it
+                        raise TreeNotShipped(entry.path, "it is on another file system (a mount)")
+                    entries.append(("d", name, stat.S_IMODE(status.st_mode), b"", _times(status)))
                 elif entry.kind == "file":
                     with entry.open() as file:
                         if not file.regular:
                             kind = special_kind(file.status.st_mode)
                             raise TreeNotShipped(entry.path, f"it is {kind}, not a regular file")
                         content = b"".join(file.chunks(_CHUNK))
-                        entries.append(("f", name, stat.S_IMODE(file.status.st_mode), content))
+                        mode = stat.S_IMODE(file.status.st_mode)
+                        entries.append(("f", name, mode, content, _times(file.status)))
                 else:
                     kind = special_kind(entry.lstat().st_mode)
                     raise TreeNotShipped(entry.path, f"it is {kind}, not a regular file")
+            top = walk.top_status
     except TreeBeyondBounds as exc:
         raise TreeNotShipped(exc.path, exc.reason) from None
     except OSError as exc:
         raise TreeNotShipped(exc.filename or root, exc.strerror or type(exc).__name__) from None
-    top_mode = stat.S_IMODE(os.stat(root).st_mode)
-    return pickle.dumps((_FORMAT, top_mode, entries), protocol=pickle.HIGHEST_PROTOCOL)
+    head = (stat.S_IMODE(top.st_mode), _times(top))
+    return pickle.dumps((_FORMAT, head, entries), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _times(status: os.stat_result) -> _Times:
+    return (status.st_atime_ns, status.st_mtime_ns)
 
 
 def unpack_tree(data: bytes, target: str) -> None:
@@ -96,20 +111,22 @@ def unpack_tree(data: bytes, target: str) -> None:
     directory ``target`` is in).
     """
     try:
-        form, top_mode, entries = pickle.loads(data)  # noqa: S301 - the driver's own value
+        form, head, entries = pickle.loads(data)  # noqa: S301 - the driver's own value
+        top_mode, top_times = head
     except Exception as exc:
         raise TreeNotShipped(target, f"the packed tree cannot be read ({exc})") from None
-    if form != _FORMAT or not isinstance(entries, list) or not isinstance(top_mode, int):
+    if form != _FORMAT or not isinstance(entries, list):
         raise TreeNotShipped(target, "the packed tree is not one this version makes")
+    _checked(("d", "top", top_mode, b"", top_times), target)
     bounds = TreeBounds()
     if len(entries) > bounds.entries:
         raise TreeNotShipped(target, bounds.too_many_entries())
     os.mkdir(target, 0o700)
-    directories: dict[str, int] = {"": top_mode}
+    directories: dict[str, tuple[int, _Times]] = {"": (top_mode, top_times)}
     made: set[str] = set()
     spent = 0
     for item in entries:
-        kind, relative, mode, content = _checked(item, target)
+        kind, relative, mode, content, times = _checked(item, target)
         parent = relative.rpartition("/")[0]
         if parent not in directories:
             raise TreeNotShipped(target, f"{relative!r} is not under a directory made before it")
@@ -121,7 +138,7 @@ def unpack_tree(data: bytes, target: str) -> None:
         path = os.path.join(target, relative)
         if kind == "d":
             os.mkdir(path, 0o700)
-            directories[relative] = mode
+            directories[relative] = (mode, times)
         elif kind == "l":
             os.symlink(str(content), path)
         else:
@@ -129,25 +146,35 @@ def unpack_tree(data: bytes, target: str) -> None:
             spent += len(content)
             if spent > bounds.bytes:
                 raise TreeNotShipped(target, bounds.too_many_bytes())
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            try:
-                view = memoryview(content)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fchmod(fd, mode)
-            finally:
-                os.close(fd)
-    # Deepest first, the top last: a directory made read-only is filled already.
+            _write_file(path, content, mode, times)
+    # Deepest first, the top last: a directory made read-only is filled already, and its
+    # times are set once nothing more is made in it.
     for relative in sorted(directories, key=lambda r: -r.count("/") - bool(r)):
+        mode, times = directories[relative]
+        path = os.path.join(target, relative) if relative else target
         with contextlib.suppress(FileNotFoundError):
-            os.chmod(os.path.join(target, relative) if relative else target, directories[relative])
+            os.chmod(path, mode)
+            os.utime(path, ns=times, follow_symlinks=False)
+
+
+def _write_file(path: str, content: bytes, mode: int, times: _Times) -> None:
+    """Make the regular file ``path`` (never through a link, never an existing one)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        view = memoryview(content)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fchmod(fd, mode)
+        os.utime(fd, ns=times)
+    finally:
+        os.close(fd)
 
 
 def _checked(item: object, target: str) -> _Entry:
     """Return ``item`` as an entry, or raise ``TreeNotShipped`` for one no packing makes."""
-    if not (isinstance(item, tuple) and len(item) == 4):
+    if not (isinstance(item, tuple) and len(item) == 5):
         raise TreeNotShipped(target, "the packed tree holds an entry of another shape")
-    kind, relative, mode, content = item
+    kind, relative, mode, content, times = item
     names = relative.split("/") if isinstance(relative, str) else [""]
     if any(name in ("", ".", "..") or "\0" in name for name in names):
         raise TreeNotShipped(target, f"the packed tree holds the name {relative!r}")
@@ -160,4 +187,10 @@ def _checked(item: object, target: str) -> _Entry:
     )
     if not fits:
         raise TreeNotShipped(target, f"the packed tree holds {relative!r} as a {kind!r}")
-    return (kind, relative, mode, content)
+    if not (
+        isinstance(times, tuple)
+        and len(times) == 2
+        and all(isinstance(t, int) and not isinstance(t, bool) for t in times)
+    ):
+        raise TreeNotShipped(target, f"the packed tree gives {relative!r} the times {times!r}")
+    return (kind, relative, mode, content, times)

@@ -1,0 +1,908 @@
+"""Attacks on the Ray executor from outside: hostile trees, rubrics, clusters; what is left.
+
+Each test makes runs on a real cluster on this machine (a head without CPUs
+and one worker node of one CPU, so that the runs of a batch are made one
+after the other by the same node process, whose ``TMPDIR`` is a directory
+of this module's) and, where the contract is "as the local executor", makes
+the same runs with :class:`~codegenie.eval._exec.local.LocalExecutor` and
+compares status and reason (times and ``node`` aside).
+
+An attack that is contained is a plain test. An attack that succeeds — a
+real difference from what a run on one machine guarantees — is kept as a
+``strict`` ``xfail`` whose reason says what goes wrong and where. No test
+asserts a time: waits poll for a condition under a generous deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codegenie.eval._exec.local import LocalExecutor
+from codegenie.eval._run.spec import RunSpec
+from codegenie.eval.rubrics import CANCELLED_REASON, RubricResult, choose_sandbox
+
+from .test_grade import SLUG, World, script
+from .warm import bench
+
+pytestmark = [
+    pytest.mark.xdist_group("ray"),
+    pytest.mark.skipif(not os.path.exists("/proc/self/ns/user"), reason="needs Linux namespaces"),
+]
+
+try:
+    import ray as _ray
+    from ray.cluster_utils import Cluster as _Cluster
+except ImportError as missing:  # pragma: no cover - CI installs the extra
+    pytest.skip(
+        f"Ray is not installed ({missing}): pip install '.[ray]' to run these tests",
+        allow_module_level=True,
+    )
+
+from codegenie.eval._exec import on_ray  # noqa: E402 - once Ray is known to be there
+from codegenie.eval._exec.node import STAGE_PREFIX  # noqa: E402
+from codegenie.eval._exec.on_ray import RETRIES, RayExecutor  # noqa: E402
+
+ray: Any = _ray
+Cluster: Any = _Cluster
+
+_DEADLINE = 120.0
+
+
+# -- the cluster --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def node_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The worker node's TMPDIR: everything the node's runs leave is in it."""
+    return tmp_path_factory.mktemp("node-tmp")
+
+
+@pytest.fixture(scope="module")
+def node_cluster(node_tmp: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A head without CPUs and one worker node of one CPU whose TMPDIR is ``node_tmp``."""
+    env_dir = tmp_path_factory.mktemp("node-environments")
+    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    try:
+        with pytest.MonkeyPatch.context() as env:  # what the worker node's processes inherit
+            env.setenv("TMPDIR", str(node_tmp))
+            env.setenv("CODEGENIE_ENV_DIR", str(env_dir))
+            made.add_node(num_cpus=1)
+        ray.init(
+            address=made.address,
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+        made.wait_for_nodes()
+        yield made
+    finally:
+        ray.shutdown()
+        made.shutdown()
+
+
+@pytest.fixture(scope="module")
+def box() -> Any:
+    try:
+        return choose_sandbox("bwrap")
+    except Exception as exc:
+        pytest.skip(f"no sandbox here: {exc}")
+
+
+@pytest.fixture
+def connected(node_cluster: Any) -> Any:
+    """The module's cluster, joined by this process (a test may have left it)."""
+    if not ray.is_initialized():
+        ray.init(
+            address=node_cluster.address,
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+    return node_cluster
+
+
+def _token() -> str:
+    """A comment that makes a task class's digest this test's own (the node caches by digest)."""
+    return f"# {uuid.uuid4().hex}\n"
+
+
+def _both(specs: list[RunSpec], sandbox: Any) -> tuple[list[RubricResult], list[RubricResult]]:
+    """The results of ``specs`` on the cluster, then on this machine."""
+    remote = RayExecutor().run(specs, jobs=1, sandbox=sandbox)
+    local = LocalExecutor().run(specs, jobs=1, sandbox=sandbox)
+    return remote, local
+
+
+def _said(result: RubricResult) -> tuple[str, str | None]:
+    return (result.status, result.reason)
+
+
+def _leftovers(node_tmp: Path) -> list[str]:
+    """What is in the node's TMPDIR besides its processes' own directories (and Ray's)."""
+    return sorted(
+        name for name in os.listdir(node_tmp) if not name.startswith(STAGE_PREFIX) and name != "ray"
+    )
+
+
+def _processes_with(text: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as file:
+                cmdline = file.read()
+        except OSError:
+            continue
+        if text.encode() in cmdline:
+            found.append(int(entry))
+    return found
+
+
+def _until(condition: Callable[[], Any]) -> bool:
+    deadline = time.monotonic() + _DEADLINE
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+# Lists the candidate as the rubric sees it (names as hex: bytes survive JSON), and passes.
+LIST_RUBRIC = """\
+import json, os, sys
+top = os.fsencode(sys.argv[2])
+names = []
+for root, dirs, files in os.walk(top):
+    for name in dirs + files:
+        path = os.path.join(root, name)
+        link = os.readlink(path).hex() if os.path.islink(path) else None
+        names.append([os.path.relpath(path, top).hex(), link])
+print(json.dumps({"passed": True, "reason": "listed", "names": sorted(names, key=str)}))
+"""
+
+PASS_RUBRIC = """\
+import json
+print(json.dumps({"passed": True, "reason": "ran"}))
+"""
+
+
+def _specs(
+    tmp_path: Path, rubric_text: str, make: list[Callable[[Path, Any], Path]], box: Any
+) -> list[RunSpec]:
+    """One case per ``make``, each graded on the candidate ``make(root, case)`` returns."""
+    rubric, cases = bench(tmp_path, _token() + rubric_text, [f"c{i}" for i in range(len(make))])
+    return [
+        RunSpec.of(rubric, case, each(tmp_path, case), sandbox=box.policy)
+        for case, each in zip(cases, make, strict=True)
+    ]
+
+
+# -- 1. trees the packer or the unpacker mishandles ------------------------------------------
+
+
+def _linked_candidate(root: Path, case: Any) -> Path:
+    """A candidate that is itself a link, to the case's own expected/ answer."""
+    (case.directory / "expected" / "answer.txt").write_text("42\n")
+    (root / "linked").mkdir(exist_ok=True)
+    (root / "linked" / case.id).symlink_to(case.directory / "expected")
+    return root / "linked" / case.id
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "BUG: a candidate that is itself a symbolic link is refused by a local run "
+        "(rubrics._copy_tree(..., follow=False): 'the candidate is a symbolic link ..., not a "
+        "directory of its own') but the Ray executor follows it: on_ray._Batch._put packs it "
+        "with shipping.pack_tree, whose Walk follows a top-level link, and the node unpacks a "
+        "real directory, so the run is made on whatever the link points at (here the case's "
+        "expected/) and passes"
+    ),
+)
+def test_a_candidate_that_is_a_link_is_refused_as_a_local_run_refuses_it(
+    connected: Any, box: Any, tmp_path: Path
+) -> None:
+    specs = _specs(tmp_path, LIST_RUBRIC, [_linked_candidate], box)
+    remote, local = _both(specs, box)
+    assert local[0].status == "error"
+    assert "the candidate is a symbolic link" in (local[0].reason or "")
+    assert _said(remote[0]) == _said(local[0])
+
+
+# The grader's rubric, but passing only a candidate that holds the case's secret answer.
+ANSWER_RUBRIC = """\
+import json, sys
+from pathlib import Path
+answer = Path(sys.argv[2], "answer.txt")
+passed = answer.is_file() and answer.read_text() == "secret-answer\\n"
+print(json.dumps({"passed": passed, "reason": "right" if passed else "wrong"}))
+sys.exit(0 if passed else 1)
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "BUG: through the CLI, candidates/<id> -> the case's expected/ passes under "
+        "--executor ray (the local executor says error), and the pass is stored in the ledger "
+        "under the key of the link's target, so a later `grade` with the LOCAL executor answers "
+        "'passed' from the store (on_ray._Batch._put / shipping.pack_tree follow the link)"
+    ),
+)
+def test_a_candidate_linked_to_the_expected_answer_does_not_pass_through_the_cli(
+    connected: Any, box: Any, tmp_path: Path
+) -> None:
+    world = World(tmp_path)
+    (world.package / "rubric.py").write_text(_token() + ANSWER_RUBRIC, encoding="utf-8")
+    world.case("case-0", None)
+    (world.cases / "case-0" / "expected" / "answer.txt").write_text("secret-answer\n")
+    (world.candidates / "case-0").symlink_to(world.cases / "case-0" / "expected")
+    local = world.grade("--format", "json", "--no-cache")
+    assert json.loads(local.stdout)["results"][0]["status"] == "error", local.stdout
+    remote = world.grade(
+        "--format", "json", "--executor", "ray", "--ray-address", connected.address
+    )
+    local_again = world.grade("--format", "json")  # the ledger is on: what did Ray store?
+    statuses = (
+        json.loads(remote.stdout)["results"][0]["status"],
+        json.loads(local_again.stdout)["results"][0]["status"],
+    )
+    assert statuses == ("error", "error"), (remote.stdout, local_again.stdout)
+
+
+def _absolute_link(root: Path, case: Any) -> Path:
+    made = root / "absolute" / case.id
+    made.mkdir(parents=True)
+    (made / "evil").symlink_to("/etc/passwd")
+    return made
+
+
+def _climbing_link(root: Path, case: Any) -> Path:
+    made = root / "climbing" / case.id
+    made.mkdir(parents=True)
+    (made / "evil").symlink_to("../../../../../../../../etc")
+    return made
+
+
+def _link_then_climb(root: Path, case: Any) -> Path:
+    """A link to a directory inside, then a ``..`` chain from "under" it that leaves."""
+    made = root / "through" / case.id
+    (made / "a" / "b").mkdir(parents=True)
+    (made / "down").symlink_to("a/b")
+    (made / "up").symlink_to("down/../../../outside")
+    (root / "through" / "outside").mkdir(exist_ok=True)
+    return made
+
+
+_ESCAPES = [_absolute_link, _climbing_link, _link_then_climb]
+
+
+@pytest.mark.parametrize("make", _ESCAPES, ids=lambda f: f.__name__.strip("_"))
+def test_a_link_that_leaves_the_candidate_is_an_error_on_the_node_too(
+    connected: Any, box: Any, tmp_path: Path, node_tmp: Path, make: Any
+) -> None:
+    before = _leftovers(node_tmp)
+    specs = _specs(tmp_path, LIST_RUBRIC, [make], box)
+    remote, local = _both(specs, box)
+    assert (remote[0].status, local[0].status) == ("error", "error")
+    assert "which leads outside the candidate" in (remote[0].reason or "")
+    assert _leftovers(node_tmp) == before  # nothing made beside the node's own directory
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "BUG: the reason of a copy refused on the node names the node's staging path "
+        "($TMPDIR/codegenie-node-<pid>-…/run-…/candidate/<id>/…), not the driver's candidate "
+        "path a local run names: node._as_the_driver_sees_it only maps the task class's "
+        "(and the environment's) directory, not the case's or the candidate's "
+        "(node.run_shipped: `moved`)"
+    ),
+)
+@pytest.mark.parametrize("make", _ESCAPES, ids=lambda f: f.__name__.strip("_"))
+def test_a_link_that_leaves_the_candidate_gets_the_local_reason(
+    connected: Any, box: Any, tmp_path: Path, make: Any
+) -> None:
+    specs = _specs(tmp_path, LIST_RUBRIC, [make], box)
+    remote, local = _both(specs, box)
+    assert _said(remote[0]) == _said(local[0])
+
+
+def test_a_link_that_leaves_the_case_is_an_error_naming_the_node_path(
+    connected: Any, box: Any, tmp_path: Path, node_tmp: Path
+) -> None:
+    """The same for a case (the case's copy refuses it): error on both, node path in the reason."""
+    rubric, cases = bench(tmp_path, _token() + PASS_RUBRIC, ["c0"])
+    (cases[0].directory / "input" / "evil").symlink_to("/etc")
+    specs = [RunSpec.of(rubric, cases[0], cases[0].input, sandbox=box.policy)]
+    remote, local = _both(specs, box)
+    assert (remote[0].status, local[0].status) == ("error", "error")
+    assert str(cases[0].directory) in (local[0].reason or "")
+    # What the reason names instead of the driver's case (see the xfail above).
+    assert str(node_tmp) in (remote[0].reason or "")
+
+
+def _fifo(root: Path, case: Any) -> Path:
+    made = root / "fifo" / case.id
+    made.mkdir(parents=True)
+    os.mkfifo(made / "pipe")
+    return made
+
+
+def _socket(root: Path, case: Any) -> Path:
+    made = root / "sock" / case.id
+    made.mkdir(parents=True)
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(made / "s"))
+    return made
+
+
+def _missing(root: Path, case: Any) -> Path:
+    return root / "nowhere" / case.id
+
+
+def _a_file(root: Path, case: Any) -> Path:
+    (root / "files").mkdir(exist_ok=True)
+    (root / "files" / case.id).write_text("not a directory\n")
+    return root / "files" / case.id
+
+
+_UNSENDABLE = [_fifo, _socket, _missing, _a_file]
+
+
+@pytest.mark.parametrize("make", _UNSENDABLE, ids=lambda f: f.__name__.strip("_"))
+def test_a_candidate_that_cannot_be_sent_is_an_error_never_a_verdict(
+    connected: Any, box: Any, tmp_path: Path, make: Any
+) -> None:
+    specs = _specs(tmp_path, LIST_RUBRIC, [make], box)
+    remote, local = _both(specs, box)
+    assert (remote[0].status, local[0].status) == ("error", "error")
+    assert remote[0].node is None  # refused on the driver, nothing submitted
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "BUG (wording): a candidate refused before sending gets 'cannot send the candidate "
+        "PATH: REASON' (on_ray._Batch._put / _NotSent), where a local run says 'cannot copy "
+        "PATH: REASON' (a special file) or 'the candidate PATH is not a directory' (missing, a "
+        "regular file): same status, another reason"
+    ),
+)
+@pytest.mark.parametrize("make", _UNSENDABLE, ids=lambda f: f.__name__.strip("_"))
+def test_a_candidate_that_cannot_be_sent_gets_the_local_reason(
+    connected: Any, box: Any, tmp_path: Path, make: Any
+) -> None:
+    specs = _specs(tmp_path, LIST_RUBRIC, [make], box)
+    remote, local = _both(specs, box)
+    assert _said(remote[0]) == _said(local[0])
+
+
+def _odd_names(root: Path, case: Any) -> Path:
+    made = root / "odd" / case.id
+    made.mkdir(parents=True)
+    top = os.fsencode(made)
+    for name in (b"new\nline", b"back\\slash", b"\xff\xfe-not-utf8", b"tab\t", b" lead"):
+        with open(os.path.join(top, name), "wb") as file:
+            file.write(name)
+    os.mkdir(os.path.join(top, b"dir-\xc3"))
+    os.symlink(b"../\xff\xfe-not-utf8", os.path.join(top, b"dir-\xc3", b"link-\x80"))
+    os.chmod(os.path.join(top, b"back\\slash"), 0o751)
+    return made
+
+
+def _hard_link(root: Path, case: Any) -> Path:
+    outside = root / "outside.txt"
+    outside.write_text("outside\n")
+    made = root / "hard" / case.id
+    made.mkdir(parents=True)
+    os.link(outside, made / "h")
+    return made
+
+
+@pytest.mark.parametrize("make", [_odd_names, _hard_link], ids=["odd-names", "hard-link"])
+def test_odd_names_and_hard_links_arrive_as_a_local_run_sees_them(
+    connected: Any, box: Any, tmp_path: Path, make: Any
+) -> None:
+    specs = _specs(tmp_path, LIST_RUBRIC, [make], box)
+    remote, local = _both(specs, box)
+    assert local[0].status == "passed"
+    assert (_said(remote[0]), remote[0].verdict) == (_said(local[0]), local[0].verdict)
+
+
+def _beyond_path_max(root: Path, case: Any) -> Path:
+    """30 levels of 200-character names: 6,000 characters, within the 512 levels of a copy."""
+    made = root / "deep" / case.id
+    made.mkdir(parents=True)
+    fd = os.open(made, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(30):
+            os.mkdir("d" * 200, dir_fd=fd)
+            inner = os.open("d" * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.close(os.open("leaf", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    finally:
+        os.close(fd)
+    return made
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "BUG: a candidate deeper than PATH_MAX (within the copies' 512 levels) is copied and "
+        "passes locally (the copy walks by directory descriptor), but on the node "
+        "shipping.unpack_tree makes each entry by its full path "
+        "(os.mkdir(os.path.join(target, relative))): ENAMETOOLONG, an OSError that "
+        "run_shipped does not catch, so the task raises and the run is an error"
+    ),
+)
+def test_a_candidate_deeper_than_path_max_is_run_as_a_local_run_runs_it(
+    connected: Any, box: Any, tmp_path: Path
+) -> None:
+    specs = _specs(tmp_path, PASS_RUBRIC, [_beyond_path_max], box)
+    remote, local = _both(specs, box)
+    assert _said(local[0]) == ("passed", "ran")
+    assert _said(remote[0]) == _said(local[0])
+
+
+def test_an_exception_on_the_node_is_an_error_result_never_a_verdict(
+    connected: Any, box: Any, tmp_path: Path, node_tmp: Path
+) -> None:
+    """run_shipped raising (here: the unpacking's OSError) comes back as an error, not retried."""
+    specs = _specs(tmp_path, PASS_RUBRIC, [_beyond_path_max], box)
+    [result] = RayExecutor().run(specs, jobs=1, sandbox=box)
+    assert result.status == "error"
+    assert (result.reason or "").startswith("the run could not be completed on the Ray cluster")
+    # The run's directory went with the failure: only the node processes' own directories.
+    assert _leftovers(node_tmp) == []
+    assert not any("run-" in p.name for d in node_tmp.glob(f"{STAGE_PREFIX}*") for p in d.iterdir())
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "BUG (reason quality): an exception raised by the Ray task is reported as the first "
+        "line of Ray's text, e.g. 'RayTaskError(OSError): \\x1b[36mray::ray_task()\\x1b[39m "
+        "(pid=…, ip=…)': terminal escapes, a pid, and not the cause (ENAMETOOLONG) "
+        "(on_ray._cause)"
+    ),
+)
+def test_an_exception_on_the_node_says_what_it_was(
+    connected: Any, box: Any, tmp_path: Path
+) -> None:
+    specs = _specs(tmp_path, PASS_RUBRIC, [_beyond_path_max], box)
+    [result] = RayExecutor().run(specs, jobs=1, sandbox=box)
+    assert "\x1b" not in (result.reason or "")
+    assert "File name too long" in (result.reason or "")
+
+
+def test_a_candidate_changed_after_its_digest_was_read_is_an_error(
+    connected: Any, box: Any, tmp_path: Path
+) -> None:
+    """The driver read the digest (as grade does for the ledger), then the candidate changed."""
+    rubric, cases = bench(tmp_path, _token() + PASS_RUBRIC, ["c0"])
+    spec = RunSpec.of(rubric, cases[0], cases[0].input, sandbox=box.policy).read()
+    (cases[0].input / "x.txt").write_text("changed since\n")
+    [result] = RayExecutor().run([spec], jobs=1, sandbox=box)
+    assert result.status == "error"
+    assert "the candidate hashes to another digest than the driver read" in (result.reason or "")
+    # (A local run of the same spec runs the changed tree and passes, under the old key.)
+
+
+# -- 2. results forged or corrupted ------------------------------------------------------------
+
+NESTED_RUBRIC = """\
+import sys
+depth = int(open(sys.argv[2] + "/depth.txt").read())
+print('{"passed": true, "reason": "nested", "x": ' + "[" * depth + "]" * depth + "}")
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "BUG: a verdict nested 600 deep (valid JSON, accepted and passed by a local run) "
+        "becomes an error on Ray: node._as_the_driver_sees_it rewrites the verdict with a "
+        "recursive `moved` (2 Python frames a level on 3.11: RecursionError), and pickling "
+        "the result back to the driver also fails beyond ~500 levels; the rubric (or a "
+        "candidate whose output it echoes) chooses the status"
+    ),
+)
+def test_a_deeply_nested_verdict_is_judged_as_a_local_run_judges_it(
+    connected: Any, box: Any, tmp_path: Path
+) -> None:
+    def nested(root: Path, case: Any) -> Path:
+        made = root / "nested" / case.id
+        made.mkdir(parents=True)
+        (made / "depth.txt").write_text("600")
+        return made
+
+    specs = _specs(tmp_path, NESTED_RUBRIC, [nested], box)
+    remote, local = _both(specs, box)
+    assert _said(local[0]) == ("passed", "nested")
+    assert _said(remote[0]) == _said(local[0])
+
+
+def test_a_shallow_nested_verdict_and_huge_output_are_judged_as_locally(
+    connected: Any, box: Any, tmp_path: Path
+) -> None:
+    huge = (
+        "import sys\nsys.stderr.write('E' * 5_000_000)\nsys.stdout.write('{' * 2_000_000)\n"
+    )
+    rubric, cases = bench(tmp_path, _token() + huge, ["c0"])
+    specs = [RunSpec.of(rubric, cases[0], cases[0].input, sandbox=box.policy)]
+    remote, local = _both(specs, box)
+    assert _said(remote[0]) == _said(local[0])
+    assert remote[0].reason == "the rubric printed more than 1024 KiB on stdout"
+    assert remote[0].stderr_tail == local[0].stderr_tail
+
+    def nested(root: Path, case: Any) -> Path:
+        made = root / "shallow" / case.id
+        made.mkdir(parents=True)
+        (made / "depth.txt").write_text("300")
+        return made
+
+    specs = _specs(tmp_path / "n", NESTED_RUBRIC, [nested], box)
+    remote, local = _both(specs, box)
+    assert (_said(remote[0]), remote[0].verdict) == (("passed", "nested"), local[0].verdict)
+
+
+# Prints its own file (the task class's path) in every place a result carries text.
+PATHS_RUBRIC = """\
+import json, sys
+here = __file__
+sys.stderr.write((here + "\\n") * 4000)
+print(json.dumps({"passed": True, "reason": here, "files": [here], here: "key"}))
+"""
+
+
+def test_paths_of_the_node_s_task_class_in_values_are_the_driver_s(
+    connected: Any, box: Any, tmp_path: Path
+) -> None:
+    rubric, cases = bench(tmp_path, _token() + PATHS_RUBRIC, ["c0"])
+    specs = [RunSpec.of(rubric, cases[0], cases[0].input, sandbox=box.policy)]
+    remote, local = _both(specs, box)
+    assert _said(remote[0]) == _said(local[0]) == ("passed", str(rubric))
+    assert remote[0].verdict is not None
+    assert remote[0].verdict["files"] == [str(rubric)]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "BUG: node._as_the_driver_sees_it rewrites the node's task-class path in verdict "
+        "VALUES only, not in keys (a verdict keyed by the rubric's path keeps the node's "
+        "$TMPDIR/codegenie-node-… path), and it rewrites stderr_tail AFTER the 64 KiB tail was "
+        "cut: with a driver path longer than the node's the tail grows past STDERR_TAIL_LIMIT "
+        "and holds other lines than a local run's"
+    ),
+)
+def test_paths_of_the_node_s_task_class_anywhere_are_the_driver_s(
+    connected: Any, box: Any, tmp_path: Path
+) -> None:
+    # A driver path longer than the node's ($TMPDIR/codegenie-node-<pid>-<8>/<32 hex>/probe).
+    deep = tmp_path / ("long-" * 30)
+    rubric, cases = bench(deep, _token() + PATHS_RUBRIC, ["c0"])
+    specs = [RunSpec.of(rubric, cases[0], cases[0].input, sandbox=box.policy)]
+    remote, local = _both(specs, box)
+    assert remote[0].verdict is not None
+    assert local[0].verdict is not None
+    assert sorted(remote[0].verdict) == sorted(local[0].verdict)
+    assert remote[0].stderr_tail == local[0].stderr_tail
+
+
+# Says the name of the directory it was run from.
+NAME_RUBRIC = """\
+import json, os
+print(json.dumps({"passed": True, "reason": os.path.basename(os.path.dirname(__file__))}))
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "BUG: two task classes with the same content (say 'alpha' and 'beta': the same "
+        "rubric, no data) have the same digest; node._task_class caches the unpacked tree by "
+        "digest alone, at <home>/<digest>/<the FIRST one's name>, so on a node that ran "
+        "alpha, beta's rubric runs from a directory named 'alpha' (only whole paths are "
+        "rewritten back to beta's)"
+    ),
+)
+def test_twin_task_classes_each_run_from_a_directory_of_their_own_name(
+    connected: Any, box: Any, tmp_path: Path
+) -> None:
+    text = _token() + NAME_RUBRIC
+    alpha, alpha_cases = bench(tmp_path, text, ["c0"], name="alpha")
+    beta, beta_cases = bench(tmp_path, text, ["c0"], name="beta")
+    specs = [
+        RunSpec.of(alpha, alpha_cases[0], alpha_cases[0].input, sandbox=box.policy),
+        RunSpec.of(beta, beta_cases[0], beta_cases[0].input, sandbox=box.policy),
+    ]
+    assert specs[0].read().task_class.digest == specs[1].read().task_class.digest
+    remote, local = _both(specs, box)
+    assert [r.reason for r in local] == ["alpha", "beta"]
+    assert [r.reason for r in remote] == ["alpha", "beta"]
+
+
+# Tries to rewrite its task class's data file (the node's unpacked, cached copy), then
+# reports what it read before.
+TAMPER_RUBRIC = """\
+import json, os, sys
+mode = open(os.path.join(sys.argv[2], "mode.txt")).read().strip()
+data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data.txt")
+seen = open(data).read().strip()
+wrote = "no"
+if mode == "tamper":
+    try:
+        os.chmod(data, 0o644)
+        with open(data, "w") as file:
+            file.write("tampered\\n")
+        os.chmod(os.path.abspath(__file__), 0o644)
+        with open(os.path.abspath(__file__), "a") as file:
+            file.write("\\n# tampered\\n")
+        wrote = "yes"
+    except OSError as exc:
+        wrote = exc.strerror
+print(json.dumps({"passed": True, "reason": f"saw {seen}; wrote {wrote}"}))
+"""
+
+
+def _tamper_bench(tmp_path: Path, sandbox: Any) -> list[RunSpec]:
+    rubric, cases = bench(tmp_path, _token() + TAMPER_RUBRIC, ["a-tamper", "b-look"])
+    (rubric.parent / "data.txt").write_text("original\n")
+    (cases[0].input / "mode.txt").write_text("tamper")
+    (cases[1].input / "mode.txt").write_text("look")
+    return [RunSpec.of(rubric, case, case.input, sandbox=sandbox.policy) for case in cases]
+
+
+def test_a_sandboxed_rubric_cannot_alter_the_node_s_cached_task_class(
+    connected: Any, box: Any, tmp_path: Path
+) -> None:
+    specs = _tamper_bench(tmp_path, box)
+    first = RayExecutor().run(specs, jobs=1, sandbox=box)
+    later = RayExecutor().run(specs[1:], jobs=1, sandbox=box)  # another batch, same node
+    assert [r.reason for r in first] == ["saw original; wrote Read-only file system"] + [
+        "saw original; wrote no"
+    ]
+    assert [r.reason for r in later] == ["saw original; wrote no"]
+
+
+def test_under_sandbox_none_a_rubric_rewrites_the_node_s_cached_task_class(
+    connected: Any, tmp_path: Path
+) -> None:
+    """Documented (rubrics.md: under ``none`` a rubric writes anywhere you can), but note:
+
+    on one machine the tampering is in the bench (the user sees it, the next
+    command's digest changes); on Ray it is in the node's cached copy only,
+    checked once a process, so it lasts for every later run of that task
+    class in that node process, later batches included, while the driver's
+    tree (and the digest, hence the ledger key) says "original".
+    """
+    none = choose_sandbox("none")
+    specs = _tamper_bench(tmp_path, none)
+    first = RayExecutor().run(specs, jobs=1, sandbox=none)
+    later = RayExecutor().run(specs[1:], jobs=1, sandbox=none)
+    assert [r.reason for r in first] == ["saw original; wrote yes", "saw tampered; wrote no"]
+    assert [r.reason for r in later] == ["saw tampered; wrote no"]
+    assert (specs[0].task_class.path + "/data.txt", "original\n") == (
+        specs[0].task_class.path + "/data.txt",
+        Path(specs[0].task_class.path, "data.txt").read_text(),
+    )
+
+
+# -- 3. cluster failures --------------------------------------------------------------------
+
+# Becomes a process naming the candidate's marker that sleeps: a run that can be seen.
+HANG_RUBRIC = """\
+import os, sys
+marker = open(os.path.join(sys.argv[2], "mode.txt")).read().strip()
+os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)", marker])
+"""
+
+
+@pytest.mark.parametrize("force", [True, False], ids=["force", "interrupt"])
+def test_a_task_cancelled_from_outside_is_an_error_and_leaves_no_process(
+    connected: Any, box: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, force: bool
+) -> None:
+    marker = f"codegenie-attack-{uuid.uuid4().hex}"
+    rubric, cases = bench(tmp_path, _token() + HANG_RUBRIC, ["c0", "c1"])
+    for case in cases:
+        (case.input / "mode.txt").write_text(marker)
+    specs = [RunSpec.of(rubric, case, case.input, sandbox=box.policy) for case in cases]
+    refs: list[Any] = []
+    submit = on_ray._Batch._submit
+
+    def spying(self: Any, index: int) -> Any:
+        ref = submit(self, index)
+        refs.append(ref)
+        return ref
+
+    monkeypatch.setattr(on_ray._Batch, "_submit", spying)
+    results: list[RubricResult] = []
+    batch = threading.Thread(
+        target=lambda: results.extend(RayExecutor().run(specs, jobs=1, sandbox=box))
+    )
+    batch.start()
+    try:
+        assert _until(lambda: _processes_with(marker)), "the first run did not start"
+        for ref in list(refs):
+            ray.cancel(ref, force=force)
+    finally:
+        batch.join(_DEADLINE)
+    assert not batch.is_alive()
+    assert [r.status for r in results] == ["error", "error"]
+    assert all(r.reason == CANCELLED_REASON for r in results), [r.reason for r in results]
+    assert _until(lambda: not _processes_with(marker)), _processes_with(marker)
+
+
+# Under --sandbox none: counts its runs in a file outside, then kills the Ray worker that
+# runs it (its first ancestor whose command line Ray made "ray::…").
+KILLER_RUBRIC = """\
+import os, signal, sys
+counter = open(os.path.join(sys.argv[2], "mode.txt")).read().strip()
+with open(counter, "a") as file:
+    file.write("run\\n")
+pid = os.getppid()
+while pid > 1:
+    with open(f"/proc/{pid}/cmdline", "rb") as file:
+        if file.read().startswith(b"ray::"):
+            os.kill(pid, signal.SIGKILL)
+            break
+    with open(f"/proc/{pid}/stat") as file:
+        pid = int(file.read().rsplit(")", 1)[1].split()[1])
+print('{"passed": true}')
+"""
+
+
+def test_a_run_whose_worker_dies_is_retried_then_an_error_never_a_verdict(
+    connected: Any, tmp_path: Path
+) -> None:
+    none = choose_sandbox("none")
+    counter = tmp_path / "runs.txt"
+    rubric, cases = bench(tmp_path, _token() + KILLER_RUBRIC, ["c0"])
+    (cases[0].input / "mode.txt").write_text(str(counter))
+    specs = [RunSpec.of(rubric, cases[0], cases[0].input, sandbox=none.policy)]
+    [result] = RayExecutor().run(specs, jobs=1, sandbox=none)
+    assert result.status == "error"
+    assert (result.reason or "").startswith("the run could not be completed on the Ray cluster")
+    # Retried as documented (system failures): the rubric ran once and RETRIES more times.
+    assert counter.read_text().count("run") == 1 + RETRIES
+
+
+# -- 4. leftovers -----------------------------------------------------------------------------
+
+
+def test_a_command_leaves_only_the_documented_directories_and_the_next_one_sweeps_them(
+    connected: Any, box: Any, tmp_path: Path, node_tmp: Path
+) -> None:
+    world = World(tmp_path)
+    for index in range(3):
+        world.case(f"case-{index}", "pass")
+    address = ("--executor", "ray", "--ray-address", connected.address, "--no-cache")
+    mine = set(os.listdir(node_tmp))  # this process's job: its node processes live on
+    first = world.grade(*address)
+    assert first.returncode == 0, first.stderr
+    assert _leftovers(node_tmp) == []
+    after_first = set(os.listdir(node_tmp)) - mine
+    assert after_first, "the command's node process made no directory"
+    # The command's worker processes end with its job (killed, no atexit): their
+    # directories stay until the next command's first run sweeps them.
+    pids = {int(name[len(STAGE_PREFIX) :].split("-")[0]) for name in after_first}
+    assert _until(lambda: not any(os.path.exists(f"/proc/{pid}") for pid in pids))
+    assert _until(lambda: not _processes_with(str(node_tmp))), _processes_with(str(node_tmp))
+    second = world.grade(*address)
+    assert second.returncode == 0, second.stderr
+    assert not (after_first & set(os.listdir(node_tmp)))
+    assert _leftovers(node_tmp) == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signalled_command_leaves_no_process_and_nothing_outside_its_directories(
+    connected: Any, box: Any, tmp_path: Path, node_tmp: Path, signum: int
+) -> None:
+    world = World(tmp_path)
+    marker = f"codegenie-attack-{uuid.uuid4().hex}"
+    (world.package / "rubric.py").write_text(_token() + HANG_RUBRIC, encoding="utf-8")
+    for index in range(3):
+        world.case(f"case-{index}", marker)
+    process = subprocess.Popen(
+        [script(), "grade", SLUG, "candidates", "--executor", "ray"]
+        + ["--ray-address", connected.address],
+        cwd=world.bench.base,
+        env=world.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert _until(lambda: _processes_with(marker)), "the run did not start"
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=_DEADLINE)
+        assert process.returncode == 128 + signum, err
+        assert _until(lambda: not _processes_with(marker)), _processes_with(marker)
+        # Nothing of the run (bubblewrap, a zygote) names the node's directories any more.
+        assert _until(lambda: not _processes_with(str(node_tmp))), _processes_with(str(node_tmp))
+        assert _leftovers(node_tmp) == []
+        assert sorted(os.listdir(world.tmp)) == []  # the driver's TMPDIR: nothing either
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+# -- 5. the batch: windows, immediate errors, stopping ---------------------------------------
+
+# Passes or fails as the candidate's x.txt says, naming its case.
+ECHO_RUBRIC = """\
+import json, os, sys
+text = open(os.path.join(sys.argv[2], "x.txt")).read().strip()
+passed = text == "x"
+print(json.dumps({"passed": passed, "reason": os.path.basename(sys.argv[1]) + ":" + text}))
+sys.exit(0 if passed else 1)
+"""
+
+
+def test_every_result_arrives_once_at_its_own_index_among_immediate_errors(
+    connected: Any, box: Any, tmp_path: Path
+) -> None:
+    ids = [f"c{i:02d}" for i in range(12)]
+    rubric, cases = bench(tmp_path, _token() + ECHO_RUBRIC, ids)
+    specs = []
+    for index, case in enumerate(cases):
+        if index % 3 == 1:  # an unsendable candidate: an error at submission, no task
+            specs.append(RunSpec.of(rubric, case, _fifo(tmp_path, case), sandbox=box.policy))
+            continue
+        (case.input / "x.txt").write_text("x\n" if index % 2 else "no\n")
+        specs.append(RunSpec.of(rubric, case, case.input, sandbox=box.policy))
+    specs.append(specs[0])  # the same run twice: two results, one per index
+    seen: list[int] = []
+    results = RayExecutor().run(
+        specs, jobs=1, sandbox=box, on_result=lambda index, _: seen.append(index)
+    )
+    assert sorted(seen) == list(range(len(specs)))
+    assert [r.case for r in results] == [s.case_id for s in specs]
+    local = LocalExecutor().run(specs, jobs=2, sandbox=box)
+    assert [r.status for r in results] == [r.status for r in local]
+    for result, spec in zip(results, specs, strict=True):
+        if result.status != "error":
+            assert (result.reason or "").startswith(spec.case_id + ":")
+
+
+def test_an_exception_from_on_result_stops_the_batch_and_no_result_follows_it(
+    connected: Any, box: Any, tmp_path: Path
+) -> None:
+    marker = f"codegenie-attack-{uuid.uuid4().hex}"
+    rubric, cases = bench(tmp_path, _token() + HANG_RUBRIC, ["c0", "c1", "c2"])
+    (cases[0].input / "mode.txt").write_text("quick")  # fails at once: exec of "quick"? no:
+    for case in cases[1:]:
+        (case.input / "mode.txt").write_text(marker)
+    specs = [
+        RunSpec.of(rubric, case, case.input, sandbox=box.policy, timeout=60) for case in cases
+    ]
+    specs[0] = RunSpec.of(rubric, cases[0], _fifo(tmp_path, cases[0]), sandbox=box.policy)
+    seen: list[int] = []
+
+    class Stop(Exception):
+        pass
+
+    def stop(index: int, _: RubricResult) -> None:
+        seen.append(index)
+        raise Stop
+
+    with pytest.raises(Stop):
+        RayExecutor().run(specs, jobs=1, sandbox=box, on_result=stop)
+    assert seen == [0]
+    assert _until(lambda: not _processes_with(marker)), _processes_with(marker)
