@@ -218,6 +218,11 @@ EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
         {"task_class": "np-task", "digest": "blake2b:ab"},
     ),
     (
+        errors.ExecutorUnavailable("ray", "10.0.0.5:6379", "ConnectionError: no cluster"),
+        4,
+        {"executor": "ray", "address": "10.0.0.5:6379", "cause": "ConnectionError: no cluster"},
+    ),
+    (
         RubricMissing("foo", Path("/b/foo/rubric.py")),
         4,
         {"task_class": "foo", "path": Path("/b/foo/rubric.py")},

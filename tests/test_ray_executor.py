@@ -549,3 +549,19 @@ def test_what_a_copy_refuses_is_refused_in_the_same_words(
     assert [(r.status, r.reason) for r in on_ray] == [(r.status, r.reason) for r in here]
     assert [r.status for r in here] == ["error"] * 4 + ["passed"]
     assert str(made[1] / "escape") in (here[1].reason or "")
+
+
+def test_a_cluster_that_cannot_be_joined_is_a_typed_error_before_anything_runs(
+    tmp_path: Path,
+) -> None:
+    world = World(tmp_path)
+    world.case("case-0", "pass")
+    with socket.socket() as unused:  # a port nothing listens on
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    done = world.grade("--executor", "ray", "--ray-address", f"127.0.0.1:{port}")
+    assert done.returncode == 4, done.stderr
+    assert "executor-unavailable" in done.stderr
+    assert f"127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""

@@ -38,6 +38,7 @@ __all__ = (
     "EnvironmentBuildFailed",
     "EnvironmentNotBuilt",
     "EvalError",
+    "ExecutorUnavailable",
     "InitConflict",
     "InvalidTaskClassName",
     "ManifestProblem",
@@ -831,6 +832,41 @@ class EnvironmentNotBuilt(EvalError):
     def hint(self) -> str:
         """The command that builds it."""
         return f"run `codegenie-bench env build {self.task_class}`, or drop --no-build"
+
+
+@final
+class ExecutorUnavailable(EvalError):
+    """The executor asked for cannot make runs: ``--executor ray`` and no cluster to join.
+
+    ``executor`` is its name (``"ray"``), ``address`` the cluster's
+    (``None``: a local instance was to be started), ``cause`` what Ray
+    said, in one line. Raised before any run is submitted. Exit 4, like
+    every environment that cannot do what was asked.
+    """
+
+    code = "executor-unavailable"
+    exit_code = 4
+    fields = ("executor", "address", "cause")
+
+    def __init__(self, executor: str, address: str | None, cause: str) -> None:
+        self.executor = executor
+        self.address = address
+        self.cause = cause
+        where = "a local Ray instance" if address is None else f"the Ray cluster at {address}"
+        super().__init__(f"the {executor} executor cannot use {where}: {cause}")
+
+    @property
+    def hint(self) -> str:
+        """How to give it a cluster, or do without one."""
+        if self.address is None:
+            return (
+                "start a cluster with `ray start --head` and pass its --ray-address, "
+                "or use --executor local"
+            )
+        return (
+            "check --ray-address (or RAY_ADDRESS) and that the cluster is up (`ray status`), "
+            "or use --executor local"
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -42,6 +43,7 @@ from codegenie.eval._exec.node import Shipped, run_shipped
 from codegenie.eval._exec.shipping import TreeNotShipped, pack_tree
 from codegenie.eval._run.spec import Digests
 from codegenie.eval._sandbox.policy import Interpreter
+from codegenie.eval.errors import ExecutorUnavailable
 from codegenie.eval.rubrics import CANCELLED_REASON, RubricResult
 
 if TYPE_CHECKING:
@@ -58,6 +60,8 @@ RETRIES: Final = 3
 _CANCEL_WITHIN: Final = 10.0
 _WAKE_S: Final = 0.25
 _SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# How long a cluster's address may take to accept a connection before it is said not to.
+_CONNECT_S: Final = 5.0
 
 
 @final
@@ -141,7 +145,12 @@ class RayExecutor:
             if self.address is None:
                 ray.init(address="local", num_cpus=max(1, jobs), **options)
             else:
+                _answers(self.address)
                 ray.init(address=self.address, **options)
+        except ExecutorUnavailable:
+            raise
+        except Exception as exc:  # Ray's ConnectionError, ValueError, RuntimeError...
+            raise ExecutorUnavailable("ray", self.address, _cause(exc)) from None
         finally:
             for number, handler in saved.items():
                 if handler is not None:
@@ -315,6 +324,25 @@ class _Batch:
                 _, waiting = ray.wait(waiting, num_returns=len(waiting), timeout=_WAKE_S)
             except KeyboardInterrupt:  # a second Ctrl-C: the tasks are cancelled already
                 continue
+
+
+def _answers(address: str) -> None:
+    """Raise ``ExecutorUnavailable`` unless something listens at ``address``'s host and port.
+
+    Ray's ``init`` waits for minutes, retrying, when nothing answers (a
+    mistyped address): a connection tried first, for a few seconds, says so
+    at once. An address of another form (``auto``) is left to Ray.
+    """
+    rest = address.split("://", 1)[-1]
+    host, sep, port = rest.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=_CONNECT_S):
+            pass
+    except OSError as exc:
+        cause = f"nothing answers at {host}:{port} ({exc.strerror or type(exc).__name__})"
+        raise ExecutorUnavailable("ray", address, cause) from None
 
 
 class _NotSent(Exception):
