@@ -962,7 +962,7 @@ def test_result_json_carries_the_verdict_the_measures_and_where_it_ran() -> None
     data = json.loads(result.model_dump_json())
     assert set(data) == {
         "case", "status", "score", "reason", "duration_s", "exit_status", "stderr_tail",
-        "wall_s", "cpu_s", "peak_memory_mib", "sandbox", "limit", "verdict",
+        "wall_s", "cpu_s", "peak_memory_mib", "sandbox", "limit", "verdict", "node",
     }  # fmt: skip
     assert data["stderr_tail"] == ""
     assert RubricResult.model_validate(data) == result

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from codegenie.eval._env.spec import EnvironmentSpec
 from codegenie.eval._run.spec import RunSpec, TreeRef
 from codegenie.eval._sandbox.limits import LIMIT_FIELDS, Limits
 from codegenie.eval._sandbox.policy import Interpreter, _packages_digest
@@ -71,9 +72,30 @@ CHANGES: dict[str, Callable[[RunSpec], RunSpec]] = {
 }
 
 
+# Fields the key covers through another: the declaration of the task class's environment
+# is keyed by its interpreter, whose packages name the environment's digest (a digest of
+# the declaration's bytes, its Python and its uv) and what was installed.
+COVERED_ELSEWHERE = {"environment"}
+
+
 def test_every_field_of_the_spec_has_a_change_that_the_key_sees() -> None:
     """A field added to the spec without a row here fails: nothing a run depends on is unkeyed."""
-    assert set(CHANGES) == {field.name for field in dataclasses.fields(RunSpec)}
+    fields = {field.name for field in dataclasses.fields(RunSpec)}
+    assert set(CHANGES) | COVERED_ELSEWHERE == fields
+    assert not set(CHANGES) & COVERED_ELSEWHERE
+
+
+def test_the_environment_s_declaration_is_keyed_by_its_interpreter_alone(tmp_path: Path) -> None:
+    """Where the requirements file lies does not make another run; its interpreter does."""
+    spec = spec_in(tmp_path)
+    declared = EnvironmentSpec(Path("/a/envs/np.txt"), b"numpy==2.1\n", "3.12")
+    moved = EnvironmentSpec(Path("/node/requirements-1.txt"), b"numpy==2.1\n", "3.12")
+    with_env = dataclasses.replace(spec, environment=declared)
+    assert dataclasses.replace(spec, environment=moved).key() == with_env.key()
+    rebuilt = dataclasses.replace(
+        with_env, interpreter=dataclasses.replace(spec.interpreter, packages="environment other")
+    )
+    assert rebuilt.key() != with_env.key()
 
 
 @pytest.mark.parametrize("field", sorted(CHANGES))

@@ -111,12 +111,20 @@ def unpack_tree(data: bytes, target: str) -> None:
     directory ``target`` is in).
     """
     try:
-        form, head, entries = pickle.loads(data)  # noqa: S301 - the driver's own value
-        top_mode, top_times = head
+        value = pickle.loads(data)  # noqa: S301 - the driver's own value
     except Exception as exc:
         raise TreeNotShipped(target, f"the packed tree cannot be read ({exc})") from None
-    if form != _FORMAT or not isinstance(entries, list):
-        raise TreeNotShipped(target, "the packed tree is not one this version makes")
+    if not (isinstance(value, tuple) and len(value) == 3 and value[0] == _FORMAT):
+        found = value[0] if isinstance(value, tuple) and value else type(value).__name__
+        raise TreeNotShipped(
+            target,
+            f"the packed tree is {found!r}, not {_FORMAT!r}: the driver and this node run "
+            "different versions of codegenie-eval",
+        )
+    _, head, entries = value
+    if not (isinstance(head, tuple) and len(head) == 2 and isinstance(entries, list)):
+        raise TreeNotShipped(target, "the packed tree holds a header of another shape")
+    top_mode, top_times = head
     _checked(("d", "top", top_mode, b"", top_times), target)
     bounds = TreeBounds()
     if len(entries) > bounds.entries:
