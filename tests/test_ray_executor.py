@@ -291,7 +291,8 @@ os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)", 
 """
 
 
-def _processes_naming(marker: str) -> list[int]:
+def _processes(matches: Any) -> list[int]:
+    """The pids of the processes whose command line (its NUL-separated bytes) ``matches``."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -301,9 +302,19 @@ def _processes_naming(marker: str) -> list[int]:
                 cmdline = file.read()
         except OSError:
             continue
-        if marker.encode() in cmdline.split(b"\0"):
+        if matches(cmdline):
             found.append(int(entry))
     return found
+
+
+def _processes_naming(marker: str) -> list[int]:
+    """The processes one of whose arguments is ``marker``."""
+    return _processes(lambda cmdline: marker.encode() in cmdline.split(b"\0"))
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    """The processes whose command line holds ``text`` anywhere."""
+    return _processes(lambda cmdline: text.encode() in cmdline)
 
 
 def _until(condition: Any) -> bool:
@@ -377,21 +388,6 @@ def test_a_command_that_started_its_own_ray_leaves_none_of_its_processes(
         assert _until(lambda: not _processes_mentioning(ray_dir)), _processes_mentioning(ray_dir)
     finally:
         subprocess.run(["rm", "-rf", ray_dir], check=False)
-
-
-def _processes_mentioning(text: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as file:
-                cmdline = file.read()
-        except OSError:
-            continue
-        if text.encode() in cmdline:
-            found.append(int(entry))
-    return found
 
 
 # The candidate tries to reach out of its sandbox on the worker node.
