@@ -33,6 +33,7 @@ import pytest
 
 from codegenie.eval._exec.local import LocalExecutor
 from codegenie.eval._run.spec import RunSpec
+from codegenie.eval.cases import Case
 from codegenie.eval.rubrics import (
     CANCELLED_REASON,
     STDERR_TAIL_LIMIT,
@@ -209,7 +210,7 @@ def _specs(
 # -- 1. trees the packer or the unpacker mishandles ------------------------------------------
 
 
-def _linked_candidate(root: Path, case: Any) -> Path:
+def _linked_candidate(root: Path, case: Case) -> Path:
     """A candidate that is itself a link, to the case's own expected/ answer."""
     (case.directory / "expected" / "answer.txt").write_text("42\n")
     (root / "linked").mkdir(exist_ok=True)
@@ -263,21 +264,21 @@ def test_a_candidate_linked_to_the_expected_answer_does_not_pass_through_the_cli
     assert statuses == ("error", "error"), (remote.stdout, local_again.stdout)
 
 
-def _absolute_link(root: Path, case: Any) -> Path:
+def _absolute_link(root: Path, case: Case) -> Path:
     made = root / "absolute" / case.id
     made.mkdir(parents=True)
     (made / "evil").symlink_to("/etc/passwd")
     return made
 
 
-def _climbing_link(root: Path, case: Any) -> Path:
+def _climbing_link(root: Path, case: Case) -> Path:
     made = root / "climbing" / case.id
     made.mkdir(parents=True)
     (made / "evil").symlink_to("../../../../../../../../etc")
     return made
 
 
-def _link_then_climb(root: Path, case: Any) -> Path:
+def _link_then_climb(root: Path, case: Case) -> Path:
     """A link to a directory inside, then a ``..`` chain from "under" it that leaves."""
     made = root / "through" / case.id
     (made / "a" / "b").mkdir(parents=True)
@@ -287,7 +288,7 @@ def _link_then_climb(root: Path, case: Any) -> Path:
     return made
 
 
-def _link_in_the_case(root: Path, case: Any) -> Path:
+def _link_in_the_case(root: Path, case: Case) -> Path:
     """A link out of the case (the candidate is the case's input/, as check --rubrics runs)."""
     (case.directory / "expected" / "evil").symlink_to("/etc")
     return case.directory / "input"
@@ -319,14 +320,14 @@ def test_a_link_that_leaves_the_candidate_gets_the_local_reason(
     assert _said(remote[0]) == _said(local[0])
 
 
-def _fifo(root: Path, case: Any) -> Path:
+def _fifo(root: Path, case: Case) -> Path:
     made = root / "fifo" / case.id
     made.mkdir(parents=True)
     os.mkfifo(made / "pipe")
     return made
 
 
-def _socket(root: Path, case: Any) -> Path:
+def _socket(root: Path, case: Case) -> Path:
     made = root / "sock" / case.id
     made.mkdir(parents=True)
     with socket.socket(socket.AF_UNIX) as sock:
@@ -334,11 +335,11 @@ def _socket(root: Path, case: Any) -> Path:
     return made
 
 
-def _missing(root: Path, case: Any) -> Path:
+def _missing(root: Path, case: Case) -> Path:
     return root / "nowhere" / case.id
 
 
-def _a_file(root: Path, case: Any) -> Path:
+def _a_file(root: Path, case: Case) -> Path:
     (root / "files").mkdir(exist_ok=True)
     (root / "files" / case.id).write_text("not a directory\n")
     return root / "files" / case.id
@@ -410,7 +411,7 @@ def test_a_task_class_holding_a_socket_runs_as_it_runs_locally(
     assert _said(remote[0]) == _said(local[0])
 
 
-def _odd_names(root: Path, case: Any) -> Path:
+def _odd_names(root: Path, case: Case) -> Path:
     made = root / "odd" / case.id
     made.mkdir(parents=True)
     top = os.fsencode(made)
@@ -423,7 +424,7 @@ def _odd_names(root: Path, case: Any) -> Path:
     return made
 
 
-def _hard_link(root: Path, case: Any) -> Path:
+def _hard_link(root: Path, case: Case) -> Path:
     outside = root / "outside.txt"
     outside.write_text("outside\n")
     made = root / "hard" / case.id
@@ -442,7 +443,7 @@ def test_odd_names_and_hard_links_arrive_as_a_local_run_sees_them(
     assert (_said(remote[0]), remote[0].verdict) == (_said(local[0]), local[0].verdict)
 
 
-def _beyond_path_max(root: Path, case: Any) -> Path:
+def _beyond_path_max(root: Path, case: Case) -> Path:
     """30 levels of 200-character names: 6,000 characters, within the 512 levels of a copy."""
     made = root / "deep" / case.id
     made.mkdir(parents=True)
@@ -553,7 +554,7 @@ def _solution(root: Path, name: str, *, forged: bool) -> Path:
     if forged:
         status = source.stat()
         code = compile('VALUE = "forged"\n', str(source), "exec")
-        pyc = external._code_to_timestamp_pyc(code, int(status.st_mtime), status.st_size)
+        pyc = external._code_to_timestamp_pyc(code, int(status.st_mtime), status.st_size)  # type: ignore[attr-defined]
         (made / "__pycache__").mkdir()
         (made / "__pycache__" / f"solution.{sys.implementation.cache_tag}.pyc").write_bytes(pyc)
     return made
@@ -654,7 +655,7 @@ print('{"passed": true, "reason": "nested", "x": ' + "[" * depth + "]" * depth +
 def test_a_deeply_nested_verdict_is_judged_as_a_local_run_judges_it(
     connected: Any, box: Any, tmp_path: Path
 ) -> None:
-    def nested(root: Path, case: Any) -> Path:
+    def nested(root: Path, case: Case) -> Path:
         made = root / "nested" / case.id
         made.mkdir(parents=True)
         (made / "depth.txt").write_text("600")
@@ -678,7 +679,7 @@ def test_a_shallow_nested_verdict_and_huge_output_are_judged_as_locally(
     assert remote[0].reason == "the rubric printed more than 1024 KiB on stdout"
     assert remote[0].stderr_tail == local[0].stderr_tail
 
-    def nested(root: Path, case: Any) -> Path:
+    def nested(root: Path, case: Case) -> Path:
         made = root / "shallow" / case.id
         made.mkdir(parents=True)
         (made / "depth.txt").write_text("300")
