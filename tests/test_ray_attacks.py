@@ -24,6 +24,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import types
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,6 +35,7 @@ import pytest
 from codegenie.eval._exec.local import LocalExecutor
 from codegenie.eval._run.spec import RunSpec
 from codegenie.eval.cases import Case
+from codegenie.eval.errors import ExecutorUnavailable
 from codegenie.eval.rubrics import (
     CANCELLED_REASON,
     STDERR_TAIL_LIMIT,
@@ -369,14 +371,7 @@ def test_a_candidate_that_cannot_be_sent_gets_the_local_reason(
     assert _said(remote[0]) == _said(local[0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG (minor): a run refused on the driver (on_ray._Batch._submit's pre-checks, "
-        "_pack_and_put) is on_ray._error(...): sandbox=None, where execute()'s refusal of the same "
-        "run says sandbox='bwrap' (the RubricResult differs; reports do not show it per run)"
-    ),
-)
+# Was a bug the review found; this test holds its fix.
 def test_a_refusal_on_the_driver_is_the_result_a_local_refusal_is(
     connected: Any, box: Any, tmp_path: Path
 ) -> None:
@@ -389,26 +384,22 @@ def _without_times(result: RubricResult) -> dict[str, Any]:
     return result.model_dump(exclude={"duration_s", "wall_s", "cpu_s", "peak_memory_mib", "node"})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: a task class holding a socket or FIFO (a dev server's socket, a named pipe) runs "
-        "and passes locally (the task class is mounted read-only, never copied), but the Ray "
-        "executor packs it with shipping.pack_tree, which refuses special files: every run of "
-        "that task class is an error 'cannot send the task class …' (on_ray._Batch._pack_and_put"
-        "). The same holds for a task class beyond the copies' bounds or with a mount inside"
-    ),
-)
-def test_a_task_class_holding_a_socket_runs_as_it_runs_locally(
+def test_a_task_class_holding_a_socket_cannot_be_sent_and_its_runs_say_so(
     connected: Any, box: Any, tmp_path: Path
 ) -> None:
+    """A documented difference (distributed.md): locally mounted, on a cluster sent, and a
+    socket (a FIFO, a device, a mount, a tree beyond the copies' bounds) cannot be sent."""
     rubric, cases = bench(tmp_path, _token() + PASS_RUBRIC, ["c0"])
     with socket.socket(socket.AF_UNIX) as sock:
         sock.bind(str(rubric.parent / "dev.sock"))
     specs = [RunSpec.of(rubric, cases[0], cases[0].input, sandbox=box.policy)]
     remote, local = _both(specs, box)
     assert _said(local[0]) == ("passed", "ran")
-    assert _said(remote[0]) == _said(local[0])
+    assert remote[0].status == "error"
+    assert remote[0].reason == (
+        f"cannot send the task class {rubric.parent / 'dev.sock'}: it is a socket, "
+        "not a regular file"
+    )
 
 
 def _odd_names(root: Path, case: Case) -> Path:
@@ -443,6 +434,14 @@ def test_odd_names_and_hard_links_arrive_as_a_local_run_sees_them(
     assert (_said(remote[0]), remote[0].verdict) == (_said(local[0]), local[0].verdict)
 
 
+def _plain(root: Path, case: Case) -> Path:
+    """An ordinary candidate: one file."""
+    made = root / "plain" / case.id
+    made.mkdir(parents=True)
+    (made / "x.txt").write_text("x\n")
+    return made
+
+
 def _beyond_path_max(root: Path, case: Case) -> Path:
     """30 levels of 200-character names: 6,000 characters, within the 512 levels of a copy."""
     made = root / "deep" / case.id
@@ -460,16 +459,7 @@ def _beyond_path_max(root: Path, case: Case) -> Path:
     return made
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: a candidate deeper than PATH_MAX (within the copies' 512 levels) is copied and "
-        "passes locally (the copy walks by directory descriptor), but on the node "
-        "shipping.unpack_tree makes each entry by its full path "
-        "(os.mkdir(os.path.join(target, relative))): ENAMETOOLONG, an OSError that "
-        "run_shipped does not catch, so the task raises and the run is an error"
-    ),
-)
+# Was a bug the review found; this test holds its fix.
 def test_a_candidate_deeper_than_path_max_is_run_as_a_local_run_runs_it(
     connected: Any, box: Any, tmp_path: Path
 ) -> None:
@@ -482,33 +472,26 @@ def test_a_candidate_deeper_than_path_max_is_run_as_a_local_run_runs_it(
 def test_an_exception_on_the_node_is_an_error_result_never_a_verdict(
     connected: Any, box: Any, tmp_path: Path, node_tmp: Path
 ) -> None:
-    """run_shipped raising (here: the unpacking's OSError) comes back as an error, not retried."""
-    specs = _specs(tmp_path, PASS_RUBRIC, [_beyond_path_max], box)
-    [result] = RayExecutor().run(specs, jobs=1, sandbox=box)
+    """run_shipped raising (here: a sandbox name no node knows) comes back as an error, once."""
+    specs = _specs(tmp_path, PASS_RUBRIC, [_plain], box)
+    bogus: Any = types.SimpleNamespace(name="bogus")
+    [result] = RayExecutor().run(specs, jobs=1, sandbox=bogus)
     assert result.status == "error"
     assert (result.reason or "").startswith("the run could not be completed on the Ray cluster")
-    # The run's directory went with the failure: only the node processes' own directories.
     assert _leftovers(node_tmp) == []
     live = [d for d in node_tmp.glob(f"{STAGE_PREFIX}*") if os.path.exists(f"/proc/{_pid(d.name)}")]
     assert not [p for d in live for p in d.iterdir() if p.name.startswith("run-")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG (reason quality): an exception raised by the Ray task is reported as the first "
-        "line of Ray's text, e.g. 'RayTaskError(OSError): \\x1b[36mray::ray_task()\\x1b[39m "
-        "(pid=…, ip=…)': terminal escapes, a pid, and not the cause (ENAMETOOLONG) "
-        "(on_ray._cause)"
-    ),
-)
+# Was a bug the review found; this test holds its fix.
 def test_an_exception_on_the_node_says_what_it_was(
     connected: Any, box: Any, tmp_path: Path
 ) -> None:
-    specs = _specs(tmp_path, PASS_RUBRIC, [_beyond_path_max], box)
-    [result] = RayExecutor().run(specs, jobs=1, sandbox=box)
+    specs = _specs(tmp_path, PASS_RUBRIC, [_plain], box)
+    bogus: Any = types.SimpleNamespace(name="bogus")
+    [result] = RayExecutor().run(specs, jobs=1, sandbox=bogus)
     assert "\x1b" not in (result.reason or "")
-    assert "File name too long" in (result.reason or "")
+    assert "ValueError: sandbox must be one of" in (result.reason or "")
 
 
 def test_a_candidate_changed_after_its_digest_was_read_is_an_error(
@@ -642,16 +625,7 @@ print('{"passed": true, "reason": "nested", "x": ' + "[" * depth + "]" * depth +
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: a verdict nested 600 deep (valid JSON, accepted and passed by a local run) "
-        "becomes an error on Ray: node._as_the_driver_sees_it rewrites the verdict with a "
-        "recursive `moved` (2 Python frames a level on 3.11: RecursionError), and pickling "
-        "the result back to the driver also fails beyond ~500 levels; the rubric (or a "
-        "candidate whose output it echoes) chooses the status"
-    ),
-)
+# Was a bug the review found; this test holds its fix.
 def test_a_deeply_nested_verdict_is_judged_as_a_local_run_judges_it(
     connected: Any, box: Any, tmp_path: Path
 ) -> None:
@@ -710,15 +684,7 @@ def test_paths_of_the_node_s_task_class_in_values_are_the_driver_s(
     assert remote[0].verdict["files"] == [str(rubric)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG (minor): node._as_the_driver_sees_it rewrites the node's paths in verdict VALUES "
-        "only, not in keys: a verdict keyed by the rubric's path (__file__) keeps the node's "
-        "$TMPDIR/codegenie-node-<pid>-…/<digest>/<name>/rubric.py where a local run has the "
-        "driver's path"
-    ),
-)
+# Was a bug the review found; this test holds its fix.
 def test_a_verdict_key_naming_the_rubric_names_the_driver_s(
     connected: Any, box: Any, tmp_path: Path
 ) -> None:
@@ -730,16 +696,7 @@ def test_a_verdict_key_naming_the_rubric_names_the_driver_s(
     assert sorted(remote[0].verdict) == sorted(local[0].verdict)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: node._as_the_driver_sees_it rewrites stderr_tail AFTER execute() cut it to the "
-        "last 64 KiB of the node's stderr: where the driver's path is longer than the node's, "
-        "the tail grows past STDERR_TAIL_LIMIT and holds earlier lines than a local run's "
-        "tail (and the reverse where it is shorter); same for the 200-character last line "
-        "quoted in an error's reason"
-    ),
-)
+# Was a bug the review found; this test holds its fix.
 def test_a_stderr_tail_naming_the_rubric_is_the_local_tail(
     connected: Any, box: Any, tmp_path: Path
 ) -> None:
@@ -760,16 +717,7 @@ print(json.dumps({"passed": True, "reason": os.path.basename(os.path.dirname(__f
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: two task classes with the same content (say 'alpha' and 'beta': the same "
-        "rubric, no data) have the same digest; node._task_class caches the unpacked tree by "
-        "digest alone, at <home>/<digest>/<the FIRST one's name>, so on a node that ran "
-        "alpha, beta's rubric runs from a directory named 'alpha' (only whole paths are "
-        "rewritten back to beta's)"
-    ),
-)
+# Was a bug the review found; this test holds its fix.
 def test_twin_task_classes_each_run_from_a_directory_of_their_own_name(
     connected: Any, box: Any, tmp_path: Path
 ) -> None:
@@ -1192,15 +1140,7 @@ def test_an_exception_from_on_result_stops_the_batch_and_no_result_follows_it(
 # -- 3b. a cluster without a CPU -----------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: a cluster with no node that has a CPU (every worker lost, or a head-only cluster) "
-        "makes the batch wait forever, silently (Ray keeps infeasible tasks pending; "
-        "on_ray._Batch.run loops on ray.wait with no bound and log_to_driver=False hides Ray's "
-        "warning): no error result, no message, the command never ends until a node joins"
-    ),
-)
+# Was a bug the review found; this test holds its fix.
 def test_a_cluster_without_a_cpu_gives_errors_rather_than_waiting_forever(
     node_cluster: Any, box: Any, tmp_path: Path
 ) -> None:
@@ -1208,10 +1148,6 @@ def test_a_cluster_without_a_cpu_gives_errors_rather_than_waiting_forever(
     specs = [RunSpec.of(rubric, cases[0], cases[0].input, sandbox=box.policy)]
     ray.shutdown()
     own = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
-    results: list[RubricResult] = []
-    batch = threading.Thread(
-        target=lambda: results.extend(RayExecutor().run(specs, jobs=1, sandbox=box)), daemon=True
-    )
     try:
         ray.init(
             address=own.address,
@@ -1219,13 +1155,46 @@ def test_a_cluster_without_a_cpu_gives_errors_rather_than_waiting_forever(
             log_to_driver=False,
             configure_logging=False,
         )
+        with pytest.raises(ExecutorUnavailable) as raised:  # at once, nothing submitted
+            RayExecutor().run(specs, jobs=1, sandbox=box)
+        assert "the cluster has no CPU to make a run on" in raised.value.cause
+        assert raised.value.address == own.address
+    finally:
+        ray.shutdown()
+        own.shutdown()
+
+
+def test_a_cluster_that_loses_its_last_cpu_ends_the_batch_with_errors(
+    node_cluster: Any, box: Any, tmp_path: Path
+) -> None:
+    """Its only worker node lost mid-batch: the runs are errors once no CPU came back."""
+    slow = "import time\ntime.sleep(30)\n" + PASS_RUBRIC
+    rubric, cases = bench(tmp_path, _token() + slow, ["c0", "c1", "c2"])
+    specs = [RunSpec.of(rubric, case, case.input, sandbox=box.policy) for case in cases]
+    ray.shutdown()
+    own = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    try:
+        lost = own.add_node(num_cpus=1)
+        ray.init(
+            address=own.address,
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+        results: list[RubricResult] = []
+        executor = RayExecutor(starved_after=1.0)
+
+        def grade() -> None:
+            results.extend(executor.run(specs, jobs=1, sandbox=box))
+
+        batch = threading.Thread(target=grade)
         batch.start()
-        batch.join(20.0)  # far more than Ray takes to know that no node can run the task
-        ended_without_a_node = not batch.is_alive()
-        own.add_node(num_cpus=1)  # what lets the waiting batch end, whatever the outcome
+        time.sleep(3)  # not a timing assertion: the node goes whether or not a run started
+        own.remove_node(lost, allow_graceful=False)
         batch.join(_DEADLINE)
         assert not batch.is_alive()
-        assert ended_without_a_node, [(r.status, r.reason) for r in results]
+        assert [r.status for r in results] == ["error"] * 3
+        assert all("no node of it had a CPU left" in (r.reason or "") for r in results)
     finally:
         ray.shutdown()
         own.shutdown()

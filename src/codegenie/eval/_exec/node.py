@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import json
 import os
 import tempfile
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from codegenie.eval._env.declared import ready_environment
 from codegenie.eval._env.spec import EnvironmentSpec
@@ -47,13 +48,19 @@ from codegenie.eval._run.spec import RunSpec, TreeRef
 from codegenie.eval._sandbox.policy import Interpreter
 from codegenie.eval._sandbox.provider import choose_sandbox
 from codegenie.eval.errors import EvalError, SandboxUnavailable
-from codegenie.eval.rubrics import RubricResult, execute, remove_tree, warm_workers
+from codegenie.eval.rubrics import (
+    STDERR_TAIL_LIMIT,
+    RubricResult,
+    execute,
+    remove_tree,
+    warm_workers,
+)
 
 if TYPE_CHECKING:
     from codegenie.eval._sandbox.provider import Sandbox
     from codegenie.eval._warm.worker import WarmWorkers
 
-__all__ = ("Shipped", "run_shipped")
+__all__ = ("Shipped", "result_from_node", "run_shipped")
 
 #: What a node's run directory is called, so a node's leftovers can be recognised.
 STAGE_PREFIX: Final = "codegenie-node-"
@@ -109,18 +116,21 @@ def run_shipped(
     shipped: Shipped,
     node: str,
     cancel: threading.Event | None = None,
-) -> RubricResult:
-    """Make run ``spec`` on this node, from ``shipped``; return its result, ``node`` set."""
+) -> str:
+    """Make run ``spec`` on this node, from ``shipped``; return its result as JSON text.
 
-    def error(reason: str) -> RubricResult:
-        return RubricResult(
-            case=spec.case_id,
-            status="error",
-            reason=f"{reason} (on node {node})",
-            duration_s=0.0,
-            sandbox=None,
-            node=node,
+    The text is :class:`RubricResult`'s fields, ``node`` set, the node's
+    paths written as the driver's; :func:`result_from_node` reads it back.
+    Text, not the model: a verdict as deep as the standard library's JSON
+    reader accepts (the rubric's stdout was read with it) is written by its
+    writer, where pickling the model would hit the recursion limit first.
+    """
+
+    def error(reason: str) -> str:
+        failed = RubricResult(
+            case=spec.case_id, status="error", reason=f"{reason} (on node {node})", duration_s=0.0
         )
+        return _as_the_driver_sees_it(failed, {}, node)
 
     if spec.environment is not None:
         try:
@@ -153,6 +163,9 @@ def run_shipped(
             local = _unpacked(spec, shipped, stage)
         except TreeNotShipped as exc:
             return error(f"the run's trees did not arrive whole: {exc.reason}")
+        except OSError as exc:  # a full disk, say: the node's trouble, not the run's
+            where = f" {exc.filename}" if exc.filename else ""
+            return error(f"the run's trees cannot be made on the node{where}: {exc.strerror}")
         local = replace(local, interpreter=here)  # the same version and packages, here
         result = execute(local, box, cancel=cancel, workers=workers)
         moved = {
@@ -226,38 +239,41 @@ def _environment(spec: RunSpec) -> Interpreter:
     return ready
 
 
-def _as_the_driver_sees_it(result: RubricResult, places: dict[str, str], node: str) -> RubricResult:
-    """Return ``result`` with each path of ``places`` on the node written as the driver's.
+def _as_the_driver_sees_it(result: RubricResult, places: dict[str, str], node: str) -> str:
+    """Return ``result`` as JSON text, ``node`` set, the paths of ``places`` as the driver's.
 
-    A traceback, a reason or a verdict that names the rubric's file, the
-    case or the candidate it was copied from (a refused link, say), or the
-    environment's ``sys.prefix``, names it as a run on the driver would.
-    The node's directories are named after random tokens and an
-    environment's after its digest, so nothing else is rewritten by
-    accident; the longest is rewritten first (the candidate may be in the
-    case).
+    A traceback, a reason or a verdict (its keys as its values) that names
+    the rubric's file, the case or the candidate it was copied from (a
+    refused link, say), or the environment's ``sys.prefix``, names it as a
+    run on the driver would. The paths are rewritten in the JSON text, where
+    each is a string's escaped form, whatever the depth of the verdict. The
+    node's directories are named after random tokens and an environment's
+    after its digest, so nothing else is rewritten by accident; the longest
+    is rewritten first (the candidate may be in the case).
     """
-    longest_first = sorted(places.items(), key=lambda item: -len(item[0]))
+    fields = {name: getattr(result, name) for name in RubricResult.model_fields}
+    fields["node"] = node
+    text = json.dumps(fields)
+    for here, there in sorted(places.items(), key=lambda item: -len(item[0])):
+        text = text.replace(json.dumps(here)[1:-1], json.dumps(there)[1:-1])
+    return text
 
-    def moved(value: Any) -> Any:
-        if isinstance(value, str):
-            for here, there in longest_first:
-                value = value.replace(here, there)
-            return value
-        if isinstance(value, dict):
-            return {key: moved(each) for key, each in value.items()}
-        if isinstance(value, list):
-            return [moved(each) for each in value]
-        return value
 
-    return result.model_copy(
-        update={
-            "reason": moved(result.reason),
-            "stderr_tail": moved(result.stderr_tail),
-            "verdict": moved(result.verdict),
-            "node": node,
-        }
-    )
+def result_from_node(text: str) -> RubricResult:
+    """Return the result :func:`run_shipped` wrote; its stderr tail within the usual bound.
+
+    Its tail is cut again to :data:`~codegenie.eval.rubrics.STDERR_TAIL_LIMIT`
+    bytes after the node's paths were written as the driver's: where the
+    driver's paths are longer, the tail holds the end of what the run wrote,
+    as on one machine.
+    """
+    fields = json.loads(text)
+    tail = fields.get("stderr_tail")
+    if isinstance(tail, str):
+        encoded = tail.encode("utf-8", "surrogatepass")
+        if len(encoded) > STDERR_TAIL_LIMIT:
+            fields["stderr_tail"] = encoded[-STDERR_TAIL_LIMIT:].decode("utf-8", "replace")
+    return RubricResult.model_validate(fields)
 
 
 def _process_home() -> str:
@@ -303,17 +319,20 @@ def _sweep(parent: str) -> None:
 def _task_class(spec: RunSpec, packed: bytes) -> tuple[str, str]:
     """Return where the task class of ``packed`` is unpacked in this process, and its ``cases``.
 
-    Unpacked and checked once a process and tree (its digest, else the
-    packed value's hash): the runs of one task class then have one path,
+    Unpacked and checked once a process, tree (its digest, else the packed
+    value's hash) and name: the runs of one task class then have one path,
     and one warm worker. The directory goes when the process exits.
     """
-    key = spec.task_class.digest or hashlib.blake2b(packed, digest_size=32).hexdigest()
+    digest = spec.task_class.digest or hashlib.blake2b(packed, digest_size=32).hexdigest()
+    name = os.path.basename(spec.task_class.path)
+    # Two task classes of one content are still two directories, each of its own name.
+    key = hashlib.blake2b(f"{digest} {name}".encode(), digest_size=16).hexdigest()
     with _lock:
         found = _task_classes.get(key)
         if found is not None:
             return found
-        place = os.path.join(_process_home(), key[:32])
-        task_class = os.path.join(place, os.path.basename(spec.task_class.path))
+        place = os.path.join(_process_home(), key)
+        task_class = os.path.join(place, name)
         parent = os.path.normpath(spec.task_class.path)
         inside = os.path.dirname(os.path.normpath(spec.cases)) == parent
         # The cases live beside the rubric (else elsewhere): an empty directory stands for them.

@@ -32,6 +32,7 @@ Ray's workers block). What ended before is kept: ``on_result`` saw it.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import threading
@@ -39,7 +40,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, final
 
-from codegenie.eval._exec.node import Shipped, run_shipped
+from codegenie.eval._exec.node import Shipped, result_from_node, run_shipped
 from codegenie.eval._exec.shipping import TreeNotShipped, pack_tree
 from codegenie.eval._run.spec import Digests
 from codegenie.eval._sandbox.policy import Interpreter
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from codegenie.eval._run.spec import RunSpec
     from codegenie.eval._sandbox.provider import Sandbox
 
-__all__ = ("EXTRA", "RayExecutor", "RayMissing")
+__all__ = ("EXTRA", "STARVED_AFTER", "RayExecutor", "RayMissing")
 
 #: How to install what the Ray executor needs.
 EXTRA: Final = "pip install 'codegenie-eval[ray]'"
@@ -60,6 +61,17 @@ RETRIES: Final = 3
 _CANCEL_WITHIN: Final = 10.0
 _WAKE_S: Final = 0.25
 _SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# The terminal's colour codes Ray puts in an exception's text.
+_ESCAPES: Final = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# How long nothing arrives before the cluster's CPUs are looked at, and how long a cluster
+# may have none before its pending runs are given up (a node may join meanwhile).
+_LOOK_AFTER: Final = 5.0
+#: How long a cluster may have no CPU, in the middle of a batch, before its runs are errors.
+STARVED_AFTER: Final = 30.0
+_NO_CPU: Final = (
+    "the run could not be completed on the Ray cluster: no node of it had a CPU left to make "
+    "the run on"
+)
 # How long a cluster's address may take to accept a connection before it is said not to.
 _CONNECT_S: Final = 5.0
 
@@ -84,7 +96,7 @@ def _import_ray() -> Any:
 
 def ray_task(
     spec: RunSpec, sandbox: str, task_class: bytes, case: bytes, candidate: bytes | None
-) -> RubricResult:
+) -> str:
     """Make one run on the node Ray chose (Ray gives the referenced trees as values)."""
     import ray  # noqa: PLC0415 - on the node, where Ray runs this
 
@@ -106,10 +118,17 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, *, retries: int = RETRIES) -> None:
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        retries: int = RETRIES,
+        starved_after: float = STARVED_AFTER,
+    ) -> None:
         self._ray = _import_ray()
         self.address = address or os.environ.get("RAY_ADDRESS") or None
         self.retries = retries
+        self.starved_after = starved_after
         self._started = False
 
     def run(
@@ -124,7 +143,13 @@ class RayExecutor:
         if not runs:
             return []
         self._connect(jobs)
-        return _Batch(self._ray, runs, sandbox.name, self.retries, on_result).run()
+        if _cpus(self._ray) <= 0:
+            nodes = len(self._ray.nodes())
+            cause = f"the cluster has no CPU to make a run on ({nodes} node(s), none with a CPU)"
+            address = self.address or self._ray.get_runtime_context().gcs_address
+            raise ExecutorUnavailable("ray", address, cause)
+        batch = _Batch(self._ray, runs, sandbox.name, self.retries, on_result)
+        return batch.run(self.starved_after)
 
     def _connect(self, jobs: int) -> None:
         """Join the cluster, or start a local instance of ``jobs`` CPUs; once an executor."""
@@ -187,12 +212,13 @@ class _Batch:
         self.digests = Digests()
         self.here = Interpreter.current()
 
-    def run(self) -> list[RubricResult]:
+    def run(self, starved_after: float) -> list[RubricResult]:
         ray = self.ray
-        cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
+        cpus = int(_cpus(ray)) or 1
         window = max(2, 2 * cpus)  # every node fed, and a bounded number of refs to wait on
         pending: dict[Any, int] = {}
         queue = iter(range(len(self.runs)))
+        starving = _Starving(ray, starved_after)
         try:
             more = True
             while more or pending:
@@ -210,6 +236,13 @@ class _Batch:
                 for ref in ready:
                     index = pending.pop(ref)
                     self._arrived(index, self._outcome(ref, self.runs[index]))
+                if starving.now(progress=bool(ready)):
+                    self._cancel(pending)
+                    # Those not submitted yet too: no node could take them either.
+                    for index in [*sorted(pending.values()), *queue]:
+                        self._arrived(index, _error(self.runs[index], _NO_CPU))
+                    pending.clear()
+                    more = False
         except BaseException:
             self._cancel(pending)
             raise
@@ -245,8 +278,8 @@ class _Batch:
                 f"cannot copy {candidate_path}: the candidate is a symbolic link (to {shown!r}), "
                 "not a directory of its own"
             )
-        if refused is not None:
-            self._arrived(index, _error(spec, refused))
+        if refused is not None:  # as execute() says it, where the run would have happened
+            self._arrived(index, _error(spec, refused).model_copy(update={"sandbox": self.sandbox}))
             return None
         if spec.task_class.digest is None or spec.case.digest is None:
             spec = spec.read(self.digests)
@@ -300,14 +333,15 @@ class _Batch:
         """Return what the task ``ref`` returned, or the ``error`` that says why it could not."""
         ray = self.ray
         try:
-            result = ray.get(ref)
+            text = ray.get(ref)
         except ray.exceptions.TaskCancelledError:
             return _error(spec, CANCELLED_REASON)
         except ray.exceptions.RayError as exc:
             return _error(spec, f"the run could not be completed on the Ray cluster: {_cause(exc)}")
-        if not isinstance(result, RubricResult):
-            return _error(spec, f"the Ray task returned {type(result).__name__}, not a result")
-        return result
+        try:
+            return result_from_node(text)
+        except (TypeError, ValueError) as exc:  # not JSON, or not a result's fields
+            return _error(spec, f"the Ray task returned no result that can be read: {exc}")
 
     def _cancel(self, pending: dict[Any, int]) -> None:
         """Cancel every task of ``pending`` (``force``: their processes killed); wait a little."""
@@ -345,6 +379,42 @@ def _answers(address: str) -> None:
         raise ExecutorUnavailable("ray", address, cause) from None
 
 
+def _cpus(ray: Any) -> float:
+    """Return the CPUs of the cluster's live nodes (Ray's total, not what is free)."""
+    return float(ray.cluster_resources().get("CPU", 0))
+
+
+class _Starving:
+    """Whether the cluster has had no CPU for long: runs no node can take would wait forever.
+
+    Ray keeps a task no node can run pending, silently, in case a node
+    joins. Looked at only when nothing arrived for a while; a cluster
+    without a CPU for ``after`` seconds (:data:`STARVED_AFTER`) ends the
+    batch's pending runs, and those not submitted, as errors.
+    """
+
+    def __init__(self, ray: Any, after: float) -> None:
+        self.ray = ray
+        self.after = after
+        self.quiet_since = time.monotonic()
+        self.starved_since: float | None = None
+
+    def now(self, *, progress: bool) -> bool:
+        clock = time.monotonic()
+        if progress:
+            self.quiet_since, self.starved_since = clock, None
+            return False
+        if clock - self.quiet_since < _LOOK_AFTER:
+            return False
+        self.quiet_since = clock  # looked at now; the next look in _LOOK_AFTER
+        if _cpus(self.ray) > 0:
+            self.starved_since = None
+            return False
+        if self.starved_since is None:
+            self.starved_since = clock
+        return clock - self.starved_since >= self.after
+
+
 class _NotSent(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -352,9 +422,17 @@ class _NotSent(Exception):
 
 
 def _cause(exc: BaseException) -> str:
-    """Return the first line of what Ray said, with the exception's name."""
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    """Return what went wrong, in one line: the exception a task raised, else Ray's first line.
+
+    A task that raised comes back as Ray's ``RayTaskError`` whose text
+    starts with the task's name and pid (coloured); its ``cause`` is the
+    exception itself, which says what happened.
+    """
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, BaseException) and cause is not exc:
+        exc = cause
+    lines = _ESCAPES.sub("", str(exc)).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 
 def _error(spec: RunSpec, reason: str) -> RubricResult:

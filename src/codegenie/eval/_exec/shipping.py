@@ -25,7 +25,6 @@ tree (:func:`codegenie.eval.rubrics.execute`), as on one machine.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pickle
 import stat
@@ -43,6 +42,7 @@ _CHUNK: Final = 1 << 20
 _Times = tuple[int, int]
 _Entry = tuple[Literal["d", "f", "l"], str, int, bytes | str, _Times]
 _NO_TIMES: Final = (0, 0)
+_DIRECTORY: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @final
@@ -130,44 +130,80 @@ def unpack_tree(data: bytes, target: str) -> None:
     if len(entries) > bounds.entries:
         raise TreeNotShipped(target, bounds.too_many_entries())
     os.mkdir(target, 0o700)
-    directories: dict[str, tuple[int, _Times]] = {"": (top_mode, top_times)}
+    _make(entries, target, (top_mode, top_times), bounds)
+
+
+def _make(entries: list[object], target: str, top: tuple[int, _Times], bounds: TreeBounds) -> None:
+    """Make ``entries`` under the new, empty directory ``target``, one name at a time.
+
+    Each name is made from its directory's descriptor, never through a path
+    (a tree deeper than ``PATH_MAX`` is made as a copy makes it), and one
+    descriptor is held whatever the depth: the entries come depth first, so
+    the directory being filled is entered and left as a walk does. A
+    directory gets its mode and times once it is full.
+    """
+    # The directories entered, outermost first: (relative path, mode, times).
+    stack: list[tuple[str, int, _Times]] = [("", *top)]
+    fd = os.open(target, _DIRECTORY)
     made: set[str] = set()
     spent = 0
-    for item in entries:
-        kind, relative, mode, content, times = _checked(item, target)
-        parent = relative.rpartition("/")[0]
-        if parent not in directories:
-            raise TreeNotShipped(target, f"{relative!r} is not under a directory made before it")
-        if relative in made:
-            raise TreeNotShipped(target, f"the packed tree holds {relative!r} twice")
-        made.add(relative)
-        if relative.count("/") + 1 > bounds.depth:
-            raise TreeNotShipped(target, bounds.too_deep())
-        path = os.path.join(target, relative)
-        if kind == "d":
-            os.mkdir(path, 0o700)
-            directories[relative] = (mode, times)
-        elif kind == "l":
-            os.symlink(str(content), path)
-        else:
-            assert isinstance(content, bytes)
-            spent += len(content)
-            if spent > bounds.bytes:
-                raise TreeNotShipped(target, bounds.too_many_bytes())
-            _write_file(path, content, mode, times)
-    # Deepest first, the top last: a directory made read-only is filled already, and its
-    # times are set once nothing more is made in it.
-    for relative in sorted(directories, key=lambda r: -r.count("/") - bool(r)):
-        mode, times = directories[relative]
-        path = os.path.join(target, relative) if relative else target
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(path, mode)
-            os.utime(path, ns=times, follow_symlinks=False)
+    try:
+        for item in entries:
+            kind, relative, mode, content, times = _checked(item, target)
+            parent, _, name = relative.rpartition("/")
+            while len(stack) > 1 and stack[-1][0] != parent:
+                fd = _leave(fd, stack.pop())
+            if stack[-1][0] != parent:
+                raise TreeNotShipped(
+                    target, f"{relative!r} is not under a directory made before it"
+                )
+            if relative in made:
+                raise TreeNotShipped(target, f"the packed tree holds {relative!r} twice")
+            made.add(relative)
+            if len(stack) > bounds.depth:
+                raise TreeNotShipped(target, bounds.too_deep())
+            if kind == "d":
+                os.mkdir(name, 0o700, dir_fd=fd)
+                inner = os.open(name, _DIRECTORY, dir_fd=fd)
+                os.close(fd)
+                fd = inner
+                stack.append((relative, mode, times))
+            elif kind == "l":
+                os.symlink(str(content), name, dir_fd=fd)
+            else:
+                assert isinstance(content, bytes)
+                spent += len(content)
+                if spent > bounds.bytes:
+                    raise TreeNotShipped(target, bounds.too_many_bytes())
+                _write_file(name, fd, content, mode, times)
+        while len(stack) > 1:
+            fd = _leave(fd, stack.pop())
+        _, mode, times = stack[0]
+        os.fchmod(fd, mode)
+        os.utime(fd, ns=times)
+    finally:
+        os.close(fd)
 
 
-def _write_file(path: str, content: bytes, mode: int, times: _Times) -> None:
-    """Make the regular file ``path`` (never through a link, never an existing one)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+def _leave(fd: int, entered: tuple[str, int, _Times]) -> int:
+    """Give the full directory ``fd`` its mode and times; return its parent's descriptor."""
+    parent = os.open("..", _DIRECTORY, dir_fd=fd)
+    try:
+        _, mode, times = entered
+        os.fchmod(fd, mode)
+        os.utime(fd, ns=times)
+    except BaseException:
+        os.close(parent)
+        raise
+    finally:
+        os.close(fd)
+    return parent
+
+
+def _write_file(name: str, directory: int, content: bytes, mode: int, times: _Times) -> None:
+    """Make the regular file ``name`` in ``directory`` (never through a link, never over one)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(name, flags, 0o600, dir_fd=directory)
     try:
         view = memoryview(content)
         while view:
