@@ -534,7 +534,7 @@ def test_what_a_copy_refuses_is_refused_in_the_same_words(
     os.symlink("../../c3", made[2] / "sideways")  # out through the documented layout
     linked = candidates / "linked"
     linked.symlink_to(made[3])  # the candidate itself a link: refused
-    (made[4] / "__pycache__").mkdir()  # copied as a copy copies it: the run passes
+    (made[4] / "__pycache__").mkdir()  # left home, as a copy leaves it: the run passes
     (made[4] / "__pycache__" / "x.pyc").write_bytes(b"junk")
     specs = [
         RunSpec.of(rubric, case, made[i] if i != 3 else linked, sandbox=sandbox.policy)

@@ -71,11 +71,11 @@ def test_a_tree_made_again_has_the_digest_of_the_tree_packed(
 ) -> None:
     base = tmp_path_factory.mktemp("ship")
     _write(base / "source", tree)
-    unpack_tree(pack_tree(str(base / "source")), str(base / "copy"))
+    unpack_tree(pack_tree(str(base / "source"), caches=True), str(base / "copy"))
     assert tree_digest(base / "copy") == tree_digest(base / "source") is not None
 
 
-def test_modes_times_and_pycache_travel_and_excluded_names_do_not(
+def test_modes_times_and_a_task_class_s_pycache_travel_and_excluded_names_do_not(
     tmp_path: Path,
 ) -> None:
     source = tmp_path / "source"
@@ -88,10 +88,11 @@ def test_modes_times_and_pycache_travel_and_excluded_names_do_not(
     os.utime(source / "data", ns=(3_000_000_000, 4_000_000_000))
     os.chmod(source / "data", 0o555)
     try:
-        unpack_tree(pack_tree(str(source), exclude=frozenset({"cases"})), str(tmp_path / "copy"))
+        packed = pack_tree(str(source), exclude=frozenset({"cases"}), caches=True)
+        unpack_tree(packed, str(tmp_path / "copy"))
         copy = tmp_path / "copy"
         assert sorted(p.name for p in copy.iterdir()) == ["data", "rubric.py"]
-        # As a copy (or the task class's mount) shows it: __pycache__ too.
+        # As the task class's mount shows it: __pycache__ too (caches=True).
         assert (copy / "data" / "__pycache__" / "x.pyc").read_bytes() == b"junk"
         assert stat.S_IMODE((copy / "rubric.py").stat().st_mode) == 0o750
         assert stat.S_IMODE((copy / "data").stat().st_mode) == 0o555
@@ -181,3 +182,14 @@ def test_a_value_no_packing_makes_is_refused_and_nothing_is_written_outside(
 def test_a_value_that_is_not_a_packed_tree_is_refused(tmp_path: Path, data: bytes) -> None:
     with pytest.raises(TreeNotShipped):
         unpack_tree(data, str(tmp_path / "copy"))
+
+
+def test_a_case_or_candidate_leaves_pycache_home_as_a_copy_does(tmp_path: Path) -> None:
+    """No run reads what its key does not cover: __pycache__ is neither keyed nor sent."""
+    source = tmp_path / "source"
+    (source / "pkg" / "__pycache__").mkdir(parents=True)
+    (source / "pkg" / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"forged")
+    (source / "pkg" / "m.py").write_text("VALUE = 1\n")
+    unpack_tree(pack_tree(str(source)), str(tmp_path / "copy"))
+    assert sorted(p.name for p in (tmp_path / "copy" / "pkg").iterdir()) == ["m.py"]
+    assert tree_digest(tmp_path / "copy") == tree_digest(source)

@@ -63,6 +63,7 @@ from codegenie.eval._process.supervisor import (
     signal_name,
     spawn,
 )
+from codegenie.eval._run.digest import UNKEYED_NAMES
 from codegenie.eval._run.spec import RunSpec
 from codegenie.eval._sandbox.choices import CHOICES, ProviderName
 from codegenie.eval._sandbox.keyring import run_in_new_keyring
@@ -732,7 +733,12 @@ def _copy_tree(source: str, target: str, what: str, *, follow: bool = True) -> N
     # (path in the copy, path in the source, text) of each link.
     links: list[tuple[str, str, str]] = []
     try:
-        with Walk(source, bounds=bounds, follow=follow) as walk, Descent(target) as made:
+        # Not copied: what the run's key does not cover (tree_digest leaves __pycache__ out).
+        # A .pyc the interpreter would load for an unchanged source is a verdict unkeyed.
+        with (
+            Walk(source, bounds=bounds, follow=follow, skip=_uncovered) as walk,
+            Descent(target) as made,
+        ):
             device = walk.top_status.st_dev
             # The status of each directory being filled, to be given once it is full.
             filling: list[os.stat_result] = [walk.top_status]
@@ -770,6 +776,11 @@ def _copy_tree(source: str, target: str, what: str, *, follow: bool = True) -> N
     top = filling.pop()
     os.chmod(target, stat.S_IMODE(top.st_mode))
     os.utime(target, ns=(top.st_atime_ns, top.st_mtime_ns))
+
+
+def _uncovered(entry: Entry) -> bool:
+    """Whether a copy leaves ``entry`` out: what no run's key covers (``__pycache__``)."""
+    return entry.name in UNKEYED_NAMES
 
 
 def _finish_directory(made: Descent, status: os.stat_result) -> None:

@@ -317,7 +317,8 @@ class _Batch:
 
     def _pack_and_put(self, what: str, path: str, exclude: frozenset[str]) -> Any:
         try:
-            packed = pack_tree(path, exclude=exclude)
+            # A task class is mounted whole on one machine; a case or candidate copied.
+            packed = pack_tree(path, exclude=exclude, caches=what == "task class")
         except TreeNotShipped as exc:
             if what == "task class":  # mounted on one machine, never copied: no such refusal
                 raise _NotSent(f"cannot send the task class {exc.path}: {exc.reason}") from None

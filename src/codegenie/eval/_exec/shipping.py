@@ -30,6 +30,7 @@ import pickle
 import stat
 from typing import Final, Literal, final
 
+from codegenie.eval._run.digest import UNKEYED_NAMES
 from codegenie.eval._tree import Entry, TreeBeyondBounds, TreeBounds, Walk, special_kind
 
 __all__ = ("TreeNotShipped", "pack_tree", "unpack_tree")
@@ -55,17 +56,20 @@ class TreeNotShipped(Exception):
         self.reason = reason
 
 
-def pack_tree(root: str, *, exclude: frozenset[str] = frozenset()) -> bytes:
+def pack_tree(root: str, *, exclude: frozenset[str] = frozenset(), caches: bool = False) -> bytes:
     """Return the tree at ``root`` as one value for :func:`unpack_tree`; raise ``TreeNotShipped``.
 
     The top-level names in ``exclude`` are left out (a task class's
-    ``cases/``); nothing else is, ``__pycache__`` included: the run sees
-    what a copy (or the task class's mount) shows it on one machine. ``root``
-    itself may be a link to a directory (a case may be).
+    ``cases/``), and so is ``__pycache__`` unless ``caches`` (a task class,
+    mounted whole on one machine): the run sees what a copy (or the task
+    class's mount) shows it there. ``root`` itself may be a link to a
+    directory (a case may be).
     """
     entries: list[_Entry] = []
 
     def skip(entry: Entry) -> bool:
+        if not caches and entry.name in UNKEYED_NAMES:
+            return True
         return entry.depth == 1 and entry.name in exclude
 
     try:

@@ -21,13 +21,14 @@ from typing import Final
 
 from codegenie.eval._tree import Entry, TreeBeyondBounds, TreeBounds, Walk
 
-__all__ = ("DIGEST_LABEL", "labelled", "task_class_digest", "tree_digest")
+__all__ = ("DIGEST_LABEL", "UNKEYED_NAMES", "labelled", "task_class_digest", "tree_digest")
 
 #: How a digest shown to users says which hash made it: ``blake2b-256:<hex>``.
 DIGEST_LABEL: Final = "blake2b-256:"
 
-#: Directories whose content is the import system's, never the bench's.
-_IGNORED: Final = frozenset({"__pycache__"})
+#: Names whose content is the import system's, never the bench's: no digest covers them,
+#: and no copy for a run carries them (so a run never reads what its key does not cover).
+UNKEYED_NAMES: Final = frozenset({"__pycache__"})
 
 
 def tree_digest(
@@ -45,7 +46,7 @@ def tree_digest(
     digest = hashlib.blake2b(digest_size=32)
 
     def skip(entry: Entry) -> bool:
-        return entry.name in _IGNORED or (entry.depth == 1 and entry.name in exclude)
+        return entry.name in UNKEYED_NAMES or (entry.depth == 1 and entry.name in exclude)
 
     try:
         with Walk(root, skip=skip, bounds=bounds) as walk:
