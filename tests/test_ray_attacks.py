@@ -32,7 +32,10 @@ from typing import Any
 
 import pytest
 
+from codegenie.eval._exec import on_ray
 from codegenie.eval._exec.local import LocalExecutor
+from codegenie.eval._exec.node import STAGE_PREFIX
+from codegenie.eval._exec.on_ray import RETRIES, RayExecutor
 from codegenie.eval._run.spec import RunSpec
 from codegenie.eval.cases import Case
 from codegenie.eval.errors import ExecutorUnavailable
@@ -43,6 +46,7 @@ from codegenie.eval.rubrics import (
     choose_sandbox,
 )
 
+from .ray_import import Cluster, ray
 from .test_grade import SLUG, World, script
 from .warm import bench
 
@@ -50,22 +54,6 @@ pytestmark = [
     pytest.mark.xdist_group("ray"),
     pytest.mark.skipif(not os.path.exists("/proc/self/ns/user"), reason="needs Linux namespaces"),
 ]
-
-try:
-    import ray as _ray
-    from ray.cluster_utils import Cluster as _Cluster
-except ImportError as missing:  # pragma: no cover - CI installs the extra
-    pytest.skip(
-        f"Ray is not installed ({missing}): pip install '.[ray]' to run these tests",
-        allow_module_level=True,
-    )
-
-from codegenie.eval._exec import on_ray  # noqa: E402 - once Ray is known to be there
-from codegenie.eval._exec.node import STAGE_PREFIX  # noqa: E402
-from codegenie.eval._exec.on_ray import RETRIES, RayExecutor  # noqa: E402
-
-ray: Any = _ray
-Cluster: Any = _Cluster
 
 _DEADLINE = 120.0
 

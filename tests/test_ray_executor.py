@@ -28,10 +28,12 @@ from typing import Any
 import pytest
 
 from codegenie.eval._exec.local import LocalExecutor
+from codegenie.eval._exec.on_ray import RayExecutor
 from codegenie.eval._run.spec import RunSpec
 from codegenie.eval.rubrics import RubricResult, choose_sandbox
 
 from .factory import make_bench
+from .ray_import import Cluster, ray
 from .test_grade import SLUG, World, script
 from .warm import bench
 
@@ -39,27 +41,6 @@ pytestmark = [
     pytest.mark.xdist_group("ray"),
     pytest.mark.skipif(not os.path.exists("/proc/self/ns/user"), reason="needs Linux namespaces"),
 ]
-
-try:
-    import ray as _ray
-    from ray.cluster_utils import Cluster as _Cluster
-except ImportError as missing:  # pragma: no cover - CI installs the extra
-    if os.environ.get("CI"):
-        pytest.fail(
-            f"Ray is not installed ({missing}): CI runs these tests with the extra installed "
-            "(pip install '.[ray]')",
-            pytrace=False,
-        )
-    pytest.skip(
-        f"Ray is not installed ({missing}): pip install '.[ray]' to run these tests",
-        allow_module_level=True,
-    )
-
-from codegenie.eval._exec.on_ray import RayExecutor  # noqa: E402 - once Ray is known to be there
-
-# Ray's own annotations are partial: the tests use it untyped.
-ray: Any = _ray
-Cluster: Any = _Cluster
 
 _DEADLINE = 120.0
 # Each worker node has one CPU: a run occupies a node, so a batch spreads over both.
