@@ -57,7 +57,8 @@ __all__ = ("EXTRA", "STARVED_AFTER", "RayExecutor", "RayMissing")
 EXTRA: Final = "pip install 'codegenie-eval[ray]'"
 #: How often Ray retries a run whose worker or node died before giving up on it.
 RETRIES: Final = 3
-#: How long a cancelled batch waits for its tasks to be gone, in seconds.
+#: How long a cancelled batch waits for its tasks to stop when asked, then once killed (s).
+_ASKED_WITHIN: Final = 3.0
 _CANCEL_WITHIN: Final = 10.0
 _WAKE_S: Final = 0.25
 _SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -345,20 +346,34 @@ class _Batch:
             return _error(spec, f"the Ray task returned no result that can be read: {exc}")
 
     def _cancel(self, pending: dict[Any, int]) -> None:
-        """Cancel every task of ``pending`` (``force``: their processes killed); wait a little."""
+        """Cancel every task of ``pending``: asked first, then their processes killed.
+
+        Asked (``force=False``): Ray raises ``KeyboardInterrupt`` in the task,
+        and the run is stopped as on one machine — its process group or
+        sandbox killed, its directory removed, under ``--sandbox none`` too,
+        where no bubblewrap dies with its parent. Those still running after
+        :data:`_ASKED_WITHIN` seconds are killed (``force=True``: Ray kills the
+        worker process; a sandbox dies with it).
+        """
+        waiting = self._cancelled(list(pending), force=False, within=_ASKED_WITHIN)
+        self._cancelled(waiting, force=True, within=_CANCEL_WITHIN)
+
+    def _cancelled(self, refs: list[Any], *, force: bool, within: float) -> list[Any]:
+        """Cancel ``refs``; return those not ended within ``within`` seconds."""
         ray = self.ray
-        for ref in pending:
+        for ref in refs:
             try:
-                ray.cancel(ref, force=True)
+                ray.cancel(ref, force=force)
             except Exception:  # noqa: S112 - ended meanwhile, or its node is gone
                 continue
-        deadline = time.monotonic() + _CANCEL_WITHIN
-        waiting = list(pending)
+        deadline = time.monotonic() + within
+        waiting = refs
         while waiting and time.monotonic() < deadline:
             try:
                 _, waiting = ray.wait(waiting, num_returns=len(waiting), timeout=_WAKE_S)
             except KeyboardInterrupt:  # a second Ctrl-C: the tasks are cancelled already
                 continue
+        return waiting
 
 
 def _answers(address: str) -> None:
