@@ -1,6 +1,6 @@
 """Ray for the tests that need it: imported, or the module skipped (failed under CI), saying why.
 
-``from .ray_import import Cluster, ray`` at the top of a test module. Ray
+``from .ray_import import Cluster, join, ray`` at the top of a test module. Ray
 is the optional extra ``[ray]``: CI installs it and these tests must run
 there, so a missing Ray fails the module when ``CI`` is set; elsewhere the
 module is skipped with the reason and the command that installs it. Ray's
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-__all__ = ("Cluster", "ray")
+__all__ = ("Cluster", "join", "ray")
 
 try:
     import ray as _ray
@@ -33,3 +33,8 @@ except ImportError as missing:  # pragma: no cover - CI installs the extra
 
 ray: Any = _ray
 Cluster: Any = _Cluster
+
+
+def join(address: str) -> None:
+    """Join the cluster at ``address`` from this process, as quietly as the executor does."""
+    ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)

@@ -46,7 +46,7 @@ from codegenie.eval.rubrics import (
     choose_sandbox,
 )
 
-from .ray_import import Cluster, ray
+from .ray_import import Cluster, join, ray
 from .test_grade import SLUG, World, script
 from .warm import bench
 
@@ -77,12 +77,7 @@ def node_cluster(node_tmp: Path, tmp_path_factory: pytest.TempPathFactory) -> It
             env.setenv("TMPDIR", str(node_tmp))
             env.setenv("CODEGENIE_ENV_DIR", str(env_dir))
             made.add_node(num_cpus=1)
-        ray.init(
-            address=made.address,
-            include_dashboard=False,
-            log_to_driver=False,
-            configure_logging=False,
-        )
+        join(made.address)
         made.wait_for_nodes()
         yield made
     finally:
@@ -102,12 +97,7 @@ def box() -> Any:
 def connected(node_cluster: Any) -> Any:
     """The module's cluster, joined by this process (a test may have left it)."""
     if not ray.is_initialized():
-        ray.init(
-            address=node_cluster.address,
-            include_dashboard=False,
-            log_to_driver=False,
-            configure_logging=False,
-        )
+        join(node_cluster.address)
     return node_cluster
 
 
@@ -1132,12 +1122,7 @@ def test_a_cluster_without_a_cpu_gives_errors_rather_than_waiting_forever(
     ray.shutdown()
     own = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
     try:
-        ray.init(
-            address=own.address,
-            include_dashboard=False,
-            log_to_driver=False,
-            configure_logging=False,
-        )
+        join(own.address)
         with pytest.raises(ExecutorUnavailable) as raised:  # at once, nothing submitted
             RayExecutor().run(specs, jobs=1, sandbox=box)
         assert "the cluster has no CPU to make a run on" in raised.value.cause
@@ -1158,12 +1143,7 @@ def test_a_cluster_that_loses_its_last_cpu_ends_the_batch_with_errors(
     own = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
     try:
         lost = own.add_node(num_cpus=1)
-        ray.init(
-            address=own.address,
-            include_dashboard=False,
-            log_to_driver=False,
-            configure_logging=False,
-        )
+        join(own.address)
         results: list[RubricResult] = []
         executor = RayExecutor(starved_after=1.0)
 

@@ -33,7 +33,7 @@ from codegenie.eval._run.spec import RunSpec
 from codegenie.eval.rubrics import RubricResult, choose_sandbox
 
 from .factory import make_bench
-from .ray_import import Cluster, ray
+from .ray_import import Cluster, join, ray
 from .test_grade import SLUG, World, script
 from .warm import bench
 
@@ -48,12 +48,7 @@ _WORKER = {"num_cpus": 1}
 
 
 def _connect(cluster: Any) -> None:
-    ray.init(
-        address=cluster.address,
-        include_dashboard=False,
-        log_to_driver=False,
-        configure_logging=False,
-    )
+    join(cluster.address)
     cluster.wait_for_nodes()
 
 
@@ -421,6 +416,9 @@ def test_usage_mistakes_are_exit_2_and_say_what_to_do(tmp_path: Path) -> None:
     address_alone = world.grade("--ray-address", "127.0.0.1:1")
     assert address_alone.returncode == 2
     assert "--ray-address is for --executor ray" in address_alone.stderr
+    empty = world.grade("--executor", "ray", "--ray-address", "")
+    assert empty.returncode == 2
+    assert "--ray-address needs an address" in empty.stderr
     check = world.run("check", "--executor", "ray")
     assert check.returncode == 2
     assert "check --rubrics" in check.stderr

@@ -345,6 +345,8 @@ def choose_executor(name: str, args: argparse.Namespace, usage: str) -> Executor
     address = getattr(args, "ray_address", None)
     if address is not None and name != "ray":
         raise UsageError(usage, "--ray-address is for --executor ray")
+    if address is not None and not address.strip():
+        raise UsageError(usage, "--ray-address needs an address (HOST:PORT), not an empty string")
     try:
         chosen = executor_named(name, address=address)
     except RayMissing as exc:
