@@ -217,3 +217,24 @@ def test_a_local_grading_imports_no_ray() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_choosing_the_local_executor_imports_not_the_ray_executors_module() -> None:
+    """The command line's local path pays for no Ray module: neither Ray nor the executor of it.
+
+    The Ray executor's module and what it imports (shipping, the node side)
+    cost about 26 ms of every command that runs rubrics.
+    """
+    import subprocess
+    import sys
+
+    code = (
+        "import argparse, sys\n"
+        "from codegenie.eval.cli._base import choose_executor\n"
+        "executor = choose_executor('local', argparse.Namespace(), 'usage')\n"
+        "assert executor.name == 'local', executor\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('codegenie.eval._exec.'))\n"
+        "assert loaded == ['codegenie.eval._exec.local'], loaded\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

@@ -19,17 +19,34 @@ the runs. An executor decides nothing about verdicts, limits or storage.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol, final
 
 if TYPE_CHECKING:
     from codegenie.eval._run.spec import RunSpec
     from codegenie.eval._sandbox.provider import Sandbox
     from codegenie.eval.rubrics import RubricResult
 
-__all__ = ("EXECUTORS", "Executor", "executor_named")
+__all__ = ("EXECUTORS", "EXTRA", "Executor", "RayMissing", "executor_named")
 
 #: The executors' names, as ``--executor`` and the setting ``executor`` take them.
 EXECUTORS: Final = ("local", "ray")
+#: How to install what the Ray executor needs.
+EXTRA: Final = "pip install 'codegenie-eval[ray]'"
+
+
+@final
+class RayMissing(Exception):
+    """``--executor ray`` where Ray is not installed: ``extra`` says what to install.
+
+    Defined here, not beside the executor, so that a command that catches it
+    does not import the Ray executor's module (nor what it imports) to run
+    locally.
+    """
+
+    def __init__(self, cause: str) -> None:
+        self.extra = EXTRA
+        self.cause = cause
+        super().__init__(f"the ray executor needs Ray, which is not installed ({cause}): {EXTRA}")
 
 
 class Executor(Protocol):
@@ -66,7 +83,7 @@ def executor_named(name: str, *, address: str | None = None) -> Executor:
     """Return the executor ``name`` (``local`` or ``ray``); ``address``: the Ray cluster's.
 
     Raises ``ValueError`` for another name, and
-    :class:`~codegenie.eval._exec.on_ray.RayMissing` for ``ray`` where Ray is
+    :class:`RayMissing` for ``ray`` where Ray is
     not installed. Nothing connects to a cluster before a batch is run.
     """
     if name == "local":

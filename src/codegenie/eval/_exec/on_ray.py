@@ -40,6 +40,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, final
 
+from codegenie.eval._exec import EXTRA, RayMissing
 from codegenie.eval._exec.node import Shipped, result_from_node, run_shipped
 from codegenie.eval._exec.shipping import TreeNotShipped, pack_tree
 from codegenie.eval._run.spec import Digests
@@ -53,8 +54,6 @@ if TYPE_CHECKING:
 
 __all__ = ("EXTRA", "STARVED_AFTER", "RayExecutor", "RayMissing")
 
-#: How to install what the Ray executor needs.
-EXTRA: Final = "pip install 'codegenie-eval[ray]'"
 #: How often Ray retries a run whose worker or node died before giving up on it.
 RETRIES: Final = 3
 #: How long a cancelled batch waits for its tasks to stop when asked, then once killed (s).
@@ -75,16 +74,6 @@ _NO_CPU: Final = (
 )
 # How long a cluster's address may take to accept a connection before it is said not to.
 _CONNECT_S: Final = 5.0
-
-
-@final
-class RayMissing(Exception):
-    """``--executor ray`` where Ray is not installed: ``extra`` says what to install."""
-
-    def __init__(self, cause: str) -> None:
-        self.extra = EXTRA
-        self.cause = cause
-        super().__init__(f"the ray executor needs Ray, which is not installed ({cause}): {EXTRA}")
 
 
 def _import_ray() -> Any:
