@@ -36,7 +36,11 @@ and two ``requirements.txt`` and prints a verdict),
   reaped children's and, sandboxed, what the run's cgroup counted), which a
   machine's load does not inflate as it does wall-clock time;
 - ``grade --jobs 1`` and ``--jobs 2`` in the sandbox, whole runs, against
-  each other and against the bare subprocesses in sequence.
+  each other and against the bare subprocesses in sequence;
+- what two processes at once give on this machine, the ceiling of ``--jobs
+  2`` against ``--jobs 1`` (:data:`SCALING_FLOOR`): the same rubric over the
+  same cases run by one warm interpreter and by two, each forking a process
+  per case, unsandboxed and in fresh namespaces.
 """
 
 from __future__ import annotations
@@ -427,6 +431,93 @@ def _warm_rows(size: int, median: dict[str, float], least: dict[str, float]) -> 
     ]
 
 
+# What --jobs 2 could gain at best, measured in the same run as grade (issue 27, point 5): the
+# cases' rubric run by P warm interpreters at once, each forking a process per case that runs
+# it with runpy ("fork"), or that first takes new mount, PID (with its own /proc), IPC,
+# network and cgroup namespaces — and, unprivileged, a user namespace — and runs it as the
+# PID 1 of those forks a child ("namespaces", three forks a case as a warm worker's run).
+# Prints the seconds the N cases took.
+SCALING_FLOOR = """\
+import ctypes, os, runpy, sys, time
+package, candidates, procs, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+for name in ("collections", "json", "pathlib", "re", "tomllib", "typing"):
+    __import__(name)
+libc = ctypes.CDLL(None, use_errno=True)
+flags = 0x00020000 | 0x20000000 | 0x08000000 | 0x40000000 | 0x02000000
+if os.geteuid() != 0:
+    flags |= 0x10000000  # a user namespace, which lets an unprivileged user make the others
+rubric = os.path.join(package, "rubric.py")
+cases = sorted(os.listdir(os.path.join(package, "cases")))
+
+def must(result):
+    if result != 0:
+        os._exit(3)
+
+def run_rubric(case, out):
+    os.dup2(out, 1)
+    sys.argv = [rubric, os.path.join(package, "cases", case), os.path.join(candidates, case)]
+    try:
+        runpy.run_path(rubric, run_name="__main__")
+    except SystemExit:
+        pass
+    sys.stdout.flush()
+    os._exit(0)
+
+def one(case):
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        if mode == "namespaces":
+            must(libc.unshare(flags))
+            must(libc.mount(None, b"/", None, 0x4000 | 0x40000, None))  # MS_REC | MS_PRIVATE
+            init = os.fork()
+            if init == 0:
+                must(libc.mount(b"proc", b"/proc", b"proc", 0, None))
+                child = os.fork()
+                if child == 0:
+                    run_rubric(case, write)
+                os.waitpid(child, 0)
+                os._exit(0)
+            _, status = os.waitpid(init, 0)
+            os._exit(os.waitstatus_to_exitcode(status))
+        run_rubric(case, write)
+    os.close(write)
+    while os.read(read, 65536):
+        pass
+    os.close(read)
+    _, status = os.waitpid(pid, 0)
+    if status:
+        raise SystemExit(f"a {mode} run failed: status {status}")
+
+started = time.perf_counter()
+workers = []
+for index in range(procs):
+    pid = os.fork()
+    if pid == 0:
+        for case in cases[index::procs]:
+            one(case)
+        os._exit(0)
+    workers.append(pid)
+failed = [pid for pid in workers if os.waitpid(pid, 0)[1]]
+if failed:
+    raise SystemExit("a floor's worker failed")
+print(time.perf_counter() - started)
+"""
+
+
+def _scaling_floor(package: Path, candidates: Path, procs: int, mode: str) -> float | None:
+    """Seconds the floor ``mode`` takes over every case with ``procs`` processes; ``None``
+    where it cannot run (no namespaces for this user)."""
+    done = subprocess.run(
+        [sys.executable, "-c", SCALING_FLOOR, str(package), str(candidates), str(procs), mode],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return float(done.stdout) if done.returncode == 0 else None
+
+
 def _grade_rows(bench: Path, size: int, runs: int, env: dict[str, str]) -> list[Row]:
     package = bench / "bench" / "cases_00000"
     case_dirs = sorted((package / "cases").iterdir())
@@ -451,7 +542,14 @@ def _grade_rows(bench: Path, size: int, runs: int, env: dict[str, str]) -> list[
         return elapsed
 
     one, two, floors = [], [], []
+    # (mode, processes) -> seconds, each run: what the machine gives two processes at once.
+    scaled: dict[tuple[str, int], list[float]] = {}
     for _ in range(runs):
+        for mode in ("fork", "namespaces"):
+            for procs in (1, 2):
+                taken = _scaling_floor(package, candidates, procs, mode)
+                if taken is not None:
+                    scaled.setdefault((mode, procs), []).append(taken)
         started = time.perf_counter()
         for case in case_dirs:
             bare = [
@@ -483,7 +581,32 @@ def _grade_rows(bench: Path, size: int, runs: int, env: dict[str, str]) -> list[
             ">= 1.8x faster",  # issue 27, point 5 (issue 11 asked 1.7x)
             1 / 1.8 if size >= 200 else None,
         ),
+        *_floor_rows(scaled, size),
     ]
+
+
+def _floor_rows(scaled: dict[tuple[str, int], list[float]], size: int) -> list[Row]:
+    """What two processes at once give the floors on this machine: the ceiling for --jobs 2."""
+    described = {
+        "fork": "the rubric in a fork of a warm interpreter per case, unsandboxed",
+        "namespaces": "the same in fresh namespaces (mount, PID with /proc, IPC, network, "
+        "cgroup), three forks a case",
+    }
+    rows = []
+    for mode, what in described.items():
+        if len(scaled.get((mode, 1), ())) and len(scaled.get((mode, 2), ())):
+            rows.append(
+                Row(
+                    f"floor for `--jobs 2` against `--jobs 1`: {what}, 2 processes against 1",
+                    size,
+                    statistics.median(scaled[mode, 2]) * 1e3,
+                    statistics.median(scaled[mode, 1]) * 1e3,
+                    "the same, 1 process",
+                    "(reported)",
+                    None,
+                )
+            )
+    return rows
 
 
 def main(argv: list[str]) -> int:
