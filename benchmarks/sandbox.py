@@ -594,18 +594,24 @@ def _floor_rows(scaled: dict[tuple[str, int], list[float]], size: int) -> list[R
     }
     rows = []
     for mode, what in described.items():
-        if len(scaled.get((mode, 1), ())) and len(scaled.get((mode, 2), ())):
+        name = f"floor for `--jobs 2` against `--jobs 1`: {what}, 2 processes against 1"
+        one, two = scaled.get((mode, 1), []), scaled.get((mode, 2), [])
+        if not one or not two:  # no namespaces for this user (no user namespaces, say)
             rows.append(
-                Row(
-                    f"floor for `--jobs 2` against `--jobs 1`: {what}, 2 processes against 1",
-                    size,
-                    statistics.median(scaled[mode, 2]) * 1e3,
-                    statistics.median(scaled[mode, 1]) * 1e3,
-                    "the same, 1 process",
-                    "(reported)",
-                    None,
-                )
+                Row(f"{name} (could not run here)", size, 0.0, None, "-", "(reported)", None)
             )
+            continue
+        rows.append(
+            Row(
+                name,
+                size,
+                statistics.median(two) * 1e3,
+                statistics.median(one) * 1e3,
+                "the same, 1 process",
+                "(reported)",
+                None,
+            )
+        )
     return rows
 
 
