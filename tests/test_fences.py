@@ -203,11 +203,17 @@ def test_only_the_ray_executor_imports_ray_and_nothing_imports_it_unasked() -> N
     assert importing_it_at_top == []
 
 
-def test_a_local_grading_imports_no_ray() -> None:
+def _passes_in_a_fresh_interpreter(code: str) -> None:
+    """Run ``code`` in a new interpreter (nothing imported yet); fail with its stderr if it does."""
     import subprocess
     import sys
 
-    code = (
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_local_grading_imports_no_ray() -> None:
+    _passes_in_a_fresh_interpreter(
         "import sys\n"
         "from codegenie.eval import grading, cli\n"
         "from codegenie.eval.check import golden\n"
@@ -215,8 +221,6 @@ def test_a_local_grading_imports_no_ray() -> None:
         "executor_named('local')\n"
         "assert 'ray' not in sys.modules, sorted(m for m in sys.modules if m.startswith('ray'))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
 
 
 def test_choosing_the_local_executor_imports_not_the_ray_executors_module() -> None:
@@ -225,10 +229,7 @@ def test_choosing_the_local_executor_imports_not_the_ray_executors_module() -> N
     The Ray executor's module and what it imports (shipping, the node side)
     cost about 26 ms of every command that runs rubrics.
     """
-    import subprocess
-    import sys
-
-    code = (
+    _passes_in_a_fresh_interpreter(
         "import argparse, sys\n"
         "from codegenie.eval.cli._base import choose_executor\n"
         "executor = choose_executor('local', argparse.Namespace(), 'usage')\n"
@@ -236,5 +237,3 @@ def test_choosing_the_local_executor_imports_not_the_ray_executors_module() -> N
         "loaded = sorted(m for m in sys.modules if m.startswith('codegenie.eval._exec.'))\n"
         "assert loaded == ['codegenie.eval._exec.local'], loaded\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
