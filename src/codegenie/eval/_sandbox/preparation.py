@@ -208,10 +208,18 @@ class PreparedRun:
         _close(self.pass_fds)
         self.pass_fds = ()
         cgroup = self.cgroup
-        if cgroup.processes() is not None:
-            self.disk.processes = lambda: cgroup.processes() or ()
-        else:
+        if not cgroup.directories:
             self.disk.processes = processes
+            return
+
+        def in_cgroup() -> Iterable[int]:
+            # Read when the watch looks (most runs end before it does), not now.
+            found = cgroup.processes()
+            if found is None:  # the cgroup cannot be read: the supervisor's view
+                return () if processes is None else processes()
+            return found
+
+        self.disk.processes = in_cgroup
 
     def watch(self) -> dict[int, Callable[[], bool]]:
         """Start watching the run's directory; return what the supervisor serves meanwhile.
