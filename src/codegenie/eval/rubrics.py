@@ -342,7 +342,7 @@ def _run_in(  # noqa: PLR0917 - execute's own steps
     worker, workers = warm
     if worker is not None:
         try:
-            with sandbox.prepare(spec, workspace, warm=True, kept=worker.cgroups) as prepared:
+            with sandbox.prepare(spec, workspace, warm=True) as prepared:
                 ending = worker.run(
                     prepared,
                     command,

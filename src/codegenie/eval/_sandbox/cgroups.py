@@ -34,20 +34,6 @@ and ``/proc/self/cgroup``:
 
 Nothing is created where neither applies; the run then falls back to
 rlimits (see :mod:`codegenie.eval._sandbox.preparation`).
-
-**Kept between runs.** A warm worker's runs come one after the other: its
-cgroups are made for its first run and renewed for each next one
-(:class:`KeptCgroup`) rather than made and removed every run, which costs
-the harness three ``mkdir`` and ``rmdir`` and the kernel a cgroup's
-teardown each time. They are renewed only where the next run then gets
-what fresh ones would give it (:meth:`RunCgroup.renew`): no process left;
-little memory still charged (at most :data:`RENEWED_CHARGE`: the run's
-peak is read above it, its limit holds it too); the peak and the CPU time
-reset, the limits written again, and the counters that cannot be reset
-(out-of-memory kills, refused forks, v2's CPU time) read as the run's
-baseline. Anything else — a process left, more memory charged, a v2 memory
-cgroup (whose ``memory.peak`` cannot be reset before Linux 6.12), other
-limits — and new ones are made.
 """
 
 from __future__ import annotations
@@ -64,9 +50,7 @@ from typing import Final, Literal, final
 from codegenie.eval._sandbox.limits import Limits
 
 __all__ = (
-    "RENEWED_CHARGE",
     "Hierarchy",
-    "KeptCgroup",
     "RunCgroup",
     "discover",
     "parse_hierarchies",
@@ -81,10 +65,6 @@ _REMOVE_WITHIN: Final = 5.0
 # The first and the longest pause between two attempts at removing it: a cgroup is
 # often still busy for a fraction of a millisecond after its last process was reaped.
 _REMOVE_PAUSES: Final = (0.0005, 0.01)
-# The most memory a v1 cgroup left by a run may still have charged to be renewed: what the
-# kernel has not freed yet of the run's objects (its namespaces, its processes: 0.3-1.7 MiB
-# here) and page cache the runs read first. A run's peak is read above it.
-RENEWED_CHARGE: Final = 4 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,16 +203,8 @@ class RunCgroup:
     :meth:`cpu_time`) are ``None`` when the controller is not there.
     """
 
-    def __init__(
-        self,
-        directories: dict[Controller, tuple[int, Path]],
-        wanted: frozenset[Controller] = frozenset(),
-    ) -> None:
+    def __init__(self, directories: dict[Controller, tuple[int, Path]]) -> None:
         self.directories = dict(directories)
-        # The controllers the limits it was made for asked for: it is renewed only for the same.
-        self.wanted: Final = wanted
-        # What the counters that cannot be reset stood at when the run began.
-        self._baseline: dict[str, int] = {}
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{c}=v{v}:{p}" for c, (v, p) in self.directories.items())
@@ -251,8 +223,12 @@ class RunCgroup:
         never raises for that. An empty :class:`RunCgroup` means none.
         """
         chosen = discover() if hierarchies is None else hierarchies
-        wanted = _wanted(limits)
-        chosen = {c: h for c, h in chosen.items() if c in wanted}
+        wanted = {
+            "memory": limits.memory is not None,
+            "pids": limits.processes is not None,
+            "cpu": True,  # the only measure of a sandboxed run's CPU time (module docstring)
+        }
+        chosen = {c: h for c, h in chosen.items() if wanted[c]}
         name = f"codegenie-run-{os.getpid()}-{secrets.token_hex(4)}"
         made: dict[Path, int] = {}
         directories: dict[Controller, tuple[int, Path]] = {}
@@ -270,41 +246,7 @@ class RunCgroup:
             if all(d != directory for _, d in directories.values()):
                 with contextlib.suppress(OSError):
                     directory.rmdir()
-        return cls(directories, wanted)
-
-    def renew(self, limits: Limits) -> bool:
-        """Make these cgroups, left by a run, what :meth:`create` would make for ``limits``.
-
-        Returns whether they are; if not, they are as they were and the
-        caller removes them. They must have been made for the same
-        controllers, have no process, and (v1) at most :data:`RENEWED_CHARGE`
-        still charged (:attr:`charged_before`); then
-        the peak and the CPU time are reset, the limits written, and the
-        counters no file resets (out-of-memory kills, refused forks, v2's
-        CPU time) read as the next run's baseline. A v2 memory cgroup is
-        never renewed: its ``memory.peak`` cannot be reset before Linux 6.12.
-        """
-        if _wanted(limits) != self.wanted:
-            return False
-        directories = dict.fromkeys(d for _, d in self.directories.values())
-        if any(_read(d / "cgroup.procs") != "" for d in directories):
-            return False  # a process in it, or it cannot be read: not fresh
-        baseline: dict[str, int] = {}
-        for controller, (version, directory) in self.directories.items():
-            if not _renewed(controller, version, directory, limits, baseline):
-                return False
-        self._baseline = baseline
-        return True
-
-    def empty_out(self) -> bool:
-        """Kill what is left in the run's cgroups; return whether they are empty (within 5 s).
-
-        Never raises. What :meth:`remove` does, without removing them.
-        """
-        return all(
-            _empty(directory)
-            for directory in dict.fromkeys(d for _, d in self.directories.values())
-        )
+        return cls(directories)
 
     @property
     def controllers(self) -> frozenset[Controller]:
@@ -338,31 +280,18 @@ class RunCgroup:
 
     def oom_kills(self) -> int | None:
         """Return how many processes of the run the kernel killed for want of memory."""
-        return self._since_baseline("oom_kill", self._file("memory", *_OOM_FILES))
+        text = self._file("memory", "memory.oom_control", "memory.events")
+        return None if text is None else _keyed(text, "oom_kill")
 
     def refused_forks(self) -> int | None:
         """Return how many forks (or new threads) of the run were refused at its process limit."""
-        return self._since_baseline("max", self._file("pids", *_PIDS_FILES))
-
-    def _since_baseline(self, key: str, text: str | None) -> int | None:
-        count = None if text is None else _keyed(text, key)
-        return None if count is None else max(0, count - self._baseline.get(key, 0))
+        text = self._file("pids", "pids.events", "pids.events")
+        return None if text is None else _keyed(text, "max")
 
     def peak_memory(self) -> int | None:
-        """Return the most memory the run held at once, in bytes (page cache it caused included).
-
-        Above what a renewed cgroup still had charged when the run began
-        (:attr:`charged_before`, at most :data:`RENEWED_CHARGE`).
-        """
+        """Return the most memory the run held at once, in bytes (page cache it caused included)."""
         text = self._file("memory", "memory.max_usage_in_bytes", "memory.peak")
-        if text is None or not text.strip().isdigit():
-            return None
-        return max(0, int(text) - self.charged_before)
-
-    @property
-    def charged_before(self) -> int:
-        """The memory charged to the cgroup when the run began: 0, but for a renewed one."""
-        return self._baseline.get("usage", 0)
+        return int(text) if text is not None and text.strip().isdigit() else None
 
     def cpu_time(self) -> float | None:
         """Return the CPU time every process of the run used, in seconds."""
@@ -373,7 +302,7 @@ class RunCgroup:
             text = self._file("cpu", "cpuacct.usage", "")
             return int(text) / 1e9 if text is not None and text.strip().isdigit() else None
         text = self._file("cpu", "", "cpu.stat")
-        usec = self._since_baseline("usage_usec", text)
+        usec = None if text is None else _keyed(text, "usage_usec")
         return None if usec is None else usec / 1e6
 
     def processes(self) -> list[int] | None:
@@ -394,95 +323,6 @@ class RunCgroup:
         for directory in dict.fromkeys(d for _, d in self.directories.values()):
             _empty_and_remove(directory)
         self.directories.clear()
-
-
-@final
-class KeptCgroup:
-    """One warm worker's run cgroups: made for its first run, renewed for each next one.
-
-    One run at a time (a worker's): :meth:`take` before it, :meth:`give_back`
-    after it; :meth:`close` removes what is kept once the worker ends. Where
-    the kept ones cannot be renewed (:meth:`RunCgroup.renew`), they are
-    removed and new ones made, as for any run.
-    """
-
-    __slots__ = ("_kept",)
-
-    def __init__(self) -> None:
-        self._kept: RunCgroup | None = None
-
-    def take(self, limits: Limits) -> RunCgroup:
-        """Return the run's cgroups for ``limits``: the kept ones renewed, or new ones."""
-        kept, self._kept = self._kept, None
-        if kept is not None:
-            if kept.renew(limits):
-                return kept
-            kept.remove()
-        return RunCgroup.create(limits)
-
-    def give_back(self, cgroup: RunCgroup) -> None:
-        """Take back a run's cgroups once it ended: kept if emptied, else removed. Never raises."""
-        if self._kept is None and cgroup.directories and cgroup.empty_out():
-            self._kept = cgroup
-        else:
-            cgroup.remove()
-
-    def close(self) -> None:
-        """Remove the kept cgroups; never raises."""
-        kept, self._kept = self._kept, None
-        if kept is not None:
-            kept.remove()
-
-
-# The file of each counter that no write resets, v1 and v2.
-_OOM_FILES: Final = ("memory.oom_control", "memory.events")
-_PIDS_FILES: Final = ("pids.events", "pids.events")
-
-
-def _wanted(limits: Limits) -> frozenset[Controller]:
-    """Return the controllers a run with ``limits`` gets a cgroup of, where there is one."""
-    wanted: set[Controller] = {"cpu"}  # the only measure of a sandboxed run's CPU time
-    if limits.memory is not None:
-        wanted.add("memory")
-    if limits.processes is not None:
-        wanted.add("pids")
-    return frozenset(wanted)
-
-
-def _renewed(
-    controller: Controller, version: int, directory: Path, limits: Limits, baseline: dict[str, int]
-) -> bool:
-    """Bring one controller of a left cgroup back to a fresh one's state; whether it could be."""
-    if controller == "memory":
-        if version != 1:
-            return False
-        # What the runs before left charged (kernel objects still being freed, page cache
-        # they read first): the next run's peak is read above it, and too much of it means a
-        # new cgroup. (memory.force_empty would reclaim little of it: the objects are freed
-        # as the kernel gets to them; and it would drop that page cache for the next run.)
-        usage = _read(directory / "memory.usage_in_bytes")
-        if usage is None or not usage.strip().isdigit() or int(usage) > RENEWED_CHARGE:
-            return False
-        if not _write(directory / "memory.max_usage_in_bytes", "0"):  # now: the usage
-            return False
-        baseline["usage"] = int(usage)
-    elif controller == "cpu" and version == 1 and not _write(directory / "cpuacct.usage", "0"):
-        return False
-    if not _configure(controller, version, directory, limits):
-        return False
-    counted = {
-        "memory": ("oom_kill", _OOM_FILES[version - 1]),
-        "pids": ("max", _PIDS_FILES[version - 1]),
-        "cpu": ("usage_usec", "cpu.stat") if version == 2 else None,
-    }[controller]
-    if counted is not None:
-        key, name = counted
-        text = _read(directory / name)
-        count = None if text is None else _keyed(text, key)
-        if count is None:
-            return False
-        baseline[key] = count
-    return True
 
 
 def _keyed(text: str, key: str) -> int | None:
@@ -512,22 +352,11 @@ def _configure(controller: Controller, version: int, directory: Path, limits: Li
         return _write(directory / "pids.max", processes)
     memory = limits.memory_bytes
     if version == 1:
-        if memory is None:
-            return (directory / "memory.oom_control").exists()
-        limit, memsw = (
-            directory / "memory.limit_in_bytes",
-            directory / "memory.memsw.limit_in_bytes",
-        )
-        with_swap = memsw.exists()
-        # The limit may not exceed the memory-and-swap limit: a renewed cgroup's that goes up
-        # is set after that one.
-        if not _write(limit, str(memory)) and not (
-            with_swap and _write(memsw, str(memory)) and _write(limit, str(memory))
-        ):
+        if memory is not None and not _write(directory / "memory.limit_in_bytes", str(memory)):
             return False
-        if with_swap:
+        if memory is not None and (directory / "memory.memsw.limit_in_bytes").exists():
             # With swap accounting, swap counts too: the limit is not escaped by swapping.
-            _write(memsw, str(memory))
+            _write(directory / "memory.memsw.limit_in_bytes", str(memory))
         return (directory / "memory.oom_control").exists()
     if memory is not None and not _write(directory / "memory.max", str(memory)):
         return False
@@ -539,44 +368,22 @@ def _configure(controller: Controller, version: int, directory: Path, limits: Li
 
 
 def _empty_and_remove(directory: Path) -> None:
-    _remove(directory, rmdir=True)
-
-
-def _empty(directory: Path) -> bool:
-    """Kill every process in ``directory``'s cgroup; return whether it is empty (within 5 s)."""
-    return _remove(directory, rmdir=False)
-
-
-def _remove(directory: Path, *, rmdir: bool) -> bool:
-    """Kill what ``directory``'s cgroup holds until it is empty, then remove it if ``rmdir``.
-
-    Returns whether that was done before :data:`_REMOVE_WITHIN` passed (a
-    cgroup already gone counts as removed, not as emptied).
-    """
     if (directory / "cgroup.kill").exists():
         _write(directory / "cgroup.kill", "1")
     deadline = time.monotonic() + _REMOVE_WITHIN
     pause, longest = _REMOVE_PAUSES
     while True:
-        procs = _read(directory / "cgroup.procs")
-        for pid in (procs or "").split():
+        for pid in (_read(directory / "cgroup.procs") or "").split():
             with contextlib.suppress(OSError, ValueError):
                 os.kill(int(pid), signal.SIGKILL)
-        if not rmdir:
-            if procs is None:
-                return False  # gone, or it cannot be read
-            if procs == "":
-                return True
+        try:
+            directory.rmdir()
+        except FileNotFoundError:
+            return
+        except OSError:
+            if time.monotonic() >= deadline:
+                return  # left behind: empty cgroups cost nothing, and the name is unique
+            time.sleep(pause)
+            pause = min(pause * 2, longest)
         else:
-            try:
-                directory.rmdir()
-            except FileNotFoundError:
-                return True
-            except OSError:
-                pass  # often still busy for a moment after its last process was reaped
-            else:
-                return True
-        if time.monotonic() >= deadline:
-            return False  # left behind: empty cgroups cost nothing, and the name is unique
-        time.sleep(pause)
-        pause = min(pause * 2, longest)
+            return

@@ -34,7 +34,7 @@ from types import TracebackType
 from typing import Final, Literal, Protocol, final
 
 from codegenie.eval._sandbox.bwrap import RUN_FEATURES, Bubblewrap, bubblewrap
-from codegenie.eval._sandbox.cgroups import KeptCgroup, RunCgroup
+from codegenie.eval._sandbox.cgroups import RunCgroup
 from codegenie.eval._sandbox.choices import ProviderName
 from codegenie.eval._sandbox.disk import DiskWatch, Footprint
 from codegenie.eval._sandbox.env import sandbox_environment
@@ -132,10 +132,8 @@ class PreparedRun:
         status_fd: int | None = None,
         rlimits: Sequence[Rlimit] = (),
         warm: bool = False,
-        kept: KeptCgroup | None = None,
     ) -> None:
         self.policy: Final = policy
-        self._kept = kept
         self.rlimits: Final = tuple(rlimits)
         self.warm: Final = warm
         self.prefix: Final = tuple(prefix)
@@ -262,11 +260,7 @@ class PreparedRun:
         try:
             self.disk.close()
         finally:
-            if self._kept is not None:
-                self._kept.give_back(self.cgroup)
-                self._kept = None
-            else:
-                self.cgroup.remove()
+            self.cgroup.remove()
             _close((*self.pass_fds, *((self._status_fd,) if self._status_fd is not None else ())))
             self.pass_fds = ()
             self._status_fd = None
@@ -337,14 +331,7 @@ class PreparedRun:
                 return Breach(name, f"{limits.describe(name)} exceeded", evidence)
         memory = limits.memory_bytes
         peak = self.cgroup.peak_memory()
-        # The limit holds what a renewed cgroup still had charged as well as the run's own.
-        charged = None if peak is None else peak + self.cgroup.charged_before
-        if (
-            not passed
-            and memory is not None
-            and charged is not None
-            and charged >= memory - _AT_LIMIT
-        ):
+        if not passed and memory is not None and peak is not None and peak >= memory - _AT_LIMIT:
             evidence = f"the run's memory stood at its limit ({peak:,} bytes, cgroup)"
             return Breach("memory", f"{limits.describe('memory')} reached", evidence)
         return None
@@ -458,7 +445,6 @@ def prepare(
     bwrap: Bubblewrap | None = None,
     cgroups: bool = True,
     warm: bool = False,
-    kept: KeptCgroup | None = None,
 ) -> PreparedRun:
     """Set up the sandbox of one run described by ``policy``; return what to start it with.
 
@@ -476,10 +462,6 @@ def prepare(
     (:mod:`codegenie.eval._warm.worker`), which joins the cgroups, sets
     the rlimits (:attr:`PreparedRun.rlimits`) and loads the filter itself:
     no argv head and no pipes for bubblewrap.
-
-    ``kept``: the cgroups are the warm worker's, renewed for this run (or
-    made, where they cannot be), and given back to it when the run is
-    closed (:class:`~codegenie.eval._sandbox.cgroups.KeptCgroup`).
     """
     for directory in (policy.workdir, policy.tmpdir, policy.home):
         directory.mkdir(mode=0o700, exist_ok=True)
@@ -488,7 +470,7 @@ def prepare(
     if policy.mode == "bwrap":
         used = bubblewrap("bwrap", needs=RUN_FEATURES) if bwrap is None else bwrap
         if cgroups:
-            cgroup = RunCgroup.create(policy.limits) if kept is None else kept.take(policy.limits)
+            cgroup = RunCgroup.create(policy.limits)
     opened: list[int] = []
     disk: DiskWatch | None = None
     try:
@@ -526,7 +508,6 @@ def prepare(
         status_fd=status_fd,
         rlimits=rlimits,
         warm=warm,
-        kept=kept if cgroup.directories else None,
     )
 
 

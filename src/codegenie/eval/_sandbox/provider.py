@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Final, Protocol, final
 
 from codegenie.eval._sandbox.bwrap import Bubblewrap, bubblewrap
-from codegenie.eval._sandbox.cgroups import KeptCgroup
 from codegenie.eval._sandbox.choices import CHOICES, ProviderName
 from codegenie.eval._sandbox.limits import Limits
 from codegenie.eval._sandbox.policy import Interpreter, SandboxPolicy
@@ -91,9 +90,7 @@ class Sandbox:
         note = f": {self.bubblewrap.note}" if self.bubblewrap.note else ""
         return f"{self.bubblewrap.describe()}{note}"
 
-    def prepare(
-        self, spec: Spec, run_dir: Path, *, warm: bool = False, kept: KeptCgroup | None = None
-    ) -> PreparedRun:
+    def prepare(self, spec: Spec, run_dir: Path, *, warm: bool = False) -> PreparedRun:
         """Set up the run ``spec`` says, in ``run_dir`` (which holds its copies).
 
         The run sees its task class's directory read-only, without the
@@ -101,8 +98,7 @@ class Sandbox:
         limits. What it returns says what the run used
         (:meth:`PreparedRun.usage`) and whether it exceeded a limit
         (:meth:`PreparedRun.verdict_of_limits`); see
-        :func:`codegenie.eval._sandbox.preparation.prepare` (and its ``warm``
-        and ``kept``: a warm worker's cgroups, renewed for the run).
+        :func:`codegenie.eval._sandbox.preparation.prepare` (and its ``warm``).
         """
         policy = SandboxPolicy(
             self.name,
@@ -112,7 +108,7 @@ class Sandbox:
             hidden=(Path(spec.cases),),
             interpreter=spec.interpreter,
         )
-        return prepare(policy, bwrap=self.bubblewrap, warm=warm, kept=kept)
+        return prepare(policy, bwrap=self.bubblewrap, warm=warm)
 
 
 def _bwrap(requested: str) -> Sandbox:

@@ -60,7 +60,7 @@ from codegenie.eval._process.supervisor import (
     open_pidfd,
 )
 from codegenie.eval._sandbox.bwrap import PROC_MASKED, Bubblewrap
-from codegenie.eval._sandbox.cgroups import KeptCgroup, discover
+from codegenie.eval._sandbox.cgroups import discover
 from codegenie.eval._sandbox.env import sandbox_environment
 from codegenie.eval._sandbox.policy import Interpreter, SandboxPolicy, bwrap_args
 from codegenie.eval._sandbox.seccomp import program as seccomp_program
@@ -168,8 +168,6 @@ class WarmWorker:
     ) -> None:
         self.process: Final = process
         self.directory: Final = directory
-        #: The cgroups of its runs, made for the first and renewed for each next one.
-        self.cgroups: Final = KeptCgroup()
         self._control = control
         self._buffer = b""
         #: The worker is gone or out of step: start another.
@@ -440,10 +438,7 @@ class WarmWorker:
         return found
 
     def close(self) -> None:
-        """End the worker (a kill if it lingers); remove its directory and its runs' cgroups.
-
-        Never raises for a worker already gone.
-        """
+        """End the worker (its socket closed, a kill if it lingers); remove its directory."""
         with contextlib.suppress(OSError):
             self._control.close()
         try:
@@ -451,7 +446,6 @@ class WarmWorker:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        self.cgroups.close()
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
