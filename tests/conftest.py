@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 import types
 from collections.abc import Iterator
@@ -21,6 +23,44 @@ REPO = Path(__file__).resolve().parent.parent
 # machine must not turn that into a flaky deadline failure.
 settings.register_profile("codegenie", deadline=None)
 settings.load_profile("codegenie")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_run_cgroups_left_behind() -> Iterator[None]:
+    """Remove, once the tests are done, the empty run cgroups of processes they killed outright.
+
+    Tests kill harnesses and Ray workers with SIGKILL on purpose; the cgroups
+    of the run each was making stay, empty, as they would on any machine.
+    Only those made during the session (not there when it began), by a
+    process that is gone, are removed; one with a process in it cannot be.
+    """
+    # Imported here, not at the top: tests look at what importing the package loads.
+    from codegenie.eval._sandbox.cgroups import discover
+
+    def run_cgroups() -> set[Path]:
+        return {
+            directory
+            for hierarchy in discover().values()
+            for directory in hierarchy.parent.glob("codegenie-run-*-*")
+        }
+
+    before = run_cgroups()
+    yield
+    for directory in run_cgroups() - before:
+        creator = directory.name.split("-")[2]
+        with contextlib.suppress(OSError, ValueError):
+            if not _alive(int(creator)):
+                directory.rmdir()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _bench_import(module: types.ModuleType | None, test_dirs: tuple[str, ...]) -> bool:
