@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import types
 from collections.abc import Iterator
@@ -35,6 +34,7 @@ def _no_run_cgroups_left_behind() -> Iterator[None]:
     process that is gone, are removed; one with a process in it cannot be.
     """
     # Imported here, not at the top: tests look at what importing the package loads.
+    from codegenie.eval._process.procfs import running
     from codegenie.eval._sandbox.cgroups import discover
 
     def run_cgroups() -> set[Path]:
@@ -49,18 +49,8 @@ def _no_run_cgroups_left_behind() -> Iterator[None]:
     for directory in run_cgroups() - before:
         creator = directory.name.split("-")[2]
         with contextlib.suppress(OSError, ValueError):
-            if not _alive(int(creator)):
+            if not running(int(creator)):
                 directory.rmdir()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _bench_import(module: types.ModuleType | None, test_dirs: tuple[str, ...]) -> bool:

@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, final
 
-from codegenie.eval._exec import EXTRA, RayMissing
+from codegenie.eval._exec import RayMissing
 from codegenie.eval._exec.node import Shipped, result_from_node, run_shipped
 from codegenie.eval._exec.shipping import TreeNotShipped, pack_tree
 from codegenie.eval._run.spec import Digests
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from codegenie.eval._run.spec import RunSpec
     from codegenie.eval._sandbox.provider import Sandbox
 
-__all__ = ("EXTRA", "STARVED_AFTER", "RayExecutor", "RayMissing")
+__all__ = ("STARVED_AFTER", "RayExecutor")
 
 #: How often Ray retries a run whose worker or node died before giving up on it.
 RETRIES: Final = 3
