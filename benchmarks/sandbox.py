@@ -40,7 +40,8 @@ and two ``requirements.txt`` and prints a verdict),
 - what two processes at once give on this machine, the ceiling of ``--jobs
   2`` against ``--jobs 1`` (:data:`SCALING_FLOOR`): the same rubric over the
   same cases run by one warm interpreter and by two, each forking a process
-  per case, unsandboxed and in fresh namespaces.
+  per case: unsandboxed; in fresh mount and PID namespaces only, the least a
+  run is made in; and in all five namespaces a run has.
 """
 
 from __future__ import annotations
@@ -443,7 +444,9 @@ package, candidates, procs, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), s
 for name in ("collections", "json", "pathlib", "re", "tomllib", "typing"):
     __import__(name)
 libc = ctypes.CDLL(None, use_errno=True)
-flags = 0x00020000 | 0x20000000 | 0x08000000 | 0x40000000 | 0x02000000
+flags = 0x00020000 | 0x20000000  # mount and PID: what a run needs at the least
+if mode == "namespaces":
+    flags |= 0x08000000 | 0x40000000 | 0x02000000  # IPC, network and cgroup too, as a run has
 if os.geteuid() != 0:
     flags |= 0x10000000  # a user namespace, which lets an unprivileged user make the others
 rubric = os.path.join(package, "rubric.py")
@@ -468,7 +471,7 @@ def one(case):
     pid = os.fork()
     if pid == 0:
         os.close(read)
-        if mode == "namespaces":
+        if mode != "fork":
             must(libc.unshare(flags))
             must(libc.mount(None, b"/", None, 0x4000 | 0x40000, None))  # MS_REC | MS_PRIVATE
             init = os.fork()
@@ -545,7 +548,7 @@ def _grade_rows(bench: Path, size: int, runs: int, env: dict[str, str]) -> list[
     # (mode, processes) -> seconds, each run: what the machine gives two processes at once.
     scaled: dict[tuple[str, int], list[float]] = {}
     for _ in range(runs):
-        for mode in ("fork", "namespaces"):
+        for mode in ("fork", "mount-pid", "namespaces"):
             for procs in (1, 2):
                 taken = _scaling_floor(package, candidates, procs, mode)
                 if taken is not None:
@@ -589,6 +592,8 @@ def _floor_rows(scaled: dict[tuple[str, int], list[float]], size: int) -> list[R
     """What two processes at once give the floors on this machine: the ceiling for --jobs 2."""
     described = {
         "fork": "the rubric in a fork of a warm interpreter per case, unsandboxed",
+        "mount-pid": "the same in fresh mount and PID namespaces (with /proc) only, "
+        "three forks a case",
         "namespaces": "the same in fresh namespaces (mount, PID with /proc, IPC, network, "
         "cgroup), three forks a case",
     }

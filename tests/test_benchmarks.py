@@ -178,6 +178,7 @@ def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
         "sandboxed `grade --jobs 2`, against `--jobs 1`",
         "floor for `--jobs 2` against `--jobs 1`: the rubric in a fork of a warm interpreter",
         "floor for `--jobs 2` against `--jobs 1`: the same in fresh namespaces",
+        "floor for `--jobs 2` against `--jobs 1`: the same in fresh mount and PID namespaces",
         "sandboxed `grade --samples --jobs 2 --no-cache`, per sample",
         "`compare` of two such reports",
         "the HTML page of such a report",
