@@ -710,7 +710,7 @@ def test_twin_task_classes_each_run_from_a_directory_of_their_own_name(
 # Tries to rewrite its task class's data file (the node's unpacked, cached copy), then
 # reports what it read before.
 TAMPER_RUBRIC = """\
-import json, os, sys
+import hashlib, json, os, sys
 mode = open(os.path.join(sys.argv[2], "mode.txt")).read().strip()
 data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data.txt")
 seen = open(data).read().strip()
@@ -726,8 +726,20 @@ if mode == "tamper":
         wrote = "yes"
     except OSError as exc:
         wrote = exc.strerror
-print(json.dumps({"passed": True, "reason": f"saw {seen}; wrote {wrote}"}))
+# Which copy of the task class this is (one directory a node process), hashed: the
+# node's paths in a result are given back as the driver's.
+where = hashlib.sha256(os.path.dirname(os.path.abspath(__file__)).encode()).hexdigest()
+print(json.dumps({"passed": True, "reason": f"saw {seen}; wrote {wrote}; in {where}"}))
 """
+
+
+def _seen(results: list[RubricResult]) -> list[tuple[str, str]]:
+    """Each run's ``saw ...; wrote ...`` and which copy of the task class it ran (a hash)."""
+    found = []
+    for result in results:
+        said, _, where = (result.reason or "").rpartition("; in ")
+        found.append((said, where))
+    return found
 
 
 def _tamper_bench(tmp_path: Path, sandbox: Any) -> list[RunSpec]:
@@ -744,11 +756,11 @@ def test_a_sandboxed_rubric_cannot_alter_the_node_s_cached_task_class(
     specs = _tamper_bench(tmp_path, box)
     first = RayExecutor().run(specs, jobs=1, sandbox=box)
     later = RayExecutor().run(specs[1:], jobs=1, sandbox=box)  # another batch, same node
-    assert [r.reason for r in first] == [
+    assert [said for said, _ in _seen(first)] == [
         "saw original; wrote Read-only file system",
         "saw original; wrote no",
     ]
-    assert [r.reason for r in later] == ["saw original; wrote no"]
+    assert [said for said, _ in _seen(later)] == ["saw original; wrote no"]
 
 
 def test_under_sandbox_none_a_rubric_rewrites_the_node_s_cached_task_class(
@@ -760,14 +772,19 @@ def test_under_sandbox_none_a_rubric_rewrites_the_node_s_cached_task_class(
     command's digest changes); on Ray it is in the node's cached copy only,
     checked once a process, so it lasts for every later run of that task
     class in that node process, later batches included, while the driver's
-    tree (and the digest, hence the ledger key) says "original".
+    tree (and the digest, hence the ledger key) says "original". A run Ray
+    gives to another of the node's processes unpacks a copy of its own and
+    sees the original. Which process takes a task, and in which order a
+    batch's tasks run, are Ray's: the tampering is a batch of its own, and
+    each later run is judged by the copy it ran.
     """
     none = choose_sandbox("none")
     specs = _tamper_bench(tmp_path, none)
-    first = RayExecutor().run(specs, jobs=1, sandbox=none)
-    later = RayExecutor().run(specs[1:], jobs=1, sandbox=none)
-    assert [r.reason for r in first] == ["saw original; wrote yes", "saw tampered; wrote no"]
-    assert [r.reason for r in later] == ["saw tampered; wrote no"]
+    [(said, tampered)] = _seen(RayExecutor().run(specs[:1], jobs=1, sandbox=none))
+    assert said == "saw original; wrote yes"
+    later = [RayExecutor().run(specs[1:], jobs=1, sandbox=none) for _ in range(2)]
+    for said, where in _seen(later[0] + later[1]):
+        assert said == f"saw {'tampered' if where == tampered else 'original'}; wrote no"
     assert Path(specs[0].task_class.path, "data.txt").read_text() == "original\n"
 
 
