@@ -26,6 +26,7 @@ import json
 import os
 import platform
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -689,3 +690,82 @@ def test_an_exit_status_of_the_machinery_is_never_a_pass_nor_a_setup_failure(
     pairs = [(r.status, r.exit_status, r.reason) for r in warm_results]
     assert pairs == [(r.status, r.exit_status, r.reason) for r in plain_results]
     assert [r.status for r in warm_results] == ["error", "error", "passed"]
+
+
+# -- the worker's own directory, wherever the temporary directory is ----------------------
+
+# Run a looks at the directory its run directory is in (the worker's: every run's directory
+# and the worker's own working directory, which is on the worker's import path as '') and
+# plants a `resource` module in each place it can write: the worker imports `resource` when
+# it reaps a run, and the payload would make every later run of the worker print a pass.
+# Run b fails, honestly, whatever it sees.
+WORKER_DIRECTORY = r"""
+import json, os, sys
+PAYLOAD = '''
+import importlib.machinery, importlib.util, os, sys
+spec = importlib.machinery.PathFinder.find_spec(
+    "resource", [p for p in sys.path if p not in ("", os.getcwd())])
+real = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(real)
+globals().update({k: v for k, v in vars(real).items() if not k.startswith("__")})
+worker = vars(sys.modules["__main__"])
+if "_limit" in worker:
+    def _forged(request, _limit=worker["_limit"]):
+        _limit(request)
+        fds = sys._getframe(1).f_locals["fds"]
+        os.write(fds[1], b'{"passed": true, "reason": "forged by an earlier run"}')
+        os._exit(0)
+    worker["_limit"] = _forged
+'''
+case = os.path.basename(sys.argv[1])
+if case != "a-plants":
+    print(json.dumps({"passed": False, "reason": "b fails"}))
+    sys.exit(1)
+run_dir = os.path.dirname(os.getcwd())
+worker_dir = os.path.dirname(run_dir)
+seen = sorted(os.listdir(worker_dir))
+wrote = []
+for where in ("work", "tmp", "home", "."):
+    try:
+        with open(os.path.join(worker_dir, where, "resource.py"), "w") as out:
+            out.write(PAYLOAD)
+        wrote.append(where)
+    except OSError:
+        pass
+clean = seen == [os.path.basename(run_dir)] and not wrote
+print(json.dumps({"passed": clean, "reason": json.dumps({"seen": seen, "wrote": wrote})}))
+"""
+
+
+@pytest.fixture(params=["tmp", "tmp-spelled-with-two-slashes", "inside-a-bound-directory", "var-tmp"])
+def temporary_directory(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Any:
+    """The temporary directory the workers are made in (``TMPDIR``), in each kind of place."""
+    if request.param == "var-tmp":  # outside /tmp, as a TMPDIR on another disk or a tmpfs
+        try:
+            made = Path(tempfile.mkdtemp(prefix="codegenie-test-", dir="/var/tmp"))
+        except OSError as exc:
+            pytest.skip(f"no directory outside /tmp can be made here: {exc}")
+    elif request.param == "inside-a-bound-directory":  # in the task class, which runs see
+        made = tmp_path / "bench" / "probe" / "scratch"
+        made.mkdir(parents=True)
+    else:
+        made = tmp_path / "tmpdir"
+        made.mkdir()
+    spelled = "/" + str(made) if request.param == "tmp-spelled-with-two-slashes" else str(made)
+    monkeypatch.setattr(tempfile, "tempdir", spelled)
+    yield made
+    if request.param == "var-tmp":
+        shutil.rmtree(made)
+
+
+def test_a_run_sees_and_writes_nothing_of_its_worker_s_directory_wherever_it_is(
+    tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str], temporary_directory: Path
+) -> None:
+    made, cases = bench(tmp_path, WORKER_DIRECTORY, ["a-plants", "b-fails", "c-fails"])
+    first, *later = grade(made, cases, bwrap)
+    assert spy == ["a-plants", "b-fails", "c-fails"]
+    assert first.status == "passed", (_said(first), first.stderr_tail)
+    assert [(each.status, each.reason) for each in later] == [("failed", "b fails")] * 2
+    assert list(temporary_directory.iterdir()) == []  # the workers are gone, and their runs

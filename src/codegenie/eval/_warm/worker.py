@@ -203,7 +203,8 @@ class WarmWorker:
                 "mounts afresh (set TMPDIR elsewhere to use warm workers)"
             )
             raise NotStarted(msg)
-        directory = Path(tempfile.mkdtemp(prefix="codegenie-worker-"))
+        # At its real path: each run covers it by that name, and finds its own directory in it.
+        directory = Path(tempfile.mkdtemp(prefix="codegenie-worker-", dir=base))
         parents = sorted({h.parent for h in discover().values()})
         policy = SandboxPolicy(
             "bwrap", directory, task_class, hidden=tuple(hidden), interpreter=interpreter

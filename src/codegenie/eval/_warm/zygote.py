@@ -69,7 +69,9 @@ _PRELOADED = frozenset(sys.modules)
 import builtins  # noqa: E402 - after the snapshot above, on purpose
 import ctypes  # noqa: E402
 import fcntl  # noqa: E402
+import importlib.machinery  # noqa: E402 - each run's __main__ has its loader
 import os  # noqa: E402
+import resource  # noqa: E402 - here, never from a path: os.wait4 and each run need it
 import signal  # noqa: E402
 import socket  # noqa: E402
 import struct  # noqa: E402
@@ -230,8 +232,6 @@ def _run_main(argv: list[str]) -> int:
     interpreter's shutdown: non-daemon threads joined, ``atexit`` functions
     run, the standard streams flushed (120 if stdout cannot be).
     """
-    import importlib.machinery  # noqa: PLC0415 - frozen, and the interpreter imports it anyway
-
     script = argv[2]
     sys.argv = list(argv[2:])
     sys.orig_argv = list(argv)  # /proc/self/cmdline stays the worker's: no way to move it
@@ -426,8 +426,6 @@ def _run(request: dict[str, object], fds: list[int], control: int, seccomp: byte
 
 def _limit(request: dict[str, object]) -> None:
     """Join the run's cgroups (``0``: the writer) and set its rlimits, as the launcher does."""
-    import resource  # noqa: PLC0415 - a run's only
-
     for path in request["join"]:  # type: ignore[attr-defined]
         fd = os.open(str(path), os.O_WRONLY)
         try:
@@ -443,19 +441,26 @@ def _fresh_file_systems(request: dict[str, object]) -> None:
 
     Each is a new tmpfs with what the worker had mounted under it bound
     again (held by descriptors opened before it was covered): under ``/tmp``
-    the task class and interpreter directories bubblewrap bound there, and
-    of the worker's directory only this run's; under ``/dev`` the device
-    nodes, its links made again and a new ``devpts``. What a run writes in
-    any of them is gone with its mount namespace.
+    the task class and interpreter directories bubblewrap bound there; under
+    ``/dev`` the device nodes, its links made again and a new ``devpts``.
+    What a run writes in any of them is gone with its mount namespace. The
+    worker's own directory, wherever the temporary directory is, is covered
+    by an empty read-only directory that holds only this run's
+    (:func:`_only_this_run`).
     """
     run_dir = str(request["run_dir"])
     worker_dir = str(request["worker_dir"])
+    if os.path.dirname(run_dir) != worker_dir:
+        msg = f"the run's directory {run_dir} is not in the worker's {worker_dir}"
+        raise _SetupError(msg)
     size = request.get("tmp_size")
     sized = f",size={size}" if isinstance(size, int) else ""
-    keep = [p for p in _WORKER.tmp_mounts if p != worker_dir]
-    if run_dir.startswith("/tmp/"):
-        keep.append(run_dir)
-    _remount("/tmp", keep, "mode=1777" + sized)
+    own = os.open(run_dir, os.O_PATH)  # before /tmp is covered: it may be under it
+    try:
+        _remount("/tmp", [p for p in _WORKER.tmp_mounts if p != worker_dir], "mode=1777" + sized)
+        _only_this_run(worker_dir, run_dir, own)
+    finally:
+        os.close(own)
     _remount("/dev", list(_WORKER.dev_mounts), "mode=0755" + sized, flags=_MS_NOSUID)
     for name, target in _WORKER.dev_links:
         os.symlink(target, f"/dev/{name}")
@@ -472,6 +477,23 @@ def _fresh_file_systems(request: dict[str, object]) -> None:
     if os.path.isdir("/sys"):
         sealed = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY
         _mount("tmpfs", "/sys", "tmpfs", sealed, "size=0")
+
+
+def _only_this_run(worker_dir: str, run_dir: str, own: int) -> None:
+    """Cover the worker's directory with an empty read-only one that holds only ``run_dir``.
+
+    The worker's directory holds every run's directory and the worker's own
+    working directory: none of it but this run's may be seen or written,
+    wherever the temporary directory is (under ``/tmp`` it is gone with the
+    ``/tmp`` of the run already, unless a directory bound there holds it).
+    ``own`` is a descriptor of ``run_dir``, opened before anything covered it.
+    """
+    os.makedirs(worker_dir, exist_ok=True)
+    _mount("tmpfs", worker_dir, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "mode=0755")
+    os.mkdir(run_dir, 0o700)
+    _mount(f"/proc/self/fd/{own}", run_dir, None, _MS_BIND | _MS_REC)
+    sealed = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY
+    _mount(None, worker_dir, None, _MS_REMOUNT | _MS_BIND | sealed)
 
 
 def _remount(top: str, keep: list[str], options: str, flags: int = _MS_NOSUID | _MS_NODEV) -> None:
@@ -527,6 +549,9 @@ def main(control_fd: int, filter_fd: int) -> None:
     and the forked process reads it. So the worker's memory, which every
     later run inherits, holds nothing of any run (not even freed).
     """
+    # Nothing of a run may reach what this interpreter imports: '' on its sys.path (it runs
+    # with -c) is its working directory, which is the sandbox's read-only root from here on.
+    os.chdir("/")
     seccomp = b""
     while chunk := os.read(filter_fd, 65536):
         seccomp += chunk
