@@ -50,6 +50,8 @@ if mode == "delete":
     shutil.rmtree(case)
     shutil.rmtree(candidate)
 reason = {"ctl": "evil\\x1b[31m\\nforged line"}.get(mode, mode)
+if mode == "names":  # an honest rubric naming the candidate's files, whatever their names
+    reason = "files: " + ", ".join(sorted(os.listdir(candidate)))
 passed = mode in ("pass", "delete", "ctl")
 print(json.dumps({"passed": passed, "score": 1.0 if passed else 0.25, "reason": reason}))
 sys.exit(0 if passed else 1)
@@ -288,6 +290,30 @@ def test_a_deleted_rubric_is_named_relative_to_the_working_directory(world: Worl
     document = json.loads(world.grade("--format", "json").stdout)
     assert document["error"]["type"] == "RubricMissing"
     assert document["error"]["attributes"]["path"] == str(world.package / "rubric.py")
+
+
+def test_a_verdict_naming_a_file_whose_name_is_not_utf_8_is_kept_and_said(
+    world: World,
+) -> None:
+    """JSON can escape a lone surrogate (``json.dumps`` of such a name); no writer takes it."""
+    world.case("a-pass", "pass")
+    world.case("b-names", "names")
+    world.case("c-pass", "pass")
+    (world.candidates / "b-names" / "notes-\udcff.txt").write_bytes(b"")  # b"notes-\xff.txt"
+    said = "files: mode.txt, notes-\\udcff.txt"  # the escape, as text
+    done = world.grade("--format", "json")  # and each result kept in the ledger
+    assert done.returncode == 1, done.stderr
+    document = json.loads(done.stdout)
+    assert [(r["case"], r["status"], r["reason"]) for r in document["results"]] == [
+        ("a-pass", "passed", "pass"),
+        ("b-names", "failed", said),
+        ("c-pass", "passed", "pass"),
+    ]
+    text = world.grade()  # from the ledger now
+    assert text.returncode == 1, text.stderr
+    assert "internal error" not in text.stderr
+    assert said in text.stdout
+    assert "2/3 passed (1 failed)" in text.stdout
 
 
 def test_every_case_passing_exits_0(world: World) -> None:

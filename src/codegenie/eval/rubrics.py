@@ -41,6 +41,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import stat
 import tempfile
 import threading
@@ -571,6 +572,50 @@ def _no_constant(name: str) -> float:
     raise ValueError(msg)
 
 
+# A JSON escape that may be half of a surrogate pair, or a lone one: \ud800 to \udfff.
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _as_text(text: str) -> str:
+    r"""``text`` with each lone surrogate written as its escape (``\udcff``): UTF-8 can write it."""
+    return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    r"""``value`` (parsed JSON, changed in place) with no lone surrogate in any string or key.
+
+    JSON may escape one (``"\udcff"``: a rubric's ``json.dumps`` of a file
+    name that is not UTF-8), and no UTF-8 writer takes it: the ledger, the
+    reports and the output could not say the verdict. Each is kept as the
+    text of its escape. Raises ``ValueError`` when two keys become one.
+    """
+    if isinstance(value, str):
+        return _as_text(value)
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            for at, item in enumerate(node):
+                if isinstance(item, str):
+                    node[at] = _as_text(item)
+                elif isinstance(item, list | dict):
+                    stack.append(item)
+        elif isinstance(node, dict):
+            items = list(node.items())
+            node.clear()
+            for key, item in items:
+                text = _as_text(key)
+                if text in node:
+                    msg = f"the key {text!r} appears twice"
+                    raise ValueError(msg)
+                if isinstance(item, str):
+                    item = _as_text(item)  # noqa: PLW2901 - the value kept
+                elif isinstance(item, list | dict):
+                    stack.append(item)
+                node[text] = item
+    return value
+
+
 def _parse_verdict(stdout: bytes) -> tuple[dict[str, Any] | None, str | None]:
     """Return ``(verdict, None)``, or ``(None or what was parsed, why it is not a verdict)``."""
     try:
@@ -581,6 +626,8 @@ def _parse_verdict(stdout: bytes) -> tuple[dict[str, Any] | None, str | None]:
         return None, "the rubric printed nothing on stdout; it must print one JSON object"
     try:
         value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        if _SURROGATE_ESCAPE.search(text):
+            value = _without_lone_surrogates(value)
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":
             return None, "stdout holds more than one JSON value; a rubric prints one JSON object"
