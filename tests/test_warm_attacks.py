@@ -737,7 +737,9 @@ print(json.dumps({"passed": clean, "reason": json.dumps({"seen": seen, "wrote": 
 """
 
 
-@pytest.fixture(params=["tmp", "tmp-spelled-with-two-slashes", "inside-a-bound-directory", "var-tmp"])
+@pytest.fixture(
+    params=["tmp", "tmp-spelled-with-two-slashes", "inside-a-bound-directory", "var-tmp"]
+)
 def temporary_directory(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Any:
