@@ -189,6 +189,47 @@ ENDINGS = {
     "sigterm": "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n",
     "sigint": "raise KeyboardInterrupt\n",
     "stdout-closed": "import os, sys\nos.close(1)\nprint('x')\n",
+    # The interpreter's shutdown finalizes what __main__ holds: a finalizer that crashes,
+    # exits or prints again decides the run, as it does in a plain one.
+    "finalizer-crashes": (
+        "import ctypes, json\n"
+        "class Late:\n    def __del__(self):\n        ctypes.string_at(0)\n"
+        "late = Late()\nprint(json.dumps({'passed': True}))\n"
+    ),
+    "finalizer-exits": (
+        "import json, os\n"
+        "class Late:\n    def __del__(self):\n        os._exit(1)\n"
+        "late = Late()\nprint(json.dumps({'passed': True}))\n"
+    ),
+    "generator-finally-prints": (
+        "import json\n"
+        "def suspended():\n    try:\n        yield\n"
+        "    finally:\n        print(json.dumps({'passed': False}))\n"
+        "held = suspended()\nnext(held)\nprint(json.dumps({'passed': True}))\n"
+    ),
+    "own-stream-unflushed": (
+        "import json, os\n"
+        "out = os.fdopen(1, 'w', closefd=False)\nout.write(json.dumps({'passed': True}))\n"
+    ),
+    "stdout-replaced": (
+        "import json, os, sys\n"
+        "print(json.dumps({'passed': True}))\nsys.stdout = open(os.devnull, 'w')\n"
+    ),
+    "stdout-closed-after-verdict": (
+        "import json, sys\nprint(json.dumps({'passed': True}), flush=True)\nsys.stdout.close()\n"
+    ),
+    "sigint-blocked": (
+        "import json, signal\n"
+        "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n"
+        "print(json.dumps({'passed': False}))\nraise KeyboardInterrupt\n"
+    ),
+    "streams": (
+        "import json, sys\n"
+        "said = [(s.name, s.mode, s.seekable(), s.line_buffering, s.write_through, s.encoding,\n"
+        "         s.errors, s.buffer.raw.name) for s in (sys.stdin, sys.stdout, sys.stderr)]\n"
+        "said.append([sys.stdout is sys.__stdout__, sys.stderr is sys.__stderr__])\n"
+        "print(json.dumps({'passed': True, 'reason': json.dumps(said)}))\n"
+    ),
 }
 
 

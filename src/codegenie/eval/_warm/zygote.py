@@ -25,10 +25,12 @@ For each request read from its control socket it forks a process that
    capability, loads the seccomp filter and forks the rubric (PID 2), then
    reaps until the rubric ends and exits with its status (128 + the signal
    for a signal, as bubblewrap reports it);
-5. and the rubric's process takes the run's descriptors 0, 1, 2, closes
-   every other one, starts a session, moves to the run's working directory,
-   takes the run's environment and runs the rubric as ``python RUBRIC CASE
-   CANDIDATE`` runs it (:func:`_run_main`).
+5. and the rubric's process takes the run's descriptors 0, 1, 2 (standard
+   streams made anew over them), closes every other one, moves to the
+   run's working directory, takes the run's environment, leaves every
+   frame of the worker's (:class:`_Rubric`) and runs the rubric at the top
+   of this program as ``python RUBRIC CASE CANDIDATE`` runs it
+   (:func:`_run_main`), to the interpreter's own shutdown.
 
 The worker never runs anything of a run itself, so no module, file,
 variable, signal disposition, rlimit or process of a run reaches the next.
@@ -37,7 +39,7 @@ resource usage. A setup failure is sent as ``F`` and a reason, never as
 the rubric's status.
 """
 
-# ruff: noqa: S108, S110, SIM105 - a program of its own: fixed paths, last resorts
+# ruff: noqa: S108, SIM105 - a program of its own: fixed paths, last resorts
 
 from __future__ import annotations
 
@@ -222,15 +224,32 @@ def _resolve_script(path: str) -> str:
     return os.path.dirname(os.path.realpath(path))
 
 
-def _run_main(argv: list[str]) -> int:
+class _Rubric(BaseException):
+    """Raised in the rubric's process once it is set up: the worker's frames are left behind.
+
+    The rubric then runs at the top of the program (:func:`_serve`), so that
+    the process ends as ``python RUBRIC`` ends: through the interpreter's
+    own shutdown.
+    """
+
+    def __init__(self, argv: list[str]) -> None:
+        super().__init__()
+        self.argv = argv
+
+
+def _run_main(argv: list[str]) -> None:
     """Run ``argv`` (``[python, -B, SCRIPT, ARGS…]``) as ``python -B SCRIPT ARGS…`` would.
 
     A fresh ``__main__`` (its file, a source loader, no spec), ``sys.argv``
-    from the script on, the script's directory first on ``sys.path``; an
-    uncaught exception printed by ``sys.excepthook`` without this frame,
-    exit status 1; ``SystemExit`` as the interpreter handles it; then the
-    interpreter's shutdown: non-daemon threads joined, ``atexit`` functions
-    run, the standard streams flushed (120 if stdout cannot be).
+    from the script on, the script's directory first on ``sys.path``. An
+    uncaught exception is printed by ``sys.excepthook`` without this frame
+    (and kept in ``sys.last_*``); it ends the process with status 1, or, a
+    ``KeyboardInterrupt``, as the interpreter ends on one. ``SystemExit``
+    goes on to the interpreter. Called at the top of the program, so that
+    what follows is the interpreter's own shutdown: non-daemon threads
+    joined, ``atexit`` functions run, the standard streams flushed (120 if
+    stdout cannot be), ``__main__`` and the modules cleared, their objects
+    finalized.
     """
     script = argv[2]
     sys.argv = list(argv[2:])
@@ -243,80 +262,74 @@ def _run_main(argv: list[str]) -> int:
     main.__cached__ = None  # type: ignore[attr-defined]
     main.__loader__ = importlib.machinery.SourceFileLoader("__main__", script)
     sys.modules["__main__"] = main
-    code = 0
+    uncaught = None
     try:
         with open(script, "rb") as source:
             compiled = compile(source.read(), script, "exec", dont_inherit=True)
         exec(compiled, main.__dict__)  # noqa: S102 - the rubric, which is what this process is for
-    except SystemExit as exc:
-        code = _exit_code(exc)
+    except SystemExit:
+        raise
     except BaseException as exc:
         tb = exc.__traceback__
         tb = tb.tb_next if tb is not None else None  # from the rubric's own frame on
-        sys.excepthook(type(exc), exc.with_traceback(tb), tb)
-        if isinstance(exc, KeyboardInterrupt):
-            _finish()
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGINT)
-        code = 1
-    return _finish(code)
+        uncaught = exc.with_traceback(tb)
+        sys.last_type, sys.last_value, sys.last_traceback = type(exc), uncaught, tb
+        sys.excepthook(type(exc), uncaught, tb)
+    if isinstance(uncaught, KeyboardInterrupt):
+        # Said already: on to the interpreter, which ends by SIGINT once shut down.
+        sys.excepthook = _said
+        raise uncaught
+    if uncaught is not None:
+        raise SystemExit(1)
 
 
-def _exit_code(exc: SystemExit) -> int:
-    value = exc.code
-    if value is None:
-        return 0
-    if isinstance(value, int):  # a bool too: True is 1
-        return value & 0xFF
-    try:
-        sys.stderr.write(f"{value}\n")
-    except Exception:
-        pass
-    return 1
+def _said(*_: object) -> None:
+    """Say nothing of an uncaught exception: the rubric's own hook has said it."""
 
 
-def _finish(code: int = 0) -> int:
-    threading = sys.modules.get("threading")
-    if threading is not None:
-        try:
-            threading._shutdown()  # as Py_FinalizeEx
-        except BaseException:
-            pass
-    import atexit  # noqa: PLC0415 - built in
+def _standard_streams() -> None:
+    """Make ``sys.stdin``, ``stdout`` and ``stderr`` anew over 0, 1 and 2, as an interpreter does.
 
-    try:
-        atexit._run_exitfuncs()  # as Py_FinalizeEx
-    except SystemExit as exc:
-        code = _exit_code(exc)
-    except BaseException:
-        pass
-    try:
-        sys.stdout.flush()
-    except BaseException as exc:  # said as the interpreter says it, and its status
-        try:  # the default unraisable hook's words (no Python frame was running)
-            import traceback  # noqa: PLC0415 - preloaded
+    The worker's were made over ``/dev/null`` and remember what they found
+    there (seekable, say); a run's are its own descriptors, and its streams
+    are made as the interpreter makes them at its start: buffered unless
+    ``-u``, line-buffered on a terminal and for stderr, newlines written as
+    they are, the worker's encodings (the same environment chose them).
+    """
+    import io  # noqa: PLC0415 - imported by every interpreter at its start
 
-            said = "".join(traceback.format_exception_only(type(exc), exc))
-            sys.stderr.write(f"Exception ignored in: {sys.stdout!r}\n{said}")
-        except BaseException:
-            pass
-        code = 120
-    try:
-        sys.stderr.flush()
-    except BaseException:
-        pass
-    return code
+    buffered = not getattr(sys.__stdout__, "write_through", False)  # -u (no sys.flags says it)
+    for fd, name in enumerate(("stdin", "stdout", "stderr")):
+        old = getattr(sys, f"__{name}__")
+        mode = "r" if fd == 0 else "w"
+        binary = io.open(fd, mode + "b", buffering=-1 if buffered or fd == 0 else 0, closefd=False)  # noqa: SIM115, UP020 - the stream of the process
+        raw = getattr(binary, "raw", binary)
+        raw.name = f"<{name}>"  # type: ignore[misc]
+        text = io.TextIOWrapper(
+            binary,
+            encoding=getattr(old, "encoding", None),
+            errors=getattr(old, "errors", None),
+            newline="\n",
+            line_buffering=buffered and (os.isatty(fd) or fd == 2),
+            write_through=not buffered,
+        )
+        text.mode = mode  # type: ignore[misc]
+        setattr(sys, name, text)
+        setattr(sys, f"__{name}__", text)
 
 
 def _rubric(request: dict[str, object], fds: list[int]) -> None:
-    """Become the rubric's process (PID 2 of the run's namespace); never return."""
+    """Become the rubric's process (PID 2 of the run's namespace); raise :class:`_Rubric`."""
     try:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         # Dumpable, as a process that has just exec'd is: its /proc/self is its own to read.
         _LIBC.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
+        # Killed with its init, as bubblewrap's --die-with-parent leaves the rubric.
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         for target, fd in enumerate(fds):
             os.dup2(fd, target, inheritable=True)
         os.closerange(3, 1 << 20)
+        _standard_streams()
         os.chdir(str(request["cwd"]))
         for name in set(sys.modules) - _PRELOADED:
             if name != "__main__":
@@ -332,7 +345,7 @@ def _rubric(request: dict[str, object], fds: list[int]) -> None:
             os.write(2, f"codegenie sandbox: cannot start the rubric: {exc}\n".encode())
         finally:
             os._exit(_SETUP_FAILED)
-    os._exit(_run_main(argv))
+    raise _Rubric(argv)
 
 
 def _init(
@@ -415,6 +428,8 @@ def _run(request: dict[str, object], fds: list[int], control: int, seccomp: byte
         try:
             os.close(alive_write)
             _init(request, fds, control, seccomp, alive_read)
+        except _Rubric:
+            raise  # the rubric's process, on its way out of the worker's frames
         except BaseException as exc:
             _fail(control, f"{exc}")
     os.close(alive_read)
@@ -569,11 +584,23 @@ def main(control_fd: int, filter_fd: int) -> None:
                 _fail(control_fd, f"{exc}")
             if received is None:
                 os._exit(_SETUP_FAILED)
+            control.detach()  # the descriptor is the run's to close, never this object's
             _run(*received, control_fd, seccomp)
         _, status, usage = os.wait4(pid, 0)
         report = struct.pack("!idd", status, usage.ru_utime, usage.ru_stime)
         control.sendall(b"E" + report)
 
 
+def _serve(control_fd: int, filter_fd: int) -> list[str] | None:
+    """Run :func:`main`; return the rubric's argv in a rubric's process, ``None`` in the worker."""
+    try:
+        main(control_fd, filter_fd)
+    except _Rubric as rubric:
+        return rubric.argv
+    return None
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[2]), int(sys.argv[3]))
+    _argv = _serve(int(sys.argv[2]), int(sys.argv[3]))
+    if _argv is not None:  # a rubric's process, out of every frame of the worker's
+        _run_main(_argv)
