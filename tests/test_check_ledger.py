@@ -293,3 +293,35 @@ def alive_with(marker: str, within: float = 5.0) -> list[str]:
         if not found or time.monotonic() > deadline:
             return found
         time.sleep(0.1)
+
+
+HASH_ORDERED = """\
+import json, sys
+from pathlib import Path
+
+side = Path(sys.argv[2]).name
+seeded = hash("codegenie")  # Python seeds string hashing once per interpreter
+passed = side == "expected" and seeded % 2 == 0
+print(json.dumps({"passed": passed, "reason": f"hash {seeded}"}))
+sys.exit(0 if passed else 1)
+"""
+
+
+def test_repeats_each_have_a_hash_seed_of_their_own_in_the_sandbox(tmp_path: Path) -> None:
+    """A rubric that hangs on hash order is flaky under --repeat, warm workers or not.
+
+    The runs of a warm worker share its interpreter's hash seed; a worker
+    never makes the same run twice, so each repeat has a seed of its own, as
+    a plain run has. (Each case's expected/ passes on a seed in two: both
+    cases agreeing over 12 repeats would take odds of about 1 in 4 million.)
+    """
+    bench = ledger_bench(tmp_path / "b", HASH_ORDERED, {"one": "", "two": ""})
+    done = cli(
+        bench, "--format", "json", "check", "--rubrics", "--repeat", "12", "--jobs", "1",
+        "--no-cache",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    document = json.loads(done.stdout)
+    flaky = [d for d in document["diagnostics"] if d["code"] == "case-flaky"]
+    assert flaky, document["diagnostics"]
+    assert all(re.search(r"expected/ passed ([1-9]|1[01]) of 12 runs", d["message"]) for d in flaky)

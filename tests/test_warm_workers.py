@@ -475,3 +475,32 @@ def test_a_temporary_directory_under_dev_shm_means_the_plain_way(
         assert list(parent.iterdir()) == []  # no worker's directory made, every copy removed
     finally:
         parent.rmdir()
+
+
+HASHED = r"""
+import json
+print(json.dumps({"passed": True, "reason": str(hash("codegenie"))}))
+"""
+
+
+def test_a_worker_never_makes_the_same_run_twice_so_repeats_have_their_own_hash_seed(
+    tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs of one worker share its hash seed; a repeat of a run is given to a new worker."""
+    started: list[Path] = []
+    start = warm.WarmWorker.start
+
+    def counting(*args: Any) -> warm.WarmWorker:
+        made = start(*args)
+        started.append(made.directory)
+        return made
+
+    monkeypatch.setattr(warm.WarmWorker, "start", counting)
+    rubric, cases = bench(tmp_path, HASHED, ["a", "b"])
+    runs = [RunSpec.of(rubric, case, case.input, sandbox=bwrap.policy) for case in cases] * 3
+    results = rubrics.run_rubrics(runs, jobs=1, sandbox=bwrap)
+    assert spy == ["a", "b"] * 3
+    assert len(started) == 3  # a round each: a and b share a worker, a repeat does not
+    seeds = [result.reason for result in results]
+    assert seeds[0::2] == seeds[1::2]  # a and b of one worker: its seed
+    assert len(set(seeds[0::2])) == 3  # each round a worker, each worker a seed

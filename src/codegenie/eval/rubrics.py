@@ -294,7 +294,12 @@ def execute(
         return error(CANCELLED_REASON)
     worker = None
     if workers is not None and sandbox.contained:
-        worker = workers.worker(spec.interpreter, Path(spec.task_class.path), (Path(spec.cases),))
+        worker = workers.worker(
+            spec.interpreter,
+            Path(spec.task_class.path),
+            (Path(spec.cases),),
+            run=(spec.rubric, spec.case.path, spec.candidate.path),
+        )
     try:
         parent = None if worker is None else str(worker.directory)
         workspace = tempfile.mkdtemp(prefix="codegenie-rubric-", dir=parent)

@@ -43,7 +43,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, NoReturn, final
@@ -174,6 +174,8 @@ class WarmWorker:
         self.broken = False
         #: A run was set up here: a later setup failure is that run's, not the worker's.
         self.succeeded = False
+        #: What each run given to this worker ran (see :meth:`WarmWorkers.worker`).
+        self.served: set[Hashable] = set()
 
     @classmethod
     def start(
@@ -564,12 +566,21 @@ class WarmWorkers:
         self._workers: dict[int, tuple[_Key, WarmWorker]] = {}
 
     def worker(
-        self, interpreter: Interpreter, task_class: Path, hidden: Sequence[Path]
+        self,
+        interpreter: Interpreter,
+        task_class: Path,
+        hidden: Sequence[Path],
+        run: Hashable = None,
     ) -> WarmWorker | None:
-        """Return the calling thread's worker for runs of ``interpreter`` on ``task_class``.
+        """Return the calling thread's worker for a run of ``interpreter`` on ``task_class``.
 
         Starts one where the thread has none for this kind of run, ending the
         thread's worker for another kind; ``None`` where none can start.
+        ``run`` says what the run runs (its rubric, case and candidate): a
+        worker never makes two runs of the same, so that no two of them share
+        the worker's hash seed (Python seeds string hashing once per
+        interpreter; plain runs each have their own): a rubric whose verdict
+        hangs on the order of a set differs across repeats as plainly.
         """
         if self.unavailable is not None:
             return None
@@ -578,16 +589,19 @@ class WarmWorkers:
         with self._lock:
             found = self._workers.pop(thread, None)
         if found is not None:
-            if found[0] == key and not found[1].broken:
+            kept = found[1]
+            if found[0] == key and not kept.broken and (run is None or run not in kept.served):
+                kept.served.add(run)
                 with self._lock:
                     self._workers[thread] = found
-                return found[1]
-            found[1].close()
+                return kept
+            kept.close()
         try:
             made = WarmWorker.start(interpreter, task_class, hidden, self.bwrap)
         except NotStarted as exc:
             self.give_up(exc.reason)
             return None
+        made.served.add(run)
         with self._lock:
             self._workers[thread] = (key, made)
         return made

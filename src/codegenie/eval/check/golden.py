@@ -187,14 +187,17 @@ def golden(
     specs = [_spec(run, sandbox, chosen.get(run.slug)) for run in runs]
     with Ledger.open(enabled=reuse) as ledger:
         keys = [ledger.key(spec) for spec in specs]
-        pending: list[tuple[int, int]] = []
+        due: list[int] = []
         for index, key in enumerate(keys):
             stored = ledger.lookup(key, runs=repeat)
             if stored is None:
-                pending += [(index, attempt) for attempt in range(repeat)]
+                due.append(index)
             else:
                 results[index] = list(stored)
                 reused[index] = True
+        # Round by round: a warm worker never makes a run twice (each repeat has a hash
+        # seed of its own), so that each thread starts a worker a round, not a run.
+        pending = [(index, attempt) for attempt in range(repeat) for index in due]
         total = len(pending)
         done = [0]
 
