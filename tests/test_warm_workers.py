@@ -504,3 +504,23 @@ def test_a_worker_never_makes_the_same_run_twice_so_repeats_have_their_own_hash_
     seeds = [result.reason for result in results]
     assert seeds[0::2] == seeds[1::2]  # a and b of one worker: its seed
     assert len(set(seeds[0::2])) == 3  # each round a worker, each worker a seed
+
+
+def test_what_a_run_hangs_on_a_module_the_worker_had_imported_is_not_finalized(
+    tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The known difference left of a warm run's shutdown, pinned so that a change shows it."""
+    rubric, cases = bench(
+        tmp_path,
+        "import json, os\n"
+        "class Late:\n    def __del__(self):\n        os._exit(1)\n"
+        "json.held = Late()\nprint(json.dumps({'passed': True}))\n",
+        ["c1"],
+    )
+    (warm_result,) = grade(rubric, cases, bwrap)
+    assert spy == ["c1"]
+    monkeypatch.setenv("CODEGENIE_WARM_WORKERS", "0")
+    (plain_result,) = grade(rubric, cases, bwrap)
+    # A plain run's shutdown clears json too; a warm one leaves the worker's modules as they
+    # are (clearing them would copy most of the worker's memory, every run).
+    assert (plain_result.status, warm_result.status) == ("error", "passed")

@@ -30,7 +30,7 @@ For each request read from its control socket it forks a process that
    run's working directory, takes the run's environment, leaves every
    frame of the worker's (:class:`_Rubric`) and runs the rubric at the top
    of this program as ``python RUBRIC CASE CANDIDATE`` runs it
-   (:func:`_run_main`), to the interpreter's own shutdown.
+   (:func:`_run_main`), to a shutdown as the interpreter's (:func:`_finish`).
 
 The worker never runs anything of a run itself, so no module, file,
 variable, signal disposition, rlimit or process of a run reaches the next.
@@ -39,7 +39,7 @@ resource usage. A setup failure is sent as ``F`` and a reason, never as
 the rubric's status.
 """
 
-# ruff: noqa: S108, SIM105 - a program of its own: fixed paths, last resorts
+# ruff: noqa: S108, S110, SIM105 - a program of its own: fixed paths, last resorts
 
 from __future__ import annotations
 
@@ -71,6 +71,7 @@ _PRELOADED = frozenset(sys.modules)
 import builtins  # noqa: E402 - after the snapshot above, on purpose
 import ctypes  # noqa: E402
 import fcntl  # noqa: E402
+import gc  # noqa: E402
 import importlib.machinery  # noqa: E402 - each run's __main__ has its loader
 import os  # noqa: E402
 import resource  # noqa: E402 - here, never from a path: os.wait4 and each run need it
@@ -237,19 +238,16 @@ class _Rubric(BaseException):
         self.argv = argv
 
 
-def _run_main(argv: list[str]) -> None:
+def _run_main(argv: list[str]) -> int:
     """Run ``argv`` (``[python, -B, SCRIPT, ARGS…]``) as ``python -B SCRIPT ARGS…`` would.
 
     A fresh ``__main__`` (its file, a source loader, no spec), ``sys.argv``
-    from the script on, the script's directory first on ``sys.path``. An
-    uncaught exception is printed by ``sys.excepthook`` without this frame
-    (and kept in ``sys.last_*``); it ends the process with status 1, or, a
-    ``KeyboardInterrupt``, as the interpreter ends on one. ``SystemExit``
-    goes on to the interpreter. Called at the top of the program, so that
-    what follows is the interpreter's own shutdown: non-daemon threads
-    joined, ``atexit`` functions run, the standard streams flushed (120 if
-    stdout cannot be), ``__main__`` and the modules cleared, their objects
-    finalized.
+    from the script on, the script's directory first on ``sys.path``; an
+    uncaught exception printed by ``sys.excepthook`` without this frame
+    (and kept in ``sys.last_*``), exit status 1, or for a
+    ``KeyboardInterrupt`` the interpreter's end by ``SIGINT``; ``SystemExit``
+    as the interpreter handles it; then the interpreter's shutdown
+    (:func:`_finish`). Returns the exit status.
     """
     script = argv[2]
     sys.argv = list(argv[2:])
@@ -262,29 +260,146 @@ def _run_main(argv: list[str]) -> None:
     main.__cached__ = None  # type: ignore[attr-defined]
     main.__loader__ = importlib.machinery.SourceFileLoader("__main__", script)
     sys.modules["__main__"] = main
-    uncaught = None
+    code = 0
+    interrupted = False
     try:
         with open(script, "rb") as source:
             compiled = compile(source.read(), script, "exec", dont_inherit=True)
         exec(compiled, main.__dict__)  # noqa: S102 - the rubric, which is what this process is for
-    except SystemExit:
-        raise
+    except SystemExit as exc:
+        code = _exit_code(exc)
     except BaseException as exc:
         tb = exc.__traceback__
         tb = tb.tb_next if tb is not None else None  # from the rubric's own frame on
-        uncaught = exc.with_traceback(tb)
-        sys.last_type, sys.last_value, sys.last_traceback = type(exc), uncaught, tb
-        sys.excepthook(type(exc), uncaught, tb)
-    if isinstance(uncaught, KeyboardInterrupt):
-        # Said already: on to the interpreter, which ends by SIGINT once shut down.
-        sys.excepthook = _said
-        raise uncaught
-    if uncaught is not None:
-        raise SystemExit(1)
+        sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
+        sys.excepthook(type(exc), exc.with_traceback(tb), tb)
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        code = 1
+    del main, compiled  # the module's, not this frame's, from here on
+    code = _finish(code)
+    if interrupted:  # as the interpreter ends on one: by SIGINT, or 130 where it is blocked
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        code = 128 + signal.SIGINT
+    return code
 
 
-def _said(*_: object) -> None:
-    """Say nothing of an uncaught exception: the rubric's own hook has said it."""
+def _exit_code(exc: SystemExit) -> int:
+    value = exc.code
+    if value is None:
+        return 0
+    if isinstance(value, int):  # a bool too: True is 1
+        return value & 0xFF
+    try:
+        sys.stderr.write(f"{value}\n")
+    except Exception:
+        pass
+    return 1
+
+
+def _finish(code: int) -> int:
+    """Shut the rubric's interpreter down as ``Py_FinalizeEx`` does; return the exit status.
+
+    Non-daemon threads joined, ``atexit`` functions run, the standard
+    streams flushed (120 if stdout cannot be), then the run's modules
+    (``__main__`` and what the run imported) removed and cleared as the
+    interpreter clears modules, so that what they hold is finalized (a
+    finalizer may crash, exit, or print), and the streams flushed again.
+    The modules the worker had imported are left as they are: clearing them
+    would copy most of the worker's memory, for every run. (They were
+    frozen out of the collector's sight before any run: a collection
+    looks only at what the run made.)
+    """
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        try:
+            threading._shutdown()  # as Py_FinalizeEx
+        except BaseException:
+            pass
+    import atexit  # noqa: PLC0415 - built in
+
+    try:
+        atexit._run_exitfuncs()  # as Py_FinalizeEx
+    except SystemExit as exc:
+        code = _exit_code(exc)
+    except BaseException:
+        pass
+    code = _flush(code)
+    try:
+        _clear_modules()
+    except BaseException:
+        pass
+    # What the finalizers printed: the interpreter's streams are closed, silently, last.
+    streams = (sys.stdout, sys.__stdout__, sys.stderr, sys.__stderr__)
+    for stream in {id(each): each for each in streams}.values():
+        try:
+            if stream is not None and not stream.closed:
+                stream.flush()
+        except BaseException:
+            pass
+    return code
+
+
+def _flush(code: int) -> int:
+    """Flush ``sys.stdout`` and ``sys.stderr`` as the interpreter does as it ends; 120: failed."""
+    stdout = getattr(sys, "stdout", None)
+    try:
+        if stdout is not None and not stdout.closed:
+            stdout.flush()
+    except BaseException as exc:  # said as the interpreter says it, and its status
+        try:  # the default unraisable hook's words (no Python frame was running)
+            import traceback  # noqa: PLC0415 - preloaded
+
+            said = "".join(traceback.format_exception_only(type(exc), exc))
+            sys.stderr.write(f"Exception ignored in: {stdout!r}\n{said}")
+        except BaseException:
+            pass
+        code = 120
+    try:
+        stderr = getattr(sys, "stderr", None)
+        if stderr is not None and not stderr.closed:
+            stderr.flush()
+    except BaseException:
+        pass
+    return code
+
+
+def _clear_modules() -> None:
+    """Remove and clear the run's modules, as ``finalize_modules`` does; collect around it.
+
+    First the places where a run's values hide (``builtins._``, the last
+    exception, replaced standard streams); then the modules out of
+    ``sys.modules``, a collection, and each module still alive cleared, the
+    last imported first: its ``_names`` set to ``None``, then the others but
+    ``__builtins__``; then a last collection.
+    """
+    import _weakref  # noqa: PLC0415 - built in
+
+    builtins.__dict__.pop("_", None)
+    sys.last_type = sys.last_value = sys.last_traceback = None
+    for name in ("stdin", "stdout", "stderr"):
+        setattr(sys, name, getattr(sys, f"__{name}__"))
+    # Held weakly, as the interpreter holds them: a module only a cycle keeps alive is
+    # collected whole, its objects finalized while their globals are still there.
+    ran = [
+        (name, _weakref.ref(module))
+        for name, module in list(sys.modules.items())
+        if (name == "__main__" or name not in _PRELOADED) and isinstance(module, types.ModuleType)
+    ]
+    for name, _ in ran:
+        del sys.modules[name]
+    gc.collect()
+    for _, held in reversed(ran):
+        module = held()
+        if module is None:
+            continue
+        values = module.__dict__
+        for key in [k for k in values if k[:1] == "_" and k[:2] != "__"]:
+            values[key] = None
+        for key in [k for k in values if k != "__builtins__"]:
+            values[key] = None
+        del module, values
+    gc.collect()
 
 
 def _standard_streams() -> None:
@@ -567,6 +682,9 @@ def main(control_fd: int, filter_fd: int) -> None:
     # Nothing of a run may reach what this interpreter imports: '' on its sys.path (it runs
     # with -c) is its working directory, which is the sandbox's read-only root from here on.
     os.chdir("/")
+    # Out of the collector's sight: a run's collections (its own, and its shutdown's) look at
+    # what the run made, and do not copy every page of this interpreter's objects to do so.
+    gc.freeze()
     seccomp = b""
     while chunk := os.read(filter_fd, 65536):
         seccomp += chunk
@@ -603,4 +721,4 @@ def _serve(control_fd: int, filter_fd: int) -> list[str] | None:
 if __name__ == "__main__":
     _argv = _serve(int(sys.argv[2]), int(sys.argv[3]))
     if _argv is not None:  # a rubric's process, out of every frame of the worker's
-        _run_main(_argv)
+        os._exit(_run_main(_argv))
