@@ -76,11 +76,11 @@ import json, os, sys
 from pathlib import Path
 
 log = Path(os.environ["RUBRIC_RUNS"])
-with log.open("a") as runs:
-    runs.write("x\\n")
-count = len(log.read_text().split())
 side = Path(sys.argv[2]).name
-passed = (side == "expected") and count % 2 == 1  # expected/ passes on alternate runs
+with log.open("a") as runs:
+    runs.write(side + "\\n")
+count = log.read_text().split().count(side)  # this side's runs so far, whatever the order
+passed = (side == "expected") and count % 2 == 1  # expected/ passes on alternate runs of it
 print(json.dumps({"passed": passed, "reason": f"run {count}"}))
 sys.exit(0 if passed else 1)
 """
