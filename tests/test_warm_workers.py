@@ -223,6 +223,60 @@ ENDINGS = {
         "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n"
         "print(json.dumps({'passed': False}))\nraise KeyboardInterrupt\n"
     ),
+    # The third review's second round: what a shutdown reads and resets.
+    "alarm-handler-holds-main": (
+        "import json, os, signal\n"
+        "def timeout(signum, frame):\n    raise TimeoutError\n"
+        "signal.signal(signal.SIGALRM, timeout)\n"
+        "class Late:\n    def __del__(self):\n        os._exit(1)\n"
+        "late = Late()\nprint(json.dumps({'passed': True}))\n"
+    ),
+    "signal-in-a-finalizer": (
+        "import json, os, signal\n"
+        "signal.signal(signal.SIGALRM, lambda *_: None)\n"
+        "class Late:\n    def __del__(self):\n        os.kill(os.getpid(), signal.SIGALRM)\n"
+        "late = Late()\nprint(json.dumps({'passed': True}))\n"
+    ),
+    "exit-past-a-long": "import sys\nsys.exit(2**64)\n",
+    "exit-int-subclass": (
+        "import sys\nclass Code(int):\n    def __and__(self, other):\n        return 0\n"
+        "sys.exit(Code(3))\n"
+    ),
+    "stdout-without-closed": (
+        "import json, sys\n"
+        "class Quiet:\n    def write(self, text):\n        return len(text)\n"
+        "    def flush(self):\n        pass\n"
+        "print(json.dumps({'passed': True}), flush=True)\nsys.stdout = Quiet()\n"
+    ),
+    "keyboard-interrupt-subclass": (
+        "import json\nclass Stop(KeyboardInterrupt):\n    pass\n"
+        "print(json.dumps({'passed': False}))\nraise Stop\n"
+    ),
+    "no-dunder-stdout": (
+        "import json, sys\nprint(json.dumps({'passed': True}), flush=True)\ndel sys.__stdout__\n"
+    ),
+    "no-sys-modules": (
+        "import json, sys\n"
+        "class Late:\n    def __del__(self):\n        print(json.dumps({'passed': False}))\n"
+        "late = Late()\nprint(json.dumps({'passed': True}))\ndel sys.modules\n"
+    ),
+    "builtins-held": (
+        "import builtins, json, os\n"
+        "class Late:\n    def __del__(self):\n        os._exit(1)\n"
+        "builtins.held = Late()\nprint(json.dumps({'passed': True}))\n"
+    ),
+    "import-in-a-finalizer": (
+        "import json, os\n"
+        "class Late:\n    def __del__(self):\n"
+        "        try:\n            import colorsys\n        except ImportError:\n"
+        "            os._exit(3)\n"
+        "late = Late()\nprint(json.dumps({'passed': True}))\n"
+    ),
+    "atexit-replaced": (
+        "import atexit, json, sys\n"
+        "atexit.register(lambda: print(json.dumps({'passed': True})))\n"
+        "sys.modules['atexit'] = None\n"
+    ),
     "streams": (
         "import json, sys\n"
         "said = [(s.name, s.mode, s.seekable(), s.line_buffering, s.write_through, s.encoding,\n"

@@ -68,7 +68,9 @@ for _name in (
         pass
 _PRELOADED = frozenset(sys.modules)
 
-import builtins  # noqa: E402 - after the snapshot above, on purpose
+import _weakref  # noqa: E402 - after the snapshot above, on purpose
+import atexit  # noqa: E402
+import builtins  # noqa: E402
 import ctypes  # noqa: E402
 import fcntl  # noqa: E402
 import gc  # noqa: E402
@@ -81,6 +83,16 @@ import struct  # noqa: E402
 import types  # noqa: E402
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
+# What the interpreter's shutdown works on, whatever a run does to sys: its table of
+# modules (sys.modules may be deleted or replaced), the builtins as they were at its start.
+_MODULES = sys.modules
+_BUILTINS = dict(builtins.__dict__)
+# What the shutdown sets to None in sys before it clears modules (finalize_modules_delete_special).
+_SYS_DELETES = (
+    "path", "argv", "ps1", "ps2", "last_type", "last_value", "last_traceback",
+    "path_hooks", "path_importer_cache", "meta_path", "__interactivehook__",
+)  # fmt: skip
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWCGROUP = 0x02000000
 _CLONE_NEWIPC = 0x08000000
@@ -273,7 +285,7 @@ def _run_main(argv: list[str]) -> int:
         tb = tb.tb_next if tb is not None else None  # from the rubric's own frame on
         sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
         sys.excepthook(type(exc), exc.with_traceback(tb), tb)
-        interrupted = isinstance(exc, KeyboardInterrupt)
+        interrupted = type(exc) is KeyboardInterrupt  # the interpreter's test: not a subclass
         code = 1
     del main, compiled  # the module's, not this frame's, from here on
     code = _finish(code)
@@ -285,11 +297,15 @@ def _run_main(argv: list[str]) -> int:
 
 
 def _exit_code(exc: SystemExit) -> int:
+    """Return the exit status of ``exc`` as the interpreter takes it (``_Py_HandleSystemExit``)."""
     value = exc.code
     if value is None:
         return 0
     if isinstance(value, int):  # a bool too: True is 1
-        return value & 0xFF
+        number = int.__int__(value)  # its value, whatever a subclass says of itself
+        if not _LONG_MIN <= number <= _LONG_MAX:
+            return 255  # PyLong_AsLong fails: exit(-1)
+        return number & 0xFF
     try:
         sys.stderr.write(f"{value}\n")
     except Exception:
@@ -301,23 +317,25 @@ def _finish(code: int) -> int:
     """Shut the rubric's interpreter down as ``Py_FinalizeEx`` does; return the exit status.
 
     Non-daemon threads joined, ``atexit`` functions run, the standard
-    streams flushed (120 if stdout cannot be), then the run's modules
-    (``__main__`` and what the run imported) removed and cleared as the
-    interpreter clears modules, so that what they hold is finalized (a
-    finalizer may crash, exit, or print), and the streams flushed again.
-    The modules the worker had imported are left as they are: clearing them
-    would copy most of the worker's memory, for every run. (They were
-    frozen out of the collector's sight before any run: a collection
-    looks only at what the run made.)
+    streams flushed (120 if either cannot be), the signal handlers the run
+    set put back to the default (a handler's frame no longer holds the run's
+    globals, and a signal from now on does what it does to a process with no
+    handler), then the run's modules (``__main__`` and what the run
+    imported) removed and cleared as the interpreter clears modules, so
+    that what they hold is finalized (a finalizer may crash, exit, or
+    print), and the streams flushed again, silently. The modules the worker
+    had imported are left as they are: clearing them would copy most of the
+    worker's memory, for every run. (They were frozen out of the collector's
+    sight before any run: a collection looks only at what the run made.)
+    Each step reads what the interpreter reads, not what a run may have
+    replaced (``sys.modules``, the ``atexit`` module).
     """
-    threading = sys.modules.get("threading")
+    threading = _MODULES.get("threading")
     if threading is not None:
         try:
             threading._shutdown()  # as Py_FinalizeEx
         except BaseException:
             pass
-    import atexit  # noqa: PLC0415 - built in
-
     try:
         atexit._run_exitfuncs()  # as Py_FinalizeEx
     except SystemExit as exc:
@@ -326,25 +344,34 @@ def _finish(code: int) -> int:
         pass
     code = _flush(code)
     try:
+        _default_signals()
         _clear_modules()
     except BaseException:
         pass
     # What the finalizers printed: the interpreter's streams are closed, silently, last.
-    streams = (sys.stdout, sys.__stdout__, sys.stderr, sys.__stderr__)
-    for stream in {id(each): each for each in streams}.values():
+    for name in ("stdout", "__stdout__", "stderr", "__stderr__"):
         try:
-            if stream is not None and not stream.closed:
+            stream = getattr(sys, name, None)
+            if stream is not None and not _closed(stream):
                 stream.flush()
         except BaseException:
             pass
     return code
 
 
+def _closed(stream: object) -> bool:
+    """Whether ``stream`` says it is closed; one that cannot say is open."""
+    try:
+        return bool(getattr(stream, "closed", False))
+    except BaseException:
+        return False
+
+
 def _flush(code: int) -> int:
-    """Flush ``sys.stdout`` and ``sys.stderr`` as the interpreter does as it ends; 120: failed."""
+    """Flush ``sys.stdout``, then ``sys.stderr``, as the interpreter does; 120 if either fails."""
     stdout = getattr(sys, "stdout", None)
     try:
-        if stdout is not None and not stdout.closed:
+        if stdout is not None and not _closed(stdout):
             stdout.flush()
     except BaseException as exc:  # said as the interpreter says it, and its status
         try:  # the default unraisable hook's words (no Python frame was running)
@@ -355,39 +382,55 @@ def _flush(code: int) -> int:
         except BaseException:
             pass
         code = 120
+    stderr = getattr(sys, "stderr", None)
     try:
-        stderr = getattr(sys, "stderr", None)
-        if stderr is not None and not stderr.closed:
+        if stderr is not None and not _closed(stderr):
             stderr.flush()
     except BaseException:
-        pass
+        code = 120  # silently, as the interpreter
     return code
+
+
+def _default_signals() -> None:
+    """Put every signal the run handles in Python back to its default (``_PySignal_Fini``)."""
+    for number in range(1, signal.NSIG):
+        try:
+            handler = signal.getsignal(number)
+        except (OSError, ValueError):
+            continue
+        if callable(handler):
+            try:
+                signal.signal(number, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
 
 
 def _clear_modules() -> None:
     """Remove and clear the run's modules, as ``finalize_modules`` does; collect around it.
 
-    First the places where a run's values hide (``builtins._``, the last
-    exception, replaced standard streams); then the modules out of
-    ``sys.modules``, a collection, and each module still alive cleared, the
-    last imported first: its ``_names`` set to ``None``, then the others but
-    ``__builtins__``; then a last collection.
+    First the places where a run's values hide: ``sys.path``, ``argv``,
+    ``meta_path`` and the like set to ``None`` (an import from now on fails,
+    as it does in a finalizer of a plain run), the standard streams put back
+    (``None`` where the originals are gone), the builtins as they were at the
+    worker's start. Then the run's modules out of the table of modules, held
+    weakly through a collection (a module only a cycle keeps alive is
+    finalized whole, its globals still there), each one still alive
+    cleared, the last imported first: its ``_names`` set to ``None``, then
+    the others but ``__builtins__``; then a last collection.
     """
-    import _weakref  # noqa: PLC0415 - built in
-
-    builtins.__dict__.pop("_", None)
-    sys.last_type = sys.last_value = sys.last_traceback = None
+    for name in _SYS_DELETES:
+        setattr(sys, name, None)
     for name in ("stdin", "stdout", "stderr"):
-        setattr(sys, name, getattr(sys, f"__{name}__"))
-    # Held weakly, as the interpreter holds them: a module only a cycle keeps alive is
-    # collected whole, its objects finalized while their globals are still there.
+        setattr(sys, name, getattr(sys, f"__{name}__", None))
+    builtins.__dict__.clear()
+    builtins.__dict__.update(_BUILTINS)
     ran = [
         (name, _weakref.ref(module))
-        for name, module in list(sys.modules.items())
+        for name, module in list(_MODULES.items())
         if (name == "__main__" or name not in _PRELOADED) and isinstance(module, types.ModuleType)
     ]
     for name, _ in ran:
-        del sys.modules[name]
+        _MODULES.pop(name, None)
     gc.collect()
     for _, held in reversed(ran):
         module = held()
