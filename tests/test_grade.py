@@ -53,6 +53,9 @@ reason = {"ctl": "evil\\x1b[31m\\nforged line"}.get(mode, mode)
 if mode == "names":  # an honest rubric naming the candidate's files, whatever their names
     reason = "files: " + ", ".join(sorted(os.listdir(candidate)))
 passed = mode in ("pass", "delete", "ctl")
+if mode == "deep":  # a verdict with something nested deeper than any writer recurses
+    print('{"passed": false, "reason": "deep \\\\ud83d\\\\ude00", "x": ' + "[" * 900 + "]" * 900 + "}")
+    sys.exit(1)
 print(json.dumps({"passed": passed, "score": 1.0 if passed else 0.25, "reason": reason}))
 sys.exit(0 if passed else 1)
 """
@@ -314,6 +317,26 @@ def test_a_verdict_naming_a_file_whose_name_is_not_utf_8_is_kept_and_said(
     assert "internal error" not in text.stderr
     assert said in text.stdout
     assert "2/3 passed (1 failed)" in text.stdout
+
+
+@pytest.mark.parametrize("form", ["json", "html", "text"])
+def test_a_verdict_nested_too_deep_is_kept_as_its_gist(world: World, form: str) -> None:
+    """No writer (the ledger, the JSON, the HTML) is stopped by one case's deep verdict."""
+    world.case("a-pass", "pass")
+    world.case("b-deep", "deep")
+    done = world.grade("--format", form)
+    assert done.returncode == 1, done.stderr
+    assert "internal error" not in done.stderr
+    again = world.grade("--format", "json")  # from the ledger
+    document = json.loads(again.stdout)
+    results = {r["case"]: r for r in document["results"]}
+    assert results["a-pass"]["status"] == "passed"
+    assert results["b-deep"]["status"] == "failed"
+    assert results["b-deep"]["verdict"] == {
+        "passed": False,
+        "reason": "deep \U0001f600",
+        "omitted": "the verdict nests more than 64 levels deep",
+    }
 
 
 def test_every_case_passing_exits_0(world: World) -> None:

@@ -621,6 +621,34 @@ def _without_lone_surrogates(value: Any) -> Any:
     return value
 
 
+#: The deepest a verdict may nest (objects and arrays) and be kept whole.
+VERDICT_DEPTH: Final = 64
+
+
+def _within_depth(value: Any) -> Any:
+    """``value``, or where it nests deeper than :data:`VERDICT_DEPTH`, its gist.
+
+    Every writer of a verdict (the ledger, the JSON and HTML reports)
+    recurses into it: one nested hundreds of levels deep would stop them
+    all, and with them every other case's result. The gist keeps
+    ``passed``, ``score`` and ``reason`` and says under ``"omitted"`` why.
+    """
+    if not isinstance(value, dict):
+        return value
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > VERDICT_DEPTH:
+            kept = {key: value[key] for key in ("passed", "score", "reason") if key in value}
+            kept["omitted"] = f"the verdict nests more than {VERDICT_DEPTH} levels deep"
+            return kept
+        children = node.values() if isinstance(node, dict) else node
+        stack += [(child, depth + 1) for child in children if isinstance(child, dict | list)]
+    return value
+
+
 def _parse_verdict(stdout: bytes) -> tuple[dict[str, Any] | None, str | None]:
     """Return ``(verdict, None)``, or ``(None or what was parsed, why it is not a verdict)``."""
     try:
@@ -633,6 +661,7 @@ def _parse_verdict(stdout: bytes) -> tuple[dict[str, Any] | None, str | None]:
         value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
         if _SURROGATE_ESCAPE.search(text):
             value = _without_lone_surrogates(value)
+        value = _within_depth(value)
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":
             return None, "stdout holds more than one JSON value; a rubric prints one JSON object"
