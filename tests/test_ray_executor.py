@@ -546,3 +546,20 @@ def test_a_cluster_that_cannot_be_joined_is_a_typed_error_before_anything_runs(
     assert f"127.0.0.1:{port}" in done.stderr
     assert "Traceback" not in done.stderr
     assert done.stdout == ""
+
+
+HASHED = """\
+import json
+print(json.dumps({"passed": True, "reason": str(hash("codegenie"))}))
+"""
+
+
+def test_repeats_of_a_run_on_the_nodes_each_have_a_hash_seed_of_their_own(
+    cluster: Any, sandbox: Any, tmp_path: Path
+) -> None:
+    """A node unpacks each run's trees afresh; its warm workers still know a repeat by content."""
+    rubric, cases = bench(tmp_path, HASHED, ["c1"])
+    spec = RunSpec.of(rubric, cases[0], cases[0].input, sandbox=sandbox.policy)
+    results = RayExecutor().run([spec] * 6, jobs=2, sandbox=sandbox)
+    assert [r.status for r in results] == ["passed"] * 6
+    assert len({r.reason for r in results}) == 6  # no two repeats in one worker

@@ -298,7 +298,13 @@ def execute(
             spec.interpreter,
             Path(spec.task_class.path),
             (Path(spec.cases),),
-            run=(spec.rubric, spec.case.path, spec.candidate.path),
+            # What the run runs: by content where it was read (a node unpacks each run's
+            # trees at paths of their own), else by path.
+            run=(
+                spec.rubric,
+                spec.case.digest or spec.case.path,
+                spec.candidate.digest or spec.candidate.path,
+            ),
         )
     try:
         parent = None if worker is None else str(worker.directory)
