@@ -86,6 +86,7 @@ def _normal(value: Any, places: dict[str, str]) -> Any:
         text = text.replace(path, name)
     text = re.sub(r"codegenie-rubric-[A-Za-z0-9_]+", "RUN", text)
     text = re.sub(r"codegenie-worker-[A-Za-z0-9_]+/", "", text)
+    text = re.sub(r" at 0x[0-9a-f]+>", " at ADDRESS>", text)  # an object's, in a message
     return json.loads(text)
 
 
@@ -277,6 +278,35 @@ ENDINGS = {
         "atexit.register(lambda: print(json.dumps({'passed': True})))\n"
         "sys.modules['atexit'] = None\n"
     ),
+    # The third pass: what the interpreter does as the script ends, and its first collection.
+    "atexit-os-exit-after-print": (
+        "import atexit, json, os\n"
+        "print(json.dumps({'passed': True}))\natexit.register(os._exit, 0)\n"
+    ),
+    "atexit-reads-file": (
+        "import atexit, json, os\n"
+        "def report():\n    print(json.dumps({'passed': True, 'reason': os.path.basename(__file__)}))\n"
+        "atexit.register(report)\n"
+    ),
+    "cycle-prints-to-replaced-stdout": (
+        "import json, os, sys\nsys.stdout = open(os.devnull, 'w')\n"
+        "class Conn:\n    def __del__(self):\n        print('closing')\n"
+        "c = Conn()\nc.me = c\ndel c\n"
+        "sys.__stdout__.write(json.dumps({'passed': True}) + '\\n')\n"
+    ),
+    "cycle-imports-in-finalizer": (
+        "import json, os\nprint(json.dumps({'passed': True}))\n"
+        "class L:\n    def __del__(self):\n        try:\n            import colorsys\n"
+        "        except ImportError:\n            os._exit(5)\n"
+        "held = L()\nheld.me = held\ndel held\n"
+    ),
+    "preloaded-import-in-finalizer": (
+        "import json\nprint(json.dumps({'passed': True}))\n"
+        "class Stats:\n    def __del__(self):\n        import json\n"
+        "        print(json.dumps({'calls': 3}))\n"
+        "stats = Stats()\n"
+    ),
+    "syntax-error": "print('{\"passed\": true}'\n",
     "streams": (
         "import json, sys\n"
         "said = [(s.name, s.mode, s.seekable(), s.line_buffering, s.write_through, s.encoding,\n"

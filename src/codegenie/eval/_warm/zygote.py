@@ -274,19 +274,26 @@ def _run_main(argv: list[str]) -> int:
     sys.modules["__main__"] = main
     code = 0
     interrupted = False
+    compiled = None
     try:
         with open(script, "rb") as source:
             compiled = compile(source.read(), script, "exec", dont_inherit=True)
         exec(compiled, main.__dict__)  # noqa: S102 - the rubric, which is what this process is for
     except SystemExit as exc:
-        code = _exit_code(exc)
+        _flush_io()
+        code = _exit_code(exc)  # the interpreter exits from here: __main__ keeps __file__
     except BaseException as exc:
+        _flush_io()
         tb = exc.__traceback__
         tb = tb.tb_next if tb is not None else None  # from the rubric's own frame on
         sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
         sys.excepthook(type(exc), exc.with_traceback(tb), tb)
         interrupted = type(exc) is KeyboardInterrupt  # the interpreter's test: not a subclass
         code = 1
+        _forget_file(main)
+    else:
+        _flush_io()
+        _forget_file(main)
     del main, compiled  # the module's, not this frame's, from here on
     code = _finish(code)
     if interrupted:  # as the interpreter ends on one: by SIGINT, or 130 where it is blocked
@@ -294,6 +301,21 @@ def _run_main(argv: list[str]) -> int:
         os.kill(os.getpid(), signal.SIGINT)
         code = 128 + signal.SIGINT
     return code
+
+
+def _flush_io() -> None:
+    """Flush stderr, then stdout, errors ignored: what the interpreter does as a script ends."""
+    for name in ("stderr", "stdout"):
+        try:
+            getattr(sys, name).flush()
+        except BaseException:
+            pass
+
+
+def _forget_file(main: types.ModuleType) -> None:
+    """Take ``__file__`` and ``__cached__`` from ``__main__``, as the interpreter does."""
+    for name in ("__file__", "__cached__"):
+        main.__dict__.pop(name, None)
 
 
 def _exit_code(exc: SystemExit) -> int:
@@ -345,6 +367,10 @@ def _finish(code: int) -> int:
     code = _flush(code)
     try:
         _default_signals()
+        if (
+            gc.isenabled()
+        ):  # the interpreter's first collection: the run's world still as it left it
+            gc.collect()
         _clear_modules()
     except BaseException:
         pass
@@ -429,8 +455,11 @@ def _clear_modules() -> None:
         for name, module in list(_MODULES.items())
         if (name == "__main__" or name not in _PRELOADED) and isinstance(module, types.ModuleType)
     ]
-    for name, _ in ran:
-        _MODULES.pop(name, None)
+    # The table emptied, as the interpreter empties it: an import in a finalizer fails. The
+    # worker's modules are held here, not freed: freeing them would copy the worker's memory.
+    names = {name for name, _ in ran}
+    kept = [module for name, module in _MODULES.items() if name not in names]
+    _MODULES.clear()
     gc.collect()
     for _, held in reversed(ran):
         module = held()
@@ -443,6 +472,7 @@ def _clear_modules() -> None:
             values[key] = None
         del module, values
     gc.collect()
+    del kept
 
 
 def _standard_streams() -> None:
