@@ -50,6 +50,7 @@ from codegenie.eval.rubrics import (
     Sandbox,
     choose_sandbox,
     rubric_traceback,
+    verdict_gist,
 )
 
 if TYPE_CHECKING:
@@ -541,8 +542,6 @@ class GradeReport(BaseModel):
 
 #: The most bytes of a rubric's verdict (as compact JSON) a result keeps whole.
 VERDICT_LIMIT: Final = 64 * 1024
-# The keys of the protocol, kept of a verdict too large to keep whole.
-_PROTOCOL_KEYS: Final = ("passed", "score", "reason")
 
 
 def _bounded(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -552,9 +551,9 @@ def _bounded(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
     size = len(json.dumps(verdict, separators=(",", ":"), ensure_ascii=False).encode())
     if size <= VERDICT_LIMIT:
         return verdict
-    kept: dict[str, Any] = {key: verdict[key] for key in _PROTOCOL_KEYS if key in verdict}
-    kept["omitted"] = f"the verdict took {size:,} bytes as JSON, more than {VERDICT_LIMIT:,}"
-    return kept
+    return verdict_gist(
+        verdict, f"the verdict took {size:,} bytes as JSON, more than {VERDICT_LIMIT:,}"
+    )
 
 
 def _counted(count: int, status: GradeStatus) -> str:

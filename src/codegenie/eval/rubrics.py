@@ -94,6 +94,7 @@ __all__ = (
     "SANDBOX_CHOICES",
     "STDERR_TAIL_LIMIT",
     "STDOUT_LIMIT",
+    "VERDICT_DEPTH",
     "RubricResult",
     "RubricStatus",
     "Sandbox",
@@ -103,6 +104,7 @@ __all__ = (
     "rubric_traceback",
     "run_rubric",
     "run_rubrics",
+    "verdict_gist",
     "verdict_problem",
 )
 
@@ -627,6 +629,13 @@ def _without_lone_surrogates(value: Any) -> Any:
     return value
 
 
+def verdict_gist(verdict: dict[str, Any], why: str) -> dict[str, Any]:
+    """Return what is kept of a verdict too large to keep whole: the protocol's keys, ``why``."""
+    kept: dict[str, Any] = {k: verdict[k] for k in ("passed", "score", "reason") if k in verdict}
+    kept["omitted"] = why
+    return kept
+
+
 #: The deepest a verdict may nest (objects and arrays) and be kept whole.
 VERDICT_DEPTH: Final = 64
 
@@ -641,15 +650,11 @@ def _within_depth(value: Any) -> Any:
     """
     if not isinstance(value, dict):
         return value
-    deepest = 0
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if deepest > VERDICT_DEPTH:
-            kept = {key: value[key] for key in ("passed", "score", "reason") if key in value}
-            kept["omitted"] = f"the verdict nests more than {VERDICT_DEPTH} levels deep"
-            return kept
+        if depth > VERDICT_DEPTH:
+            return verdict_gist(value, f"the verdict nests more than {VERDICT_DEPTH} levels deep")
         children = node.values() if isinstance(node, dict) else node
         stack += [(child, depth + 1) for child in children if isinstance(child, dict | list)]
     return value

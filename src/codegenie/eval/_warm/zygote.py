@@ -367,9 +367,8 @@ def _finish(code: int) -> int:
     code = _flush(code)
     try:
         _default_signals()
-        if (
-            gc.isenabled()
-        ):  # the interpreter's first collection: the run's world still as it left it
+        # The interpreter's first collection: the run's world still as it left it.
+        if gc.isenabled():
             gc.collect()
         _clear_modules()
     except BaseException:
