@@ -44,7 +44,6 @@ import contextlib
 import difflib
 import json
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Final, final
@@ -87,8 +86,6 @@ CONTAINERS_LIMIT: Final = 64
 #: room for a sample of as many files as a candidate may hold (:data:`ENTRIES_LIMIT`).
 VALUES_LIMIT: Final = ENTRIES_LIMIT + 64
 _KEYS: Final = frozenset({"case", "files", "sample"})
-#: A JSON string, escapes included (unrolled, so a long string is one fast loop).
-_STRING: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 #: How much of an over-long line is read at a time while it is passed over.
 _SKIP_CHUNK: Final = 1024 * 1024
 
@@ -187,8 +184,6 @@ class SamplesReader:
         "_known_set",
         "_over",
         "_problems",
-        "_unlisted",
-        "_unlisted_from",
     )
 
     def __init__(self, case_ids: Iterable[str]) -> None:
@@ -197,9 +192,7 @@ class SamplesReader:
         self._count = 0
         self._entries: list[tuple[int, str, str | None]] = []
         self._given: dict[str, set[str]] = {}
-        self._problems: list[JsonlProblem] = []
-        self._unlisted = 0
-        self._unlisted_from = 0
+        self._problems = _Capped()
         self._over: JsonlProblem | None = None
 
     @property
@@ -215,7 +208,7 @@ class SamplesReader:
     @property
     def failed(self) -> bool:
         """Whether any problem was found so far (the file will be refused)."""
-        return bool(self._problems) or self._unlisted > 0 or self._over is not None
+        return bool(self._problems) or self._over is not None
 
     def add(self, raw: bytes | None) -> tuple[str, str | None, dict[str, str]] | None:
         """Check the next line; return its ``(case, sample id or None, files)`` if it is a sample.
@@ -232,14 +225,16 @@ class SamplesReader:
             self._over = JsonlProblem(number, f"the file has more than {LINES_LIMIT:,} lines")
             return None
         if raw is None:
-            self._record([JsonlProblem(number, f"the line is longer than {LINE_LIMIT:,} bytes")])
+            self._problems.extend(
+                [JsonlProblem(number, f"the line is longer than {LINE_LIMIT:,} bytes")]
+            )
             return None
         if not raw.strip():
             return None
         found: list[JsonlProblem] = []
         entry = _parse(number, raw, self._known, self._known_set, found)
         if found:
-            self._record(found)
+            self._problems.extend(found)
             return None
         if entry is None:  # pragma: no cover - a line without a problem is a sample
             return None
@@ -259,7 +254,7 @@ class SamplesReader:
         places: list[JsonlPlace] = []
         counters: dict[str, int] = {}
         seen: dict[tuple[str, str], int] = {}
-        duplicates: list[JsonlProblem] = []
+        duplicates = _Capped()
         for line, case, given_id in self._entries:
             sample = given_id
             if sample is None:
@@ -274,35 +269,51 @@ class SamplesReader:
                 message = (
                     f"sample {sample!r} of case {case!r} is given twice (first on line {first})"
                 )
-                duplicates.append(JsonlProblem(line, message, case))
+                duplicates.extend([JsonlProblem(line, message, case)])
                 continue
             places.append(JsonlPlace(case, sample, line))
-        self._record(duplicates)
-        problems = sorted(self._problems, key=lambda problem: problem.line)
-        unlisted = self._unlisted + max(0, len(problems) - PROBLEMS_LIMIT)
-        if unlisted:
-            dropped = [problem.line for problem in problems[PROBLEMS_LIMIT:]]
-            first = min([*dropped, self._unlisted_from] if self._unlisted else dropped)
-            problems = problems[:PROBLEMS_LIMIT]
-            problems.append(
-                JsonlProblem(
-                    first,
-                    f"{unlisted:,} more problems from this line on are not listed "
-                    f"(only the first {PROBLEMS_LIMIT:,} are)",
-                )
+        listed = sorted(self._problems.kept + duplicates.kept, key=lambda problem: problem.line)
+        lost = [problem.line for problem in listed[PROBLEMS_LIMIT:]]
+        lost += [capped.first_lost for capped in (self._problems, duplicates) if capped.lost]
+        problems = listed[:PROBLEMS_LIMIT]
+        if lost:
+            unlisted = self._problems.lost + duplicates.lost + len(listed) - len(problems)
+            message = (
+                f"{unlisted:,} more problems from this line on are not listed "
+                f"(only the first {PROBLEMS_LIMIT:,} are)"
             )
+            problems.append(JsonlProblem(min(lost), message))
         if self._over is not None:
             problems.append(self._over)
         return places, problems
 
-    def _record(self, found: list[JsonlProblem]) -> None:
-        """Keep ``found`` up to :data:`PROBLEMS_LIMIT` problems; count the rest."""
-        room = max(0, PROBLEMS_LIMIT - len(self._problems))
-        self._problems.extend(found[:room])
-        for problem in found[room:]:
-            if not self._unlisted or problem.line < self._unlisted_from:
-                self._unlisted_from = problem.line
-            self._unlisted += 1
+
+@final
+class _Capped:
+    """Problems found in line order: the first :data:`PROBLEMS_LIMIT` kept, the rest counted.
+
+    Whatever is lost lies on or after ``first_lost``, which is on or after
+    every kept problem's line.
+    """
+
+    __slots__ = ("first_lost", "kept", "lost")
+
+    def __init__(self) -> None:
+        self.kept: list[JsonlProblem] = []
+        self.lost = 0
+        self.first_lost = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.kept)
+
+    def extend(self, found: Iterable[JsonlProblem]) -> None:
+        for problem in found:
+            if len(self.kept) < PROBLEMS_LIMIT:
+                self.kept.append(problem)
+            else:
+                if not self.lost:
+                    self.first_lost = problem.line
+                self.lost += 1
 
 
 def read_samples(
@@ -331,12 +342,17 @@ def read_samples(
 def _shape_problem(raw: bytes) -> str | None:
     """Return why ``raw`` holds too many JSON containers or values to parse, or ``None``.
 
-    Counted outside strings, before parsing: a line of ``[{},{},…]`` would
-    otherwise cost some sixty times its length in objects.
+    Counted outside strings, before parsing, in time and memory linear in
+    the line: a line of ``[{},{},…]`` or ``["ab","ab",…]`` would otherwise
+    cost many times its length in objects.
     """
     if raw.count(b"{") + raw.count(b"[") <= CONTAINERS_LIMIT and raw.count(b",") <= VALUES_LIMIT:
         return None  # the quick answer for every ordinary line: strings hold nothing counted
-    bare = _STRING.sub(b"", raw)
+    # Escapes go in pairs from the left, as bytes.replace scans: what is left of '"' delimits.
+    plain = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    if plain.count(b'"') > 4 * VALUES_LIMIT:
+        return _too_many_values()
+    bare = b"".join(plain.split(b'"')[0::2])
     containers = bare.count(b"{") + bare.count(b"[")
     if containers > CONTAINERS_LIMIT:
         return (
@@ -344,11 +360,15 @@ def _shape_problem(raw: bytes) -> str | None:
             "are read); a sample is one object with one 'files' object"
         )
     if bare.count(b",") > VALUES_LIMIT:
-        return (
-            f"the line holds more than {VALUES_LIMIT:,} JSON values; a sample holds no more "
-            f"files than a candidate may ({ENTRIES_LIMIT:,} entries)"
-        )
+        return _too_many_values()
     return None
+
+
+def _too_many_values() -> str:
+    return (
+        f"the line holds more than {VALUES_LIMIT:,} JSON values; a sample holds no more "
+        f"files than a candidate may ({ENTRIES_LIMIT:,} entries)"
+    )
 
 
 def _parse(
