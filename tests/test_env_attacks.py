@@ -17,16 +17,17 @@ import shutil
 import subprocess
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from codegenie.eval._env.build import build_environment
 from codegenie.eval._env.python import find_python
 from codegenie.eval._env.spec import EnvironmentSpec
-from codegenie.eval._env.store import open_environment, prune
+from codegenie.eval._env.store import listing_digest, open_environment, prune
 from codegenie.eval.errors import EnvironmentBuildFailed
 
-from .factory import make_bench
+from .factory import Bench, make_bench
 from .test_grade_environment import candidates, cli, declare, task_class
 from .test_grade_environment import script as cli_script
 from .wheels import make_wheel, offline_requirements
@@ -306,3 +307,180 @@ def test_an_interpreter_replaced_by_a_link_to_a_shell_is_damage(
     rebuilt = build_environment(spec_of(requirements), OWN, task_class="tiny")
     assert os.path.realpath(rebuilt.executable) != os.path.realpath("/bin/sh")
     assert open_environment(rebuilt.digest) is not None
+
+
+# --- A run under --sandbox none that rewrites a package in place, keeping size and times ------
+
+# Passes when answer.txt holds tinypkg's VERSION. A candidate answering "attack" rewrites
+# tinypkg in place as only an uncontained run can: its source with the same length, its
+# .pyc's magic spoiled (so Python recompiles the source), every time set back.
+STEALTH_RUBRIC = """\
+import json, os, sys
+from pathlib import Path
+import tinypkg
+
+def rewrite(path, change):
+    info = os.stat(path)
+    path.write_bytes(change(path.read_bytes()))
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+answer = (Path(sys.argv[2]) / "answer.txt").read_text().strip()
+if answer == "attack":
+    source = Path(tinypkg.__file__)
+    rewrite(source, lambda data: data.replace(b"1.0", b"2.0"))
+    for pyc in (source.parent / "__pycache__").glob("__init__.*.pyc"):
+        rewrite(pyc, lambda data: b"\\0\\0\\0\\0" + data[4:])
+passed = answer == tinypkg.VERSION
+print(json.dumps({"passed": passed, "reason": f"tinypkg {tinypkg.VERSION}"}))
+sys.exit(0 if passed else 1)
+"""
+
+
+def _listed(bench: Bench) -> dict[str, Any]:
+    done = cli(bench, "env", "list", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)["environments"]
+    return dict(row)
+
+
+def test_a_stealthy_rewrite_by_a_sandbox_none_run_is_damage_and_a_wrong_candidate_fails(
+    tmp_path: Path, env_dir: Path, wheels: Path
+) -> None:
+    """Same length, times set back, .pyc spoiled: env list says damaged, the next grade rebuilds."""
+    bench = make_bench(tmp_path / "repo")
+    offline_requirements(bench.base / "envs" / "tiny.txt", wheels, "tinypkg==1.0")
+    task_class(bench, "tiny-task", STEALTH_RUBRIC)
+    declare(bench, "tiny-task", environment="envs/tiny.txt")
+
+    def graded(answer: str, *options: str) -> subprocess.CompletedProcess[str]:
+        given = candidates(tmp_path / f"cands-{answer}", {"example": answer})
+        return cli(bench, "grade", "tiny-task", str(given), "--format", "json", *options)
+
+    attack = graded("attack", "--sandbox", "none")
+    assert attack.returncode == 1, attack.stderr
+    listed = _listed(bench)
+    assert listed["built"] is False
+    assert listed["state"] == "damaged"
+    assert "not the ones built" in listed["damage"]
+    text = cli(bench, "env", "list").stdout
+    assert "damaged: " in text
+    assert "`env build tiny-task` builds it again" in text
+
+    refused = graded("2.0", "--sandbox", "none", "--no-build")
+    assert refused.returncode == 4, refused.stderr
+    error = json.loads(refused.stdout)["error"]
+    assert error["type"] == "EnvironmentNotBuilt"
+    assert error["attributes"]["damage"] == listed["damage"]
+    assert "is damaged: " in error["message"]
+    given = tmp_path / "cands-2.0"
+    said = cli(bench, "grade", "tiny-task", str(given), "--sandbox", "none", "--no-build").stderr
+    assert "codegenie-bench env build tiny-task" in said
+
+    wrong = graded("2.0", "--sandbox", "none")  # what the rewritten package says
+    assert "is damaged" in wrong.stderr
+    assert "building the environment of tiny-task" in wrong.stderr
+    assert wrong.returncode == 1, wrong.stderr
+    assert json.loads(wrong.stdout)["results"][0]["status"] == "failed"
+    assert _listed(bench)["state"] == "built"
+
+
+def _same_length(path: Path) -> None:
+    info = path.stat()
+    path.write_bytes(path.read_bytes().replace(b"1.0", b"6.6"))
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+def _spoiled_magic(path: Path) -> None:
+    pyc = next(path.parent.glob("__pycache__/__init__.*.pyc"))
+    info = pyc.stat()
+    data = pyc.read_bytes()
+    pyc.write_bytes(bytes([data[0] ^ 1]) + data[1:])
+    os.utime(pyc, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+def _to_symlink(path: Path) -> None:
+    copy = path.parent.parent / "copy-of-init.py"
+    shutil.copy2(path, copy)
+    path.unlink()
+    path.symlink_to(copy)
+
+
+def _xattr(path: Path) -> None:
+    try:
+        os.setxattr(path, "user.codegenie-test", b"planted")
+    except OSError as exc:
+        pytest.skip(f"no extended attributes here: {exc}")
+
+
+def _owner(path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a file to another user")
+    os.chown(path, 65534, 65534)
+
+
+def _directory_mode(path: Path) -> None:
+    path.parent.parent.chmod(0o777)  # site-packages: now anyone may plant a module
+
+
+STEALTHY: dict[str, Any] = {
+    "same-length-rewrite-times-restored": _same_length,
+    "pyc-magic-spoiled-times-restored": _spoiled_magic,
+    "file-replaced-by-a-link-to-a-copy": _to_symlink,
+    "pth-file-added": lambda path: (path.parent.parent / "zz.pth").write_text("import os\n"),
+    "sitecustomize-added": lambda path: (path.parent.parent / "sitecustomize.py").write_text(""),
+    "file-removed": lambda path: path.unlink(),
+    "extended-attribute-set": _xattr,
+    "owner-changed": _owner,
+    "directory-mode-changed": _directory_mode,
+    "setuid-bit-set": lambda path: path.chmod(0o4644),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(STEALTHY))
+def test_each_change_to_an_environment_is_damage_that_env_list_reports(
+    tmp_path: Path, env_dir: Path, wheels: Path, damage: str
+) -> None:
+    """Contents, kinds, names, owners, modes, extended attributes: env list says damaged."""
+    assert OWN is not None
+    bench = make_bench(tmp_path / "repo")
+    requirements = offline_requirements(bench.base / "envs" / "tiny.txt", wheels, "tinypkg==1.0")
+    task_class(bench, "tiny-task")
+    declare(bench, "tiny-task", environment="envs/tiny.txt")
+    built = build_environment(spec_of(requirements), OWN, task_class="tiny-task")
+    assert _listed(bench)["built"] is True
+    STEALTHY[damage](next(built.path.rglob("tinypkg/__init__.py")))
+    listed = _listed(bench)
+    assert (listed["built"], listed["digest"]) == (False, built.digest)
+    assert listed["state"] == "damaged"
+    assert listed["damage"]
+    rebuilt = build_environment(spec_of(requirements), OWN, task_class="tiny-task")
+    assert open_environment(rebuilt.digest) is not None
+    assert not list(rebuilt.path.rglob("sitecustomize.py"))
+
+
+def test_a_copy_of_the_same_contents_is_not_damage_and_is_read_once(
+    tmp_path: Path, env_dir: Path, wheels: Path
+) -> None:
+    """A cache restored (new inodes, times to the second) is verified by contents, then kept."""
+    assert OWN is not None
+    bench = make_bench(tmp_path / "repo")
+    requirements = offline_requirements(bench.base / "envs" / "tiny.txt", wheels, "tinypkg==1.0")
+    task_class(bench, "tiny-task")
+    declare(bench, "tiny-task", environment="envs/tiny.txt")
+    built = build_environment(spec_of(requirements), OWN, task_class="tiny-task")
+    restored = tmp_path / "restored"
+    shutil.copytree(built.path, restored, symlinks=True)
+    for path in [restored, *restored.rglob("*")]:
+        if not path.is_symlink():
+            whole = path.stat().st_mtime_ns // 10**9 * 10**9  # as GNU tar keeps them
+            os.utime(path, ns=(whole, whole))
+    shutil.rmtree(built.path)
+    restored.rename(built.path)
+    assert _listed(bench)["built"] is True
+    verified = env_dir / f".{built.path.name}.verified"
+    assert verified.read_text().strip() == listing_digest(built.path)[0]
+    module = next(built.path.rglob("tinypkg/__init__.py"))
+    module.write_bytes(module.read_bytes())  # written, the same bytes: still whole
+    assert _listed(bench)["built"] is True
+    _same_length(module)
+    assert _listed(bench)["built"] is False

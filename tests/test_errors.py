@@ -215,7 +215,16 @@ EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
     (
         EnvironmentNotBuilt("np-task", "blake2b:ab"),
         4,
-        {"task_class": "np-task", "digest": "blake2b:ab"},
+        {"task_class": "np-task", "digest": "blake2b:ab", "damage": None},
+    ),
+    (
+        EnvironmentNotBuilt("np-task", "blake2b:ab", "its record names another digest"),
+        4,
+        {
+            "task_class": "np-task",
+            "digest": "blake2b:ab",
+            "damage": "its record names another digest",
+        },
     ),
     (
         errors.ExecutorUnavailable("ray", "10.0.0.5:6379", "ConnectionError: no cluster"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from codegenie.eval._samples.directory import Unmatched, find_samples, unmatched
+from codegenie.eval._samples.directory import SAMPLES_LIMIT, Unmatched, find_samples, unmatched
 
 
 def make(root: Path, *names: str) -> None:
@@ -49,3 +49,20 @@ def test_entries_that_are_no_case_are_named_with_the_closest_ids(tmp_path: Path)
         Unmatched("zzz", ()),
     )
     assert unmatched(str(tmp_path / "missing"), ["add"]) == ()
+
+
+def test_a_case_directory_past_the_limit_is_one_problem_and_is_not_listed_whole(
+    tmp_path: Path,
+) -> None:
+    """One entry more than the limit: one problem for the case, not one per entry; at it, read."""
+    over = tmp_path / "over"
+    over.mkdir()
+    for number in range(SAMPLES_LIMIT + 1):
+        (over / f"junk-{number}.txt").touch()
+    at = tmp_path / "at"
+    at.mkdir()
+    for number in range(SAMPLES_LIMIT):
+        (at / f"s{number}").mkdir()
+    found = find_samples(str(tmp_path), ["over", "at"])
+    assert found.problems == ((str(over), f"holds more than {SAMPLES_LIMIT:,} samples (entries)"),)
+    assert len(found.samples["at"]) == SAMPLES_LIMIT

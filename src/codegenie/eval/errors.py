@@ -812,26 +812,31 @@ class EnvironmentBuildFailed(EvalError):
 class EnvironmentNotBuilt(EvalError):
     """``--no-build`` was given and a task class's environment is not built (or is damaged).
 
-    ``task_class`` is the slug, ``digest`` the environment it needs.
+    ``task_class`` is the slug, ``digest`` the environment it needs,
+    ``damage`` why the directory kept under that digest is not used (a file
+    of it changed since it was built, …), ``None`` when there is none.
     Raised before any rubric runs. Exit 4.
     """
 
     code = "environment-not-built"
     exit_code = 4
-    fields = ("task_class", "digest")
+    fields = ("task_class", "digest", "damage")
 
-    def __init__(self, task_class: str, digest: str) -> None:
+    def __init__(self, task_class: str, digest: str, damage: str | None = None) -> None:
         self.task_class = task_class
         self.digest = digest
+        self.damage = damage
+        state = "is not built" if damage is None else f"is damaged: {damage}"
         super().__init__(
             f"the environment of task class {task_class!r} "
-            f"({digest.removeprefix('blake2b-256:')[:12]}) is not built"
+            f"({digest.removeprefix('blake2b-256:')[:12]}) {state}"
         )
 
     @property
     def hint(self) -> str:
         """The command that builds it."""
-        return f"run `codegenie-bench env build {self.task_class}`, or drop --no-build"
+        again = "" if self.damage is None else " (it removes the damaged one and builds it again)"
+        return f"run `codegenie-bench env build {self.task_class}`{again}, or drop --no-build"
 
 
 @final

@@ -40,10 +40,13 @@ from codegenie.eval._env.spec import (
     uv_version,
 )
 from codegenie.eval._env.store import (
+    RECORD_FORMAT,
     RECORD_NAME,
     WORK_PREFIX,
     Environment,
+    contents_digest,
     environments_dir,
+    inspect_environment,
     installed_digest,
     listing_digest,
     open_environment,
@@ -136,11 +139,16 @@ def build_environment(
             raise failure("store", f"cannot use {root}: {exc.strerror or exc}") from None
         if problem is not None:
             raise failure("store", f"will not keep environments in {root}: {problem}")
-        kept = open_environment(digest)  # built by another while this one waited
-        if kept is not None:
-            return kept
+        found = inspect_environment(digest)  # built by another while this one waited?
+        if found.environment is not None:
+            return found.environment
         if os.path.lexists(target):
             remove_tree(target)  # damaged: never used, built again
+        if progress is not None and found.damage is not None:
+            progress(
+                f"the environment of {task_class} ({short_digest(digest)}) is damaged: "
+                f"{found.damage}; removed"
+            )
         if progress is not None:
             progress(
                 f"building the environment of {task_class} ({short_digest(digest)}, "
@@ -196,9 +204,10 @@ def _build_into(
             f"got Python {facts.get('version')}",
         )
     packages = installed_digest(work)
+    contents = contents_digest(work)
     listing, size, files = listing_digest(work)
     record = {
-        "format": 1,
+        "format": RECORD_FORMAT,
         "digest": digest,
         "python": facts["version"],
         "python_request": spec.python,
@@ -212,5 +221,6 @@ def _build_into(
         "size": size,
         "files": files,
         "listing": listing,
+        "contents": contents,
     }
     write_atomically(work / RECORD_NAME, json.dumps(record, indent=2).encode() + b"\n")

@@ -20,7 +20,7 @@ from codegenie.eval._env.build import build_environment
 from codegenie.eval._env.python import Python, find_python
 from codegenie.eval._env.requirements import requirements_problems
 from codegenie.eval._env.spec import REQUIREMENTS_LIMIT, EnvironmentSpec
-from codegenie.eval._env.store import Environment, open_environment
+from codegenie.eval._env.store import Environment, inspect_environment
 from codegenie.eval._paths import FileRefused, read_regular_file
 from codegenie.eval.errors import EnvironmentBuildFailed, EnvironmentNotBuilt, PythonUnavailable
 
@@ -88,10 +88,10 @@ def ready_environment(
         ready = build_environment(spec, python, task_class=task_class, progress=progress)
     else:
         digest = spec.digest(python)
-        kept = open_environment(digest)
-        if kept is None:
-            raise EnvironmentNotBuilt(task_class, digest)
-        ready = kept
+        found = inspect_environment(digest)
+        if found.environment is None:
+            raise EnvironmentNotBuilt(task_class, digest, found.damage)
+        ready = found.environment
     # One environment serves every bench whose file has these bytes: this one's is named.
     requirements = None if spec.requirements is None else str(spec.requirements)
     return dataclasses.replace(ready, requirements=requirements, declared=spec)

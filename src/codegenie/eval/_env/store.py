@@ -5,18 +5,37 @@ Environments live in the user's cache (``$CODEGENIE_ENV_DIR``, else
 by its hex digits. A directory is an environment only once it holds its
 record, :data:`RECORD_NAME`: the build writes it last, in a temporary
 directory that is then renamed into place (:mod:`.build`), so a half-built
-environment is never found. The record lists what the build left — every
-file's and link's name, size and modification time, in one digest — and
-:func:`open_environment` compares the directory with it before handing the
-environment out: a file deleted, added, truncated or rewritten since (as a
-run under ``--sandbox none`` could) makes the environment damaged, and a
-damaged one is never used (it is rebuilt). Contents are not hashed: that
-would read every byte of every package on every command.
+environment is never found. The record holds two digests of what the build
+left, and :func:`inspect_environment` compares the directory with them
+before the environment is handed out:
+
+- :func:`listing_digest`, of every entry's status as the file system keeps
+  it: name, kind, size, mode, owner, link count, inode, modification *and
+  change* time (``st_ctime``), a link's target. It costs a walk and an
+  ``lstat`` per entry, and it moves with any change to a file: no process
+  can set a change time back (``utime`` sets the others, and sets it to
+  now), so a rewrite that keeps a file's size and restores its times, a
+  spoiled ``.pyc``, a new ``chmod``, ``chown`` or extended attribute all
+  move it;
+- :func:`contents_digest`, of what a run can observe: every entry's name,
+  kind, mode, owner and extended attributes, a file's bytes, a link's
+  target. Read only when the listing differs from the one last verified —
+  after a run under ``--sandbox none`` wrote into the environment, or a
+  cache was restored (new inodes and change times, the same contents):
+  equal contents make that listing the verified one (kept beside the
+  environment, ``.<hex>.verified``), different ones make the environment
+  damaged.
+
+A damaged environment is never used: :func:`inspect_environment` says why,
+``env list`` shows it, and the next build removes it and builds it again.
+The record is no signature: whoever can write to the store (a run under
+``--sandbox none`` can) can rewrite it too.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -28,16 +47,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, final
 
+from codegenie.eval._atomic import write_atomically
 from codegenie.eval._env.lock import try_lock
 from codegenie.eval._env.spec import DIGEST_LABEL, EnvironmentSpec
 from codegenie.eval._paths import cache_dir
 from codegenie.eval._sandbox.policy import Interpreter, interpreter_prefixes
 
 __all__ = (
+    "RECORD_FORMAT",
     "RECORD_NAME",
+    "VERIFIED_SUFFIX",
     "Environment",
+    "Inspected",
     "built_environments",
+    "contents_digest",
     "environments_dir",
+    "inspect_environment",
     "installed_digest",
     "listing_digest",
     "open_environment",
@@ -50,8 +75,12 @@ __all__ = (
 RECORD_NAME: Final = ".codegenie-environment.json"
 #: Prefix of the directories builds work in (and of those being removed).
 WORK_PREFIX: Final = ".work-"
-_RECORD_FORMAT: Final = 1
+#: Suffix of the file beside an environment (``.<hex>.verified``) holding its verified listing.
+VERIFIED_SUFFIX: Final = ".verified"
+#: The record's format: 2 added the contents digest (a record of 1 is an environment to rebuild).
+RECORD_FORMAT: Final = 2
 _RECORD_LIMIT: Final = 1024 * 1024
+_CHUNK: Final = 1024 * 1024
 
 
 def environments_dir() -> Path:
@@ -94,38 +123,101 @@ def _private(root: Path) -> bool:
         return False
 
 
-def listing_digest(root: Path | str) -> tuple[str, int, int]:
-    """Return ``(digest, total bytes, files)`` of what is under ``root``, its record left out.
+def _entries(top: str) -> Iterator[tuple[str, str, os.stat_result]]:
+    """Yield ``(relative name, path, lstat)`` of every entry under ``top``, sorted, depth first.
 
-    Covers each entry's relative name and kind, a file's size and
-    modification time, a link's target; directories by name only.
+    Links are not followed; the record at the top is left out.
     """
-    digest = hashlib.blake2b(digest_size=32)
-    total = files = 0
-    top = os.fspath(root)
-    for directory, names, filenames in os.walk(top):
-        names.sort()
-        relative = os.path.relpath(directory, top)
-        for name in sorted(filenames) + [
-            n for n in names if os.path.islink(os.path.join(directory, n))
-        ]:
-            if relative == "." and name == RECORD_NAME:
+    pending = [("", top)]
+    while pending:
+        relative, directory = pending.pop()
+        with os.scandir(directory) as listing:
+            names = sorted(entry.name for entry in listing)
+        below: list[tuple[str, str]] = []
+        for name in names:
+            if not relative and name == RECORD_NAME:
                 continue
             path = os.path.join(directory, name)
             entry = os.path.join(relative, name)
             status = os.lstat(path)
-            if stat.S_ISLNK(status.st_mode):
-                line = f"L {entry} {os.readlink(path)}"
-            else:
-                line = f"F {entry} {status.st_size} {status.st_mtime_ns} {status.st_mode & 0o777:o}"
-                total += status.st_size
-                files += 1
-            digest.update(line.encode("utf-8", "surrogateescape") + b"\0")
-        for name in names:
+            yield entry, path, status
+            if stat.S_ISDIR(status.st_mode):
+                below.append((entry, path))
+        pending.extend(reversed(below))
+
+
+def _line(*parts: object) -> bytes:
+    return " ".join(map(str, parts)).encode("utf-8", "surrogateescape") + b"\0"
+
+
+def listing_digest(root: Path | str) -> tuple[str, int, int]:
+    """Return ``(digest, total bytes, files)`` of the status of what is under ``root``.
+
+    Covers each entry's relative name and kind; its mode, owner, group,
+    inode and change time; a file's size, link count and modification
+    time; a link's target. Its record is left out. Any change to an entry
+    moves it, and so does a copy of the same contents (other inodes).
+    """
+    digest = hashlib.blake2b(digest_size=32)
+    total = files = 0
+    for entry, path, status in _entries(os.fspath(root)):
+        common = (status.st_mode, status.st_uid, status.st_gid, status.st_ino, status.st_ctime_ns)
+        if stat.S_ISLNK(status.st_mode):
+            digest.update(_line("L", entry, *common, os.readlink(path)))
+        elif stat.S_ISDIR(status.st_mode):
+            digest.update(_line("D", entry, *common, status.st_mtime_ns))
+        else:
             digest.update(
-                f"D {os.path.join(relative, name)}".encode("utf-8", "surrogateescape") + b"\0"
+                _line("F", entry, *common, status.st_size, status.st_nlink, status.st_mtime_ns)
             )
+            total += status.st_size
+            files += 1
     return digest.hexdigest(), total, files
+
+
+def contents_digest(root: Path | str) -> str:
+    """Return a digest of what a run can observe under ``root``: its record left out.
+
+    Covers each entry's relative name and kind, mode (all of its bits),
+    owner, group and extended attributes; a file's bytes; a link's target.
+    Not times, sizes or inodes: a copy of the same tree has the same one.
+    Reads every byte. Raises ``OSError`` when an entry cannot be read.
+    """
+    digest = hashlib.blake2b(digest_size=32)
+    for entry, path, status in _entries(os.fspath(root)):
+        kind = stat.S_IFMT(status.st_mode)
+        digest.update(
+            _line(kind, entry, stat.S_IMODE(status.st_mode), status.st_uid, status.st_gid)
+        )
+        if stat.S_ISLNK(status.st_mode):
+            digest.update(_line("->", os.readlink(path)))
+            continue
+        for name in sorted(_xattrs(path)):
+            value = os.getxattr(path, name, follow_symlinks=False)
+            digest.update(_line("x", name, len(value)) + value)
+        if stat.S_ISREG(status.st_mode):
+            digest.update(_file_digest(path))
+    return digest.hexdigest()
+
+
+def _xattrs(path: str) -> list[str]:
+    try:
+        return os.listxattr(path, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
+            return []
+        raise
+
+
+def _file_digest(path: str) -> bytes:
+    content = hashlib.blake2b(digest_size=32)
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        while chunk := os.read(fd, _CHUNK):
+            content.update(chunk)
+    finally:
+        os.close(fd)
+    return content.digest()
 
 
 def installed_digest(root: Path | str) -> str:
@@ -268,36 +360,99 @@ def _read_record(path: Path) -> dict[str, Any] | None:
         record = json.loads(data)
     except ValueError:
         return None
-    if not isinstance(record, dict) or record.get("format") != _RECORD_FORMAT:
+    return record if isinstance(record, dict) else None
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Inspected:
+    """What the store holds under a digest: the ``environment`` when whole, else ``damage``.
+
+    Both ``None``: not built (or the store is not this user's alone, which
+    building reports). ``damage`` says, in a clause, why the directory
+    there is not used.
+    """
+
+    environment: Environment | None
+    damage: str | None = None
+
+
+def inspect_environment(digest: str, *, check: bool = True) -> Inspected:
+    """Return the built environment of ``digest``, or why there is none (see :class:`Inspected`).
+
+    Damaged: a link or another kind in its place, no readable record, a
+    record of another format or digest, or (``check``) a directory whose
+    listing is not the last one verified and whose contents are not the
+    built ones. Contents found equal make the new listing the verified one
+    (kept beside the environment when the store lets it: otherwise the
+    contents are read again next time).
+    """
+    root = environments_dir()
+    path = root / digest.removeprefix(DIGEST_LABEL)
+    mode = _lstat_mode(path)
+    if not _private(root) or mode == 0:
+        return Inspected(None)
+    if not stat.S_ISDIR(mode):  # a link is not an environment, even to a whole one
+        return Inspected(None, "it is not a directory (a link, or another kind of file)")
+    record = _read_record(path)
+    if record is None:
+        return Inspected(None, f"its record ({RECORD_NAME}) is missing or unreadable")
+    if record.get("format") != RECORD_FORMAT:
+        return Inspected(None, "it was built by another version of codegenie-eval")
+    if record.get("digest") != digest:
+        return Inspected(None, "its record names another digest")
+    try:
+        environment = Environment.from_record(path, record)
+    except (KeyError, TypeError):
+        return Inspected(None, "its record lacks a field")
+    if not check:
+        return Inspected(environment)
+    try:
+        listing = listing_digest(path)[0]
+        if listing in (record.get("listing"), _verified_listing(path)):
+            return Inspected(environment)
+        contents = contents_digest(path)
+    except OSError as exc:
+        return Inspected(None, f"it cannot be read: {exc.strerror or exc}")
+    if contents != record.get("contents"):
+        return Inspected(
+            None,
+            "its files are not the ones built (contents, names, kinds, modes, owners or "
+            "extended attributes changed)",
+        )
+    with contextlib.suppress(OSError):
+        write_atomically(_verified_path(path), f"{listing}\n".encode())
+    return Inspected(environment)
+
+
+def _verified_path(path: Path) -> Path:
+    """Where the listing last verified by contents is kept: beside the environment, hidden.
+
+    Not inside it: writing there would move the listing of whoever walks it meanwhile.
+    """
+    return path.parent / f".{path.name}{VERIFIED_SUFFIX}"
+
+
+def _verified_listing(path: Path) -> str | None:
+    try:
+        fd = os.open(_verified_path(path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
         return None
-    return record
+    try:
+        data = os.read(fd, 256) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data.decode("ascii", "replace").strip() or None
 
 
 def open_environment(digest: str, *, check: bool = True) -> Environment | None:
     """Return the built environment of ``digest``, or ``None``: not built, or damaged.
 
-    Damaged: no readable record, a record of another digest, or (``check``)
-    a directory that no longer holds what the record lists.
+    :func:`inspect_environment`, without the reason.
     """
-    root = environments_dir()
-    path = root / digest.removeprefix(DIGEST_LABEL)
-    if not _private(root) or not stat.S_ISDIR(_lstat_mode(path)):
-        return None  # a link is not an environment, even to a whole one
-    record = _read_record(path)
-    if record is None or record.get("digest") != digest:
-        return None
-    try:
-        environment = Environment.from_record(path, record)
-    except (KeyError, TypeError):
-        return None
-    if check:
-        try:
-            listing = listing_digest(path)[0]
-        except OSError:
-            return None
-        if listing != record.get("listing"):
-            return None
-    return environment
+    return inspect_environment(digest, check=check).environment
 
 
 def _lstat_mode(path: Path) -> int:
@@ -341,6 +496,8 @@ def built_environments() -> Iterator[tuple[Path, Environment | None]]:
 def remove_tree(path: Path) -> None:
     """Remove ``path`` for good: first renamed aside (so it is never found half-removed)."""
     aside = path.parent / f"{WORK_PREFIX}removed-{uuid.uuid4().hex}"
+    with contextlib.suppress(OSError):
+        os.unlink(_verified_path(path))
     try:
         os.rename(path, aside)
     except FileNotFoundError:
@@ -374,6 +531,11 @@ def prune(keep: set[str]) -> list[Path]:
         removed.append(path)
     with contextlib.suppress(OSError):
         for name in sorted(os.listdir(root)):
+            if name.startswith(".") and name.endswith(VERIFIED_SUFFIX):
+                if not stat.S_ISDIR(_lstat_mode(root / name[1 : -len(VERIFIED_SUFFIX)])):
+                    with contextlib.suppress(OSError):
+                        os.unlink(root / name)
+                continue
             if not name.startswith(WORK_PREFIX):
                 continue
             owner = name.removeprefix(WORK_PREFIX).split("-", 1)[0]

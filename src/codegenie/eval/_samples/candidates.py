@@ -8,10 +8,11 @@ before any rubric runs, and yields a :class:`Candidates`:
 - a directory of samples (``sampled=True``, ``grade --samples``):
   ``CANDIDATES/<case-id>/<sample-id>/``, read by
   :func:`~codegenie.eval._samples.directory.find_samples`;
-- a JSON Lines file of samples (always sampled), read and checked whole by
-  :func:`~codegenie.eval._samples.jsonl.read_samples`, then written out as a
-  directory of samples in a private temporary directory, removed when the
-  context ends, however it ends.
+- a JSON Lines file of samples (always sampled), read one line at a time
+  and checked whole by a :class:`~codegenie.eval._samples.jsonl.SamplesReader`,
+  each sample written out as it is read into a private temporary directory
+  (so memory holds one line, not the file), removed when the context ends,
+  however it ends.
 
 Every problem (a line that is not a sample, a case the task class does not
 have, an entry of a case's directory that is not a sample) is reported at
@@ -36,7 +37,7 @@ from typing import final
 
 from codegenie.eval._run.digest import DIGEST_LABEL, labelled, tree_digest
 from codegenie.eval._samples.directory import Unmatched, find_samples, unmatched
-from codegenie.eval._samples.jsonl import FILE_LIMIT, read_samples, write_sample
+from codegenie.eval._samples.jsonl import FILE_LIMIT, SamplesReader, lines_of, write_files
 from codegenie.eval._tree import NO_BOUNDS
 from codegenie.eval.errors import CandidatesDirInvalid, SampleProblem, SamplesInvalid
 
@@ -154,35 +155,55 @@ def _from_directory(path: Path, shown: Path, known: list[str], *, sampled: bool)
 
 @contextmanager
 def _from_jsonl(path: Path, shown: Path, known: list[str]) -> Iterator[Candidates]:
+    """Read, check and write out a JSON Lines file's samples one line at a time.
+
+    Each line's files are written to a directory of its own (by line) as
+    soon as the line is checked, and only its case, id and line are kept;
+    once the whole file is read and found valid, each line's directory is
+    moved to ``<case>/<sample>``. What this holds in memory is bounded by
+    the reader's limits, whatever the file holds; a file with any problem
+    is refused with all of them, and everything written is removed.
+    """
     hasher = hashlib.blake2b(digest_size=32)
+    top = Path(tempfile.mkdtemp(prefix="codegenie-samples-"))
     try:
-        with open(path, "rb") as file:
-            size = os.fstat(file.fileno()).st_size
-            if size > FILE_LIMIT:
-                message = f"the file holds more than {FILE_LIMIT:,} bytes"
-                raise SamplesInvalid(shown, (SampleProblem(shown, None, message),))
-            lines = list(file)
-    except OSError as exc:
-        raise CandidatesDirInvalid(shown, f"cannot be read: {exc.strerror or exc}") from None
-    for line in lines:
-        hasher.update(line)
-    samples, problems = read_samples(lines, known)
-    if problems:
-        raise SamplesInvalid(
-            shown,
-            tuple(SampleProblem(shown, p.line, p.message, p.case) for p in problems),
-        )
-    root = Path(tempfile.mkdtemp(prefix="codegenie-samples-"))
-    try:
+        root = top / "samples"
+        staged = top / "lines"
+        os.mkdir(root, 0o755)
+        os.mkdir(staged, 0o755)
+        reader = SamplesReader(known)
+        try:
+            with open(path, "rb") as file:
+                size = os.fstat(file.fileno()).st_size
+                if size > FILE_LIMIT:
+                    message = f"the file holds more than {FILE_LIMIT:,} bytes"
+                    raise SamplesInvalid(shown, (SampleProblem(shown, None, message),))
+                for raw in lines_of(file):
+                    entry = reader.add(raw)
+                    if reader.full:
+                        break
+                    if raw is None or reader.failed:
+                        continue  # refused anyway: neither its digest nor its samples are needed
+                    hasher.update(raw)
+                    if entry is not None:
+                        write_files(entry[2], os.fspath(staged / str(reader.lines)))
+        except OSError as exc:
+            raise CandidatesDirInvalid(shown, f"cannot be read: {exc.strerror or exc}") from None
+        places, problems = reader.finish()
+        if problems:
+            raise SamplesInvalid(
+                shown,
+                tuple(SampleProblem(shown, p.line, p.message, p.case) for p in problems),
+            )
         by_case: dict[str, list[Sample]] = {}
-        for sample in samples:
-            case_directory = root / sample.case
-            if sample.case not in by_case:
+        for place in places:
+            case_directory = root / place.case
+            if place.case not in by_case:
                 os.mkdir(case_directory, 0o755)
-                by_case[sample.case] = []
-            directory = case_directory / sample.sample
-            write_sample(sample, os.fspath(directory))
-            by_case[sample.case].append(Sample(sample.sample, directory))
+                by_case[place.case] = []
+            directory = case_directory / place.sample
+            os.rename(staged / str(place.line), directory)
+            by_case[place.case].append(Sample(place.sample, directory))
         yield Candidates(
             root=root,
             shown_as=shown,
@@ -194,7 +215,7 @@ def _from_jsonl(path: Path, shown: Path, known: list[str]) -> Iterator[Candidate
             },
         )
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def _case_of(where: str, root: Path) -> str | None:

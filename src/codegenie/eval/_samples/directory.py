@@ -5,10 +5,12 @@ candidate directory, sorted by id: each is one sample, graded as a
 candidate directory. Sample ids follow the case-id rules; an entry that
 breaks them, or is not a directory (a file, a link), is a problem named
 with its path, not a sample. A case without a candidate directory has no
-samples (``grade`` reports it missing); one whose directory holds no sample
-is a problem. :func:`unmatched` names the entries of ``CANDIDATES`` that
-are no case's, with the closest case ids: a typo in a directory name would
-otherwise only show as a missing case.
+samples (``grade`` reports it missing); one whose directory holds no sample,
+or more than :data:`SAMPLES_LIMIT` entries (counted as they are listed, so
+that a directory of millions costs no more than the limit), is a problem.
+:func:`unmatched` names the entries of ``CANDIDATES`` that are no case's,
+with the closest case ids: a typo in a directory name would otherwise only
+show as a missing case.
 """
 
 from __future__ import annotations
@@ -64,12 +66,12 @@ def find_samples(candidates: str, case_ids: Iterable[str]) -> FoundSamples:
             continue
         found: list[tuple[str, str]] = []
         try:
-            with os.scandir(directory) as listing:
-                entries = sorted(
-                    (entry.name, entry.is_dir(follow_symlinks=False)) for entry in listing
-                )
+            entries = _listed(directory)
         except OSError as exc:
             problems.append((directory, f"cannot be listed: {exc.strerror or exc}"))
+            continue
+        if entries is None:
+            problems.append((directory, f"holds more than {SAMPLES_LIMIT:,} samples (entries)"))
             continue
         for name, is_directory in entries:
             path = os.path.join(directory, name)
@@ -80,13 +82,26 @@ def find_samples(candidates: str, case_ids: Iterable[str]) -> FoundSamples:
                 problems.append((path, "is not a sample: not a directory"))
             else:
                 found.append((name, path))
-        if len(found) > SAMPLES_LIMIT:
-            problems.append((directory, f"holds more than {SAMPLES_LIMIT:,} samples"))
-        elif not found:
+        if not found:
             problems.append((directory, "holds no sample (a directory per sample)"))
         else:
             samples[case_id] = tuple(found)
     return FoundSamples(samples, tuple(sorted(problems)))
+
+
+def _listed(directory: str) -> list[tuple[str, bool]] | None:
+    """Return ``directory``'s entries (name, whether a directory), sorted; ``None`` past the limit.
+
+    Counted as they are read: a directory of millions of entries costs no
+    more than :data:`SAMPLES_LIMIT` of them. Raises ``OSError``.
+    """
+    entries: list[tuple[str, bool]] = []
+    with os.scandir(directory) as listing:
+        for entry in listing:
+            if len(entries) == SAMPLES_LIMIT:
+                return None
+            entries.append((entry.name, entry.is_dir(follow_symlinks=False)))
+    return sorted(entries)
 
 
 def unmatched(candidates: str, case_ids: Iterable[str]) -> tuple[Unmatched, ...]:

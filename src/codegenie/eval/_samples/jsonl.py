@@ -3,9 +3,12 @@
 A line is ``{"case": "<case-id>", "files": {"<relative path>": "<text>"}}``
 with an optional ``"sample": "<id>"``; a line without one is numbered in
 file order within its case (``"1"``, ``"2"``, …, skipping the ids other
-lines give). :func:`read_samples` reads the whole file and returns the
-samples *and* every problem, each with its line, so that a user fixes a
-file in one go:
+lines give). A :class:`SamplesReader` is fed the file's lines one at a time
+(:func:`lines_of` reads them, bounded) and hands back each line's sample as
+it is checked, keeping only its case, id and line; its
+:meth:`~SamplesReader.finish` numbers the samples and returns every
+problem, each with its line, so that a user fixes a file in one go.
+:func:`read_samples` does both for lines already in memory:
 
 - a line that is not one JSON object, or whose keys or values are not the
   ones above (another key, a ``files`` that is not an object of strings);
@@ -17,8 +20,18 @@ file in one go:
   have levels (:data:`~codegenie.eval._tree.DEPTH_LIMIT`) or a part over
   :data:`NAME_LIMIT` bytes, or names a file and a directory at once (``a``
   and ``a/b``), and a key given twice in one ``files`` object;
-- more than :data:`LINES_LIMIT` lines, a line over :data:`LINE_LIMIT`
-  bytes, a file that is not UTF-8.
+- more than :data:`LINES_LIMIT` lines (blank ones count: the file is
+  read no further), a line over :data:`LINE_LIMIT` bytes (never held
+  whole), a file that is not UTF-8;
+- a line holding more than :data:`CONTAINERS_LIMIT` JSON arrays and objects
+  or more than :data:`VALUES_LIMIT` values, found before it is parsed: a
+  sample is one object with one ``files`` object, and what parsing a line
+  costs in memory stays a small multiple of its length.
+
+So what reading a file costs in memory is bounded by the limits, whatever
+the file holds: one line at a time, a few dozen bytes for each of at most
+:data:`LINES_LIMIT` samples, and at most :data:`PROBLEMS_LIMIT` problems
+(the rest are counted, in one last problem).
 
 :func:`write_sample` then writes one sample's files under a directory of
 its own (never following a link, never over an existing file), where it is
@@ -31,22 +44,29 @@ import contextlib
 import difflib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, final
+from typing import Any, BinaryIO, Final, final
 
-from codegenie.eval._tree import DEPTH_LIMIT
+from codegenie.eval._tree import DEPTH_LIMIT, ENTRIES_LIMIT
 from codegenie.eval.cases import case_id_problem
 
 __all__ = (
+    "CONTAINERS_LIMIT",
     "FILE_LIMIT",
     "LINES_LIMIT",
     "LINE_LIMIT",
     "NAME_LIMIT",
+    "PROBLEMS_LIMIT",
+    "VALUES_LIMIT",
+    "JsonlPlace",
     "JsonlProblem",
     "JsonlSample",
+    "SamplesReader",
+    "lines_of",
     "path_problem",
     "read_samples",
+    "write_files",
     "write_sample",
 )
 
@@ -58,7 +78,16 @@ LINE_LIMIT: Final = 16 * 1024 * 1024
 FILE_LIMIT: Final = 4 * 1024 * 1024 * 1024
 #: The most bytes one part of a path may take (``NAME_MAX``): a longer name cannot be made.
 NAME_LIMIT: Final = 255
+#: The most problems kept and reported; those past it are counted, not kept.
+PROBLEMS_LIMIT: Final = 1_000
+#: The most JSON arrays and objects one line may hold (a sample has two objects).
+CONTAINERS_LIMIT: Final = 64
+#: The most JSON values one line may hold, counted by the commas between them:
+#: room for a sample of as many files as a candidate may hold (:data:`ENTRIES_LIMIT`).
+VALUES_LIMIT: Final = ENTRIES_LIMIT + 64
 _KEYS: Final = frozenset({"case", "files", "sample"})
+#: How much of an over-long line is read at a time while it is passed over.
+_SKIP_CHUNK: Final = 1024 * 1024
 
 
 @final
@@ -69,6 +98,16 @@ class JsonlSample:
     case: str
     sample: str
     files: Mapping[str, str]
+    line: int
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class JsonlPlace:
+    """Where one checked sample goes: its case, its id (given or numbered), and its line."""
+
+    case: str
+    sample: str
     line: int
 
 
@@ -104,42 +143,246 @@ def path_problem(path: str) -> str | None:
     return None
 
 
+def lines_of(file: BinaryIO) -> Iterator[bytes | None]:
+    """Yield the lines of ``file`` one at a time, each with its newline; ``None`` for a long one.
+
+    A line over :data:`LINE_LIMIT` bytes (newline included) is never held
+    whole: it is read on in chunks of bounded size to its end, and yielded
+    as ``None``, so that later lines keep their numbers. The caller counts
+    lines and stops iterating at its limit; nothing past it is read.
+    """
+    while True:
+        line = file.readline(LINE_LIMIT + 1)
+        if not line:
+            return
+        if len(line) <= LINE_LIMIT:
+            yield line
+            continue
+        while not line.endswith(b"\n"):
+            line = file.readline(_SKIP_CHUNK)
+            if not line:
+                break
+        yield None
+
+
+@final
+class SamplesReader:
+    """Checks a JSON Lines file of samples one line at a time, keeping what numbering needs.
+
+    Feed each line to :meth:`add` (``None`` for a line over
+    :data:`LINE_LIMIT` bytes, as :func:`lines_of` yields it) while
+    :attr:`full` is false; then call :meth:`finish`. What the reader keeps
+    grows by a few dozen bytes a line and by at most :data:`PROBLEMS_LIMIT`
+    problems, whatever the lines hold.
+    """
+
+    __slots__ = (
+        "_count",
+        "_entries",
+        "_given",
+        "_known",
+        "_known_set",
+        "_over",
+        "_problems",
+    )
+
+    def __init__(self, case_ids: Iterable[str]) -> None:
+        self._known: Final = sorted(set(case_ids))
+        self._known_set: Final = {case: case for case in self._known}
+        self._count = 0
+        self._entries: list[tuple[int, str, str | None]] = []
+        self._given: dict[str, set[str]] = {}
+        self._problems = _Capped()
+        self._over: JsonlProblem | None = None
+
+    @property
+    def full(self) -> bool:
+        """Whether the file has more lines than :data:`LINES_LIMIT`: read no further."""
+        return self._over is not None
+
+    @property
+    def lines(self) -> int:
+        """How many lines were fed so far: the number of the last one."""
+        return self._count
+
+    @property
+    def failed(self) -> bool:
+        """Whether any problem was found so far (the file will be refused)."""
+        return bool(self._problems) or self._over is not None
+
+    def add(self, raw: bytes | None) -> tuple[str, str | None, dict[str, str]] | None:
+        """Check the next line; return its ``(case, sample id or None, files)`` if it is a sample.
+
+        A blank line, a line with a problem (recorded), and any line once
+        the reader is :attr:`full` return ``None``; a line past
+        :data:`LINES_LIMIT` makes the reader full.
+        """
+        if self._over is not None:
+            return None
+        self._count += 1
+        number = self._count
+        if number > LINES_LIMIT:
+            self._over = JsonlProblem(number, f"the file has more than {LINES_LIMIT:,} lines")
+            return None
+        if raw is None:
+            self._problems.extend(
+                [JsonlProblem(number, f"the line is longer than {LINE_LIMIT:,} bytes")]
+            )
+            return None
+        if not raw.strip():
+            return None
+        found: list[JsonlProblem] = []
+        entry = _parse(number, raw, self._known, self._known_set, found)
+        if found:
+            self._problems.extend(found)
+            return None
+        if entry is None:  # pragma: no cover - a line without a problem is a sample
+            return None
+        case, sample, files = entry
+        if sample is not None:
+            self._given.setdefault(case, set()).add(sample)
+        self._entries.append((number, case, sample))
+        return case, sample, files
+
+    def finish(self) -> tuple[list[JsonlPlace], list[JsonlProblem]]:
+        """Return every sample's place (file order) and every problem (line order).
+
+        A sample given twice is a problem of its later line. Past
+        :data:`PROBLEMS_LIMIT` problems, one last problem counts the rest;
+        a file over :data:`LINES_LIMIT` lines always ends the list with that.
+        """
+        places: list[JsonlPlace] = []
+        counters: dict[str, int] = {}
+        seen: dict[tuple[str, str], int] = {}
+        duplicates = _Capped()
+        for line, case, given_id in self._entries:
+            sample = given_id
+            if sample is None:
+                taken = self._given.get(case, set())
+                count = counters.get(case, 0) + 1
+                while str(count) in taken:
+                    count += 1
+                counters[case] = count
+                sample = str(count)
+            first = seen.setdefault((case, sample), line)
+            if first != line:
+                message = (
+                    f"sample {sample!r} of case {case!r} is given twice (first on line {first})"
+                )
+                duplicates.extend([JsonlProblem(line, message, case)])
+                continue
+            places.append(JsonlPlace(case, sample, line))
+        listed = sorted(self._problems.kept + duplicates.kept, key=lambda problem: problem.line)
+        lost = [problem.line for problem in listed[PROBLEMS_LIMIT:]]
+        lost += [capped.first_lost for capped in (self._problems, duplicates) if capped.lost]
+        problems = listed[:PROBLEMS_LIMIT]
+        if lost:
+            unlisted = self._problems.lost + duplicates.lost + len(listed) - len(problems)
+            message = (
+                f"{unlisted:,} more problems from this line on are not listed "
+                f"(only the first {PROBLEMS_LIMIT:,} are)"
+            )
+            problems.append(JsonlProblem(min(lost), message))
+        if self._over is not None:
+            problems.append(self._over)
+        return places, problems
+
+
+@final
+class _Capped:
+    """Problems found in line order: the first :data:`PROBLEMS_LIMIT` kept, the rest counted.
+
+    Whatever is lost lies on or after ``first_lost``, which is on or after
+    every kept problem's line.
+    """
+
+    __slots__ = ("first_lost", "kept", "lost")
+
+    def __init__(self) -> None:
+        self.kept: list[JsonlProblem] = []
+        self.lost = 0
+        self.first_lost = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.kept)
+
+    def extend(self, found: Iterable[JsonlProblem]) -> None:
+        for problem in found:
+            if len(self.kept) < PROBLEMS_LIMIT:
+                self.kept.append(problem)
+            else:
+                if not self.lost:
+                    self.first_lost = problem.line
+                self.lost += 1
+
+
 def read_samples(
-    lines: Iterable[bytes], case_ids: Iterable[str]
+    lines: Iterable[bytes | None], case_ids: Iterable[str]
 ) -> tuple[list[JsonlSample], list[JsonlProblem]]:
     """Read samples from ``lines`` (a file's lines, as bytes) for a task class of ``case_ids``.
 
     Returns the valid samples in file order and every problem in line
-    order; a sample with a problem is left out. Blank lines are passed
-    over.
+    order (see :class:`SamplesReader`); a sample with a problem is left
+    out. Blank lines are passed over but counted. Each sample's files are
+    kept in memory: for a file, feed a :class:`SamplesReader` instead.
     """
-    known = sorted(set(case_ids))
-    known_set = frozenset(known)
-    parsed: list[tuple[int, str, str | None, dict[str, str]]] = []
-    problems: list[JsonlProblem] = []
+    reader = SamplesReader(case_ids)
+    files: dict[int, dict[str, str]] = {}
     for number, raw in enumerate(lines, start=1):
-        if number > LINES_LIMIT:
-            problems.append(JsonlProblem(number, f"the file has more than {LINES_LIMIT:,} lines"))
+        entry = reader.add(raw)
+        if reader.full:
             break
-        if len(raw) > LINE_LIMIT:
-            problems.append(JsonlProblem(number, f"the line is longer than {LINE_LIMIT:,} bytes"))
-            continue
-        if not raw.strip():
-            continue
-        entry = _parse(number, raw, known, known_set, problems)
         if entry is not None:
-            parsed.append(entry)
-    return _number(parsed, problems), sorted(problems, key=lambda problem: problem.line)
+            files[number] = entry[2]
+    places, problems = reader.finish()
+    samples = [JsonlSample(p.case, p.sample, files[p.line], p.line) for p in places]
+    return samples, problems
+
+
+def _shape_problem(raw: bytes) -> str | None:
+    """Return why ``raw`` holds too many JSON containers or values to parse, or ``None``.
+
+    Counted outside strings, before parsing, in time and memory linear in
+    the line: a line of ``[{},{},…]`` or ``["ab","ab",…]`` would otherwise
+    cost many times its length in objects.
+    """
+    if raw.count(b"{") + raw.count(b"[") <= CONTAINERS_LIMIT and raw.count(b",") <= VALUES_LIMIT:
+        return None  # the quick answer for every ordinary line: strings hold nothing counted
+    # Escapes go in pairs from the left, as bytes.replace scans: what is left of '"' delimits.
+    plain = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    if plain.count(b'"') > 4 * VALUES_LIMIT:
+        return _too_many_values()
+    bare = b"".join(plain.split(b'"')[0::2])
+    containers = bare.count(b"{") + bare.count(b"[")
+    if containers > CONTAINERS_LIMIT:
+        return (
+            f"the line holds {containers:,} JSON arrays and objects (at most {CONTAINERS_LIMIT} "
+            "are read); a sample is one object with one 'files' object"
+        )
+    if bare.count(b",") > VALUES_LIMIT:
+        return _too_many_values()
+    return None
+
+
+def _too_many_values() -> str:
+    return (
+        f"the line holds more than {VALUES_LIMIT:,} JSON values; a sample holds no more "
+        f"files than a candidate may ({ENTRIES_LIMIT:,} entries)"
+    )
 
 
 def _parse(
     number: int,
     raw: bytes,
     known: list[str],
-    known_set: frozenset[str],
+    known_set: Mapping[str, str],
     problems: list[JsonlProblem],
-) -> tuple[int, str, str | None, dict[str, str]] | None:
-    """Return one line's ``(line, case, sample or None, files)``, or record its problems."""
+) -> tuple[str, str | None, dict[str, str]] | None:
+    """Return one line's ``(case, sample or None, files)``, or record its problems."""
+    shape = _shape_problem(raw)
+    if shape is not None:
+        problems.append(JsonlProblem(number, shape))
+        return None
     try:
         text = raw.decode("utf-8")
         value = json.loads(text, object_pairs_hook=_pairs)
@@ -166,7 +409,9 @@ def _parse(
     if not isinstance(case, str):
         problems.append(JsonlProblem(number, "'case' must be a string: the case id"))
         return None
-    if case not in known_set:
+    if case in known_set:
+        case = known_set[case]  # one string per case id, however many lines name it
+    else:
         close = difflib.get_close_matches(case, known, n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
         problems.append(JsonlProblem(number, f"no case {case!r} in this task class{hint}", case))
@@ -180,7 +425,7 @@ def _parse(
     files = _files(number, case, fields.get("files"), problems)
     if files is None or len(problems) != before:
         return None
-    return number, case, sample, files
+    return case, sample, files
 
 
 def _files(
@@ -207,37 +452,13 @@ def _files(
     return files
 
 
-def _number(
-    parsed: list[tuple[int, str, str | None, dict[str, str]]], problems: list[JsonlProblem]
-) -> list[JsonlSample]:
-    """Give each sample its id (file order within its case), refusing ids given twice."""
-    given: dict[str, set[str]] = {}
-    for _, case, sample, _ in parsed:
-        if sample is not None:
-            given.setdefault(case, set()).add(sample)
-    counters: dict[str, int] = {}
-    seen: dict[tuple[str, str], int] = {}
-    samples: list[JsonlSample] = []
-    for line, case, given_id, files in parsed:
-        sample = given_id
-        if sample is None:
-            taken = given.get(case, set())
-            count = counters.get(case, 0) + 1
-            while str(count) in taken:
-                count += 1
-            counters[case] = count
-            sample = str(count)
-        first = seen.setdefault((case, sample), line)
-        if first != line:
-            message = f"sample {sample!r} of case {case!r} is given twice (first on line {first})"
-            problems.append(JsonlProblem(line, message, case))
-            continue
-        samples.append(JsonlSample(case, sample, files, line))
-    return samples
-
-
 def write_sample(sample: JsonlSample, directory: str) -> None:
-    """Write ``sample``'s files under ``directory``, which must not exist yet; make it.
+    """Write ``sample``'s files under ``directory``, as :func:`write_files` does."""
+    write_files(sample.files, directory)
+
+
+def write_files(files: Mapping[str, str], directory: str) -> None:
+    """Write ``files`` (checked paths: text) under ``directory``, which must not exist yet; make it.
 
     Directories are made as the paths need them; nothing is followed or
     overwritten (``O_EXCL | O_NOFOLLOW``). Text is written as UTF-8.
@@ -245,7 +466,7 @@ def write_sample(sample: JsonlSample, directory: str) -> None:
     os.mkdir(directory, 0o755)
     top = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
-        for path, text in sorted(sample.files.items()):
+        for path, text in sorted(files.items()):
             *parents, name = path.split("/")
             held = [top]
             try:

@@ -110,14 +110,15 @@ def _build(manifest: BenchManifest, slugs: list[str], out: Output) -> int:
 def _list(manifest: BenchManifest, out: Output) -> int:
     from codegenie.eval._env.python import find_python  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._env.spec import short_digest  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval._env.store import environments_dir, open_environment  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._env.store import Inspected, environments_dir, inspect_environment  # noqa: PLC0415 - start-up: only this command pays for it
 
     rows: list[dict[str, Any]] = []
     lines: list[str] = []
     for slug, spec in _declared(manifest):
         python = find_python(spec.python)
         digest = None if python is None else spec.digest(python)
-        environment = None if digest is None else open_environment(digest)
+        found = Inspected(None) if digest is None else inspect_environment(digest)
+        environment = found.environment
         requirements = None if spec.requirements is None else str(spec.requirements)
         rows.append(
             {
@@ -127,12 +128,26 @@ def _list(manifest: BenchManifest, out: Output) -> int:
                 "python": None if python is None else python.version,
                 "digest": digest,
                 "built": environment is not None,
+                "state": (
+                    "built"
+                    if environment is not None
+                    else "not built"
+                    if found.damage is None
+                    else "damaged"
+                ),
+                "damage": found.damage,
                 "size": None if environment is None else environment.size,
                 "path": None if environment is None else str(environment.path),
             }
         )
         if python is None:
             state = f"Python {spec.python} not found on this machine"
+        elif found.damage is not None:
+            state = (
+                f"{short_digest(digest or '')}  Python {python.version}  damaged: "
+                f"{escape_control(found.damage)} "
+                f"(`env build {escape_control(slug)}` builds it again)"
+            )
         elif environment is None:
             state = f"{short_digest(digest or '')}  Python {python.version}  not built"
         else:
