@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
+from codegenie.eval._sandbox import confining
+from codegenie.eval._sandbox.devices import check_device_nodes
 from codegenie.eval._sandbox.seccomp import program as seccomp_program
 from codegenie.eval.errors import SandboxUnavailable
 
@@ -57,22 +59,23 @@ _NONE_FIX: Final = "run with --sandbox none to grade without a sandbox, knowingl
 
 
 #: What a bubblewrap may or may not be able to do, beyond what every supported one does
-#: (the seccomp filter, the status channel, read-only remounts: 0.4 and later).
-Feature = Literal["disable-userns", "size", "overlay"]
-#: The first version that has each feature: ``--disable-userns`` (no user namespace
-#: can be made inside), ``--size`` (a tmpfs of a given size: the run's ``/tmp``),
-#: ``--overlay-src`` with ``--tmp-overlay``.
+#: (the seccomp filter, the status channel, read-only remounts, capabilities: 0.4 and later).
+Feature = Literal["size", "overlay"]
+#: The first version that has each feature: ``--size`` (a tmpfs of a given size: the
+#: run's ``/tmp``), ``--overlay-src`` with ``--tmp-overlay``.
+#:
+#: Not ``--disable-userns`` (0.8): it puts the command in a second user namespace, which
+#: owns no mount, so a run's head could not seal the device nodes
+#: (:mod:`codegenie.eval._sandbox.confining`); the seccomp filter denies making a user
+#: namespace instead, as it does in a warm worker's runs.
 FEATURE_SINCE: Final[dict[Feature, tuple[int, ...]]] = {
-    "disable-userns": (0, 8),
     "size": (0, 7),
     "overlay": (0, 11),
 }
-#: What every run uses where its bubblewrap has it. Without ``--disable-userns``
-#: the seccomp filter still denies making a user namespace; without ``--size``
-#: the run's ``/tmp`` is bounded by its memory cgroup alone (none: by nothing).
-RUN_FEATURES: Final[frozenset[Feature]] = frozenset({"disable-userns", "size"})
+#: What every run uses where its bubblewrap has it. Without ``--size`` the run's
+#: ``/tmp`` is bounded by its memory cgroup alone (none: by nothing).
+RUN_FEATURES: Final[frozenset[Feature]] = frozenset({"size"})
 _OPTION: Final[dict[Feature, str]] = {
-    "disable-userns": "--disable-userns",
     "size": "--size",
     "overlay": "--overlay-src",
 }
@@ -102,11 +105,6 @@ class Bubblewrap:
         return f"bubblewrap {version} ({self.origin}, {self.path})"
 
     @property
-    def can_disable_userns(self) -> bool:
-        """Whether it has ``--disable-userns``: no nested user namespace inside."""
-        return "disable-userns" in self.features
-
-    @property
     def can_size_tmpfs(self) -> bool:
         """Whether it has ``--size`` for a ``--tmpfs``."""
         return "size" in self.features
@@ -120,13 +118,13 @@ def isolation_args(bwrap: Bubblewrap) -> list[str]:
     that started bubblewrap and has no controlling terminal (``--new-session``,
     so it cannot push input into the harness's terminal); every capability is
     dropped (bubblewrap run by root keeps them otherwise, inside its user
-    namespace) and, where bubblewrap can, no further user namespace can be
-    made inside.
+    namespace; a confined run's head gets two back, and drops them:
+    :mod:`codegenie.eval._sandbox.confining`). No further user namespace can
+    be made inside: the seccomp filter denies it (not ``--disable-userns``:
+    see :data:`FEATURE_SINCE`).
     """
     args = ["--unshare-all", "--unshare-user", "--hostname", "sandbox"]
     args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-    if bwrap.can_disable_userns:
-        args.append("--disable-userns")
     return args
 
 
@@ -230,12 +228,35 @@ def _version(path: Path) -> tuple[int, ...]:
     return tuple(numbers) or (0,)
 
 
+def _probe_python() -> tuple[str, list[str]]:
+    """Return the interpreter the probe confines itself with (this one's), and what to bind for it.
+
+    Its base installation, read-only, unless the system mounts hold it already.
+    """
+    python = os.path.realpath(sys.executable)
+    places = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix)}
+    places.add(os.path.dirname(python))
+    system = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+    binds: list[str] = []
+    for place in sorted(places):
+        if place == "/" or any(place == s or place.startswith(s + "/") for s in system):
+            continue
+        if any(place.startswith(b + "/") for b in binds[1::3]):
+            continue  # inside one bound already
+        binds += ["--ro-bind", place, place]
+    return python, binds
+
+
 def probe(bwrap: Bubblewrap) -> str | None:
     """Start ``bwrap`` as a run would, running ``true``; return ``None`` if it worked, else why not.
 
     The same namespaces, the same system mounts (``/proc`` without its PID 1)
-    and the same seccomp filter as a run. The reason is bubblewrap's own
-    message (its last line), or what stopped it from starting.
+    and the same confinement as a run: the head
+    (:func:`~codegenie.eval._sandbox.confining.head`, with this process's
+    interpreter) seals the device nodes, drops the capabilities bubblewrap
+    left it and loads the seccomp filter. The reason is bubblewrap's own
+    message, or the head's (the last line of what they printed), or what
+    stopped it from starting.
     """
     code = seccomp_program()
     if code is None:
@@ -247,9 +268,13 @@ def probe(bwrap: Bubblewrap) -> str | None:
         os.write(writer, code)  # a few kilobytes: the pipe holds them
         os.close(writer)
         writer = -1
-        argv = [str(bwrap.path), *isolation_args(bwrap), "--seccomp", str(reader)]
+        python, binds = _probe_python()
+        argv = [str(bwrap.path), *isolation_args(bwrap)]
+        for name in confining.CAPABILITIES:
+            argv += ["--cap-add", name]
         argv += ["--json-status-fd", str(status_write)]
-        argv += [*system_args(), "--remount-ro", "/", "--", true]
+        argv += [*system_args(), *binds, "--remount-ro", "/", "--"]
+        argv += [*confining.head(python, reader), true]
         try:
             done = subprocess.run(
                 argv,
@@ -346,6 +371,8 @@ def bubblewrap(mode: str = "auto", *, needs: frozenset[Feature] = RUN_FEATURES) 
                 f"({os.uname().machine}; there is one for x86_64, aarch64 and riscv64)",
                 ("grade on an x86_64, aarch64 or riscv64 machine", _NONE_FIX),
             )
+        # Before bubblewrap, whose failure to bind a missing node reads like a refused namespace.
+        check_device_nodes(mode)
         found = candidates()
         if not found:
             raise SandboxUnavailable(

@@ -36,6 +36,7 @@ from typing import Final, Literal, Protocol, final
 from codegenie.eval._sandbox.bwrap import RUN_FEATURES, Bubblewrap, bubblewrap
 from codegenie.eval._sandbox.cgroups import RunCgroup
 from codegenie.eval._sandbox.choices import ProviderName
+from codegenie.eval._sandbox.devices import check_device_nodes
 from codegenie.eval._sandbox.disk import DiskWatch, Footprint
 from codegenie.eval._sandbox.env import sandbox_environment
 from codegenie.eval._sandbox.launch import launcher_args
@@ -455,8 +456,10 @@ def prepare(
     bubblewrap: one holding the seccomp filter, one for its status.
     ``bwrap`` defaults to :func:`bubblewrap`, which raises
     :class:`SandboxUnavailable` when none can start (or this machine has no
-    seccomp filter). Under ``none`` nothing is contained and only rlimits
-    and the disk limits apply.
+    seccomp filter), and when a device node every sandbox binds is missing or
+    is not the device it must be (:mod:`codegenie.eval._sandbox.devices`).
+    Under ``none`` nothing is contained and only rlimits and the disk limits
+    apply.
 
     ``warm``: the run is made by a warm worker
     (:mod:`codegenie.eval._warm.worker`), which joins the cgroups, sets
@@ -469,6 +472,7 @@ def prepare(
     cgroup = RunCgroup({})
     if policy.mode == "bwrap":
         used = bubblewrap("bwrap", needs=RUN_FEATURES) if bwrap is None else bwrap
+        check_device_nodes("bwrap")  # a node may have gone since bubblewrap was probed
         if cgroups:
             cgroup = RunCgroup.create(policy.limits)
     opened: list[int] = []
