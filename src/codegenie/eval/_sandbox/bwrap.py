@@ -59,23 +59,22 @@ _NONE_FIX: Final = "run with --sandbox none to grade without a sandbox, knowingl
 
 
 #: What a bubblewrap may or may not be able to do, beyond what every supported one does
-#: (the seccomp filter, the status channel, read-only remounts, capabilities: 0.4 and later).
-Feature = Literal["size", "overlay"]
-#: The first version that has each feature: ``--size`` (a tmpfs of a given size: the
-#: run's ``/tmp``), ``--overlay-src`` with ``--tmp-overlay``.
-#:
-#: Not ``--disable-userns`` (0.8): it puts the command in a second user namespace, which
-#: owns no mount, so a run's head could not seal the device nodes
-#: (:mod:`codegenie.eval._sandbox.confining`); the seccomp filter denies making a user
-#: namespace instead, as it does in a warm worker's runs.
+#: (the seccomp filter, the status channel, read-only remounts: 0.4 and later).
+Feature = Literal["disable-userns", "size", "overlay"]
+#: The first version that has each feature: ``--disable-userns`` (no user namespace
+#: can be made inside), ``--size`` (a tmpfs of a given size: the run's ``/tmp``),
+#: ``--overlay-src`` with ``--tmp-overlay``.
 FEATURE_SINCE: Final[dict[Feature, tuple[int, ...]]] = {
+    "disable-userns": (0, 8),
     "size": (0, 7),
     "overlay": (0, 11),
 }
-#: What every run uses where its bubblewrap has it. Without ``--size`` the run's
-#: ``/tmp`` is bounded by its memory cgroup alone (none: by nothing).
-RUN_FEATURES: Final[frozenset[Feature]] = frozenset({"size"})
+#: What every run uses where its bubblewrap has it. Without ``--disable-userns``
+#: the seccomp filter still denies making a user namespace; without ``--size``
+#: the run's ``/tmp`` is bounded by its memory cgroup alone (none: by nothing).
+RUN_FEATURES: Final[frozenset[Feature]] = frozenset({"disable-userns", "size"})
 _OPTION: Final[dict[Feature, str]] = {
+    "disable-userns": "--disable-userns",
     "size": "--size",
     "overlay": "--overlay-src",
 }
@@ -105,6 +104,11 @@ class Bubblewrap:
         return f"bubblewrap {version} ({self.origin}, {self.path})"
 
     @property
+    def can_disable_userns(self) -> bool:
+        """Whether it has ``--disable-userns``: no nested user namespace inside."""
+        return "disable-userns" in self.features
+
+    @property
     def can_size_tmpfs(self) -> bool:
         """Whether it has ``--size`` for a ``--tmpfs``."""
         return "size" in self.features
@@ -119,12 +123,13 @@ def isolation_args(bwrap: Bubblewrap) -> list[str]:
     so it cannot push input into the harness's terminal); every capability is
     dropped (bubblewrap run by root keeps them otherwise, inside its user
     namespace; a confined run's head gets two back, and drops them:
-    :mod:`codegenie.eval._sandbox.confining`). No further user namespace can
-    be made inside: the seccomp filter denies it (not ``--disable-userns``:
-    see :data:`FEATURE_SINCE`).
+    :mod:`codegenie.eval._sandbox.confining`) and, where bubblewrap can, no
+    further user namespace can be made inside.
     """
     args = ["--unshare-all", "--unshare-user", "--hostname", "sandbox"]
     args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if bwrap.can_disable_userns:
+        args.append("--disable-userns")
     return args
 
 

@@ -7,8 +7,9 @@ programs use it:
 
 - a plain run's first process (:func:`head`, run by bubblewrap with
   ``CAP_SYS_ADMIN`` and ``CAP_SETPCAP`` in the sandbox's user namespace and
-  no filter yet): ``python -I -S -c SOURCE FILTER_FD -- COMMAND...`` seals
-  the device nodes (:func:`seal_device_nodes`), drops every capability
+  no filter yet): ``python -I -S -c SOURCE FILTER_FD -- COMMAND...`` takes
+  a mount namespace of its own (which its user namespace owns, so that it
+  may remount), seals the device nodes (:func:`seal_device_nodes`), drops every capability
   (:func:`drop_capabilities`), loads the seccomp filter read from
   ``FILTER_FD`` (:func:`load_filter`) and execs ``COMMAND`` in its place:
   the rubric keeps the process, so bubblewrap's status is the rubric's;
@@ -50,6 +51,7 @@ MS_REC = 16384
 MS_PRIVATE = 1 << 18
 MS_RELATIME = 1 << 21
 MS_STRICTATIME = 1 << 24
+_CLONE_NEWNS = 0x00020000
 _PR_CAPBSET_DROP = 24
 _PR_SET_SECCOMP = 22
 _PR_SET_NO_NEW_PRIVS = 38
@@ -202,6 +204,10 @@ def head(argv: list[str]) -> None:
         while chunk := os.read(fd, 65536):
             code += chunk
         os.close(fd)
+        # A mount namespace of its own, owned by the user namespace it is in: bubblewrap's
+        # is owned by the first it made, and the command is in a second one whenever the
+        # sandbox's uid is not that namespace's or new ones are disabled (--disable-userns).
+        check(_LIBC.unshare(_CLONE_NEWNS), "unshare")
         seal_device_nodes()
         drop_capabilities()
         load_filter(code)

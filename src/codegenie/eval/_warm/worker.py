@@ -108,8 +108,9 @@ def _worker_args(
     """Bubblewrap's arguments for a worker: the run policy's, with capabilities and no filter.
 
     The worker keeps :data:`_CAPABILITIES` in its user namespace and may make
-    the nested namespaces of each run (the filter each run loads denies new
-    user namespaces, as in a plain run). The directories the runs' cgroups are made in are
+    the nested namespaces of each run (no ``--disable-userns``: the filter
+    each run loads denies new user namespaces, as it does on a bubblewrap
+    without that option). The directories the runs' cgroups are made in are
     bound at their own paths, so that a run joins its own; each run covers
     ``/sys`` before the rubric starts. The worker's ``/proc`` is left whole
     (no ``/proc/1`` covered, no keyrings masked, not read-only): the kernel
@@ -133,6 +134,7 @@ def _worker_args(
 
 # What of a run's bubblewrap arguments a worker's leaves out (see _worker_args).
 _WORKER_LEAVES_OUT: Final = (
+    ("--disable-userns",),
     ("--tmpfs", "/proc/1"),
     ("--remount-ro", "/proc/1"),
     *(("--ro-bind-try", "/dev/null", name) for name in PROC_MASKED),
