@@ -466,13 +466,14 @@ def prepare(
     the rlimits (:attr:`PreparedRun.rlimits`) and loads the filter itself:
     no argv head and no pipes for bubblewrap.
     """
+    if policy.mode == "bwrap":
+        check_device_nodes("bwrap")  # before anything of the run: a node may have gone since
     for directory in (policy.workdir, policy.tmpdir, policy.home):
         directory.mkdir(mode=0o700, exist_ok=True)
     used: Bubblewrap | None = None
     cgroup = RunCgroup({})
     if policy.mode == "bwrap":
         used = bubblewrap("bwrap", needs=RUN_FEATURES) if bwrap is None else bwrap
-        check_device_nodes("bwrap")  # a node may have gone since bubblewrap was probed
         if cgroups:
             cgroup = RunCgroup.create(policy.limits)
     opened: list[int] = []
