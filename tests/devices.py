@@ -78,6 +78,22 @@ for name in NODES:
     attempt(f"{name} unlink", lambda: os.unlink(path))
     attempt(f"{name} mknod", lambda: os.mknod(f"/dev/made-{name}", 0o666 | stat.S_IFCHR, os.makedev(1, 3)))
     attempt(f"{name} mknod tmp", lambda: os.mknod(f"/tmp/made-{name}", 0o666 | stat.S_IFCHR, os.makedev(1, 3)))
+# The run's standard streams that are devices: the harness opens stdin, the host's
+# /dev/null, outside the sandbox (stdout and stderr are the run's own pipes).
+streams = {}
+for fd, link in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+    held = os.fstat(fd)
+    streams[link] = "device" if stat.S_ISCHR(held.st_mode) else "not a device"
+    if not stat.S_ISCHR(held.st_mode):
+        continue
+    other = stat.S_IMODE(held.st_mode) ^ 0o001
+    attempt(f"{link} fchmod", lambda: os.fchmod(fd, other))
+    attempt(f"{link} futimens", lambda: os.utime(fd))
+    attempt(f"{link} fchown", lambda: os.fchown(fd, os.getuid(), os.getgid()))
+    attempt(f"{link} fsetxattr", lambda: os.setxattr(fd, "system.posix_acl_access", ACL))
+    attempt(f"{link} proc chmod", lambda: os.chmod(f"/proc/self/fd/{fd}", other))
+    attempt(f"{link} proc touch", lambda: os.utime(f"/proc/self/fd/{fd}"))
+    attempt(f"{link} link touch", lambda: os.utime(f"/dev/{link}"))
 # The devices themselves still work.
 works = {}
 with open("/dev/null", "wb") as sink:
@@ -95,7 +111,7 @@ except OSError as exc:
 with open("/proc/self/cmdline", "rb") as own:
     warm = b"codegenie-warm-worker" in own.read()
 changed = sorted(what for what, said in tried.items() if said == "OK")
-said = {"warm": warm, "changed": changed, "tried": tried, "works": works}
+said = {"warm": warm, "changed": changed, "tried": tried, "works": works, "streams": streams}
 print(json.dumps({"passed": not changed, "reason": json.dumps(said)}))
 sys.exit(0 if not changed else 1)
 """

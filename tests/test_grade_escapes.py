@@ -713,6 +713,12 @@ def test_no_run_changes_the_host_s_device_nodes(
         "read urandom": True,
         "write full": "ENOSPC",
     }
+    assert said["streams"] == {
+        "stdin": "device",
+        "stdout": "not a device",
+        "stderr": "not a device",
+    }
+    assert said["tried"]["stdin fchmod"] == "EROFS"
     for name in NODES:
         assert said["tried"][f"{name} chmod"] == "EROFS"
         assert said["tried"][f"{name} touch"] == "EROFS"

@@ -215,6 +215,8 @@ def test_no_run_changes_the_host_s_device_nodes_under_any_uid(
     assert (said["warm"], said["changed"]) == (warm, []), said["tried"]
     assert result.status == "passed"
     assert said["works"]["write full"] == "ENOSPC"
+    assert said["streams"]["stdin"] == "device"
+    assert said["tried"]["stdin futimens"] == "EROFS"
     for name in NODES:
         assert said["tried"][f"{name} touch"] == "EROFS"
 

@@ -9,7 +9,9 @@ programs use it:
   ``CAP_SYS_ADMIN`` and ``CAP_SETPCAP`` in the sandbox's user namespace and
   no filter yet): ``python -I -S -c SOURCE FILTER_FD -- COMMAND...`` takes
   a mount namespace of its own (which its user namespace owns, so that it
-  may remount), seals the device nodes (:func:`seal_device_nodes`), drops every capability
+  may remount), seals the device nodes (:func:`seal_device_nodes`), opens
+  its standard streams that are devices again through them
+  (:func:`reopen_devices`), drops every capability
   (:func:`drop_capabilities`), loads the seccomp filter read from
   ``FILTER_FD`` (:func:`load_filter`) and execs ``COMMAND`` in its place:
   the rubric keeps the process, so bubblewrap's status is the rubric's;
@@ -33,6 +35,7 @@ itself is unaffected (a device is exempt from its mount's read-only flag).
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import stat
 import sys
@@ -149,6 +152,40 @@ def seal_device_nodes(top: str = "/dev") -> list[str]:
     return nodes
 
 
+def reopen_devices(fds: tuple[int, ...] = (0, 1, 2), top: str = "/dev") -> list[int]:
+    """Open again, from the sealed nodes under ``top``, each of ``fds`` that is a device.
+
+    The harness opens a run's stdin (``/dev/null``) outside the sandbox: a
+    descriptor of the host's node, through the host's writable mount, on
+    which ``fchmod`` or ``futimens`` (or a path through ``/proc/self/fd``)
+    would change the host's node. Each such descriptor is replaced by the
+    same device (its numbers) opened through its sealed mount, with the
+    same access mode and status flags. Returns the descriptors replaced; a
+    device no sealed node matches is left as it is (a run's streams are
+    ``/dev/null`` and pipes).
+    """
+    sealed: dict[int, str] = {}
+    for node in device_mounts(top):
+        sealed.setdefault(os.stat(node).st_rdev, node)
+    replaced = []
+    for fd in fds:
+        try:
+            held = os.fstat(fd)
+        except OSError:
+            continue
+        same = sealed.get(held.st_rdev) if stat.S_ISCHR(held.st_mode) else None
+        if same is None:
+            continue
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL) & (os.O_ACCMODE | os.O_APPEND | os.O_NONBLOCK)
+        opened = os.open(same, flags | os.O_NOCTTY)
+        try:
+            os.dup2(opened, fd, inheritable=os.get_inheritable(fd))
+        finally:
+            os.close(opened)
+        replaced.append(fd)
+    return replaced
+
+
 class _CapHeader(ctypes.Structure):
     _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
 
@@ -209,6 +246,7 @@ def head(argv: list[str]) -> None:
         # sandbox's uid is not that namespace's or new ones are disabled (--disable-userns).
         check(_LIBC.unshare(_CLONE_NEWNS), "unshare")
         seal_device_nodes()
+        reopen_devices()
         drop_capabilities()
         load_filter(code)
         command = argv[2:]

@@ -28,8 +28,10 @@ For each request read from its control socket it forks a process that
    capability, loads the seccomp filter and forks the rubric (PID 2), then
    reaps until the rubric ends and exits with its status (128 + the signal
    for a signal, as bubblewrap reports it);
-5. and the rubric's process takes the run's descriptors 0, 1, 2 (standard
-   streams made anew over them), closes every other one, moves to the
+5. and the rubric's process takes the run's descriptors 0, 1, 2 (a device
+   among them — stdin, the host's ``/dev/null`` — opened again through its
+   sealed node; standard streams made anew over them), closes every other
+   one, moves to the
    run's working directory, takes the run's environment, leaves every
    frame of the worker's (:class:`_Rubric`) and runs the rubric at the top
    of this program as ``python RUBRIC CASE CANDIDATE`` runs it
@@ -473,6 +475,7 @@ def _rubric(request: dict[str, object], fds: list[int]) -> None:
         for target, fd in enumerate(fds):
             os.dup2(fd, target, inheritable=True)
         os.closerange(3, 1 << 20)
+        confine.reopen_devices()  # stdin is the host's /dev/null, opened by the harness
         _standard_streams()
         os.chdir(str(request["cwd"]))
         for name in set(sys.modules) - _PRELOADED:
