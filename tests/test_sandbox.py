@@ -45,6 +45,7 @@ from codegenie.eval._sandbox import (
     bubblewrap,
     bwrap_args,
     clear_bubblewrap_cache,
+    confining,
     preparation,
     prepare,
     sandbox_environment,
@@ -1302,3 +1303,23 @@ def test_a_node_gone_after_the_probe_stops_the_next_run(
     with pytest.raises(SandboxUnavailable, match=f"{root}/tty is missing"):
         prepare(SandboxPolicy("bwrap", run_dir, task), bwrap=bwrap)
     assert list(run_dir.iterdir()) == []  # nothing of the run made
+
+
+def test_a_sandbox_whose_command_gets_no_capability_is_refused_saying_so(
+    fresh_bwrap_cache: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the head cannot seal the nodes (an AppArmor profile denies it capabilities): refused.
+
+    Bubblewrap is made to leave the head no capability, as Ubuntu's
+    ``unpriv_bwrap`` profile does: the probe fails in the head, and the
+    error says that a run cannot be confined, and why, not that namespaces
+    are refused; it never falls back to runs whose nodes are not sealed.
+    """
+    monkeypatch.setattr(confining, "CAPABILITIES", ())
+    with pytest.raises(SandboxUnavailable) as raised:
+        bubblewrap("bwrap")
+    cause = raised.value.cause
+    assert cause.startswith("bubblewrap starts here, but a run cannot be confined in it")
+    assert f"{confining.FAILED}: unshare: Operation not permitted" in cause
+    assert "kernel.apparmor_restrict_unprivileged_userns=0" in raised.value.fixes[0]
+    assert "--sandbox none" in raised.value.fixes[-1]

@@ -430,6 +430,21 @@ def _diagnose(mode: str, failures: list[tuple[Bubblewrap, str]]) -> SandboxUnava
     said = "; ".join(failure for _, failure in failures)
     unprivileged = os.geteuid() != 0
     install = "install the distribution's bubblewrap (apt install bubblewrap)"
+    if all(confining.FAILED in failure for _, failure in failures):
+        return SandboxUnavailable(
+            mode,
+            "bubblewrap starts here, but a run cannot be confined in it: the host's device "
+            "nodes it binds cannot be made read-only, which needs CAP_SYS_ADMIN in the "
+            f"sandbox's own user namespace ({said}); an AppArmor profile that denies "
+            "capabilities to what bubblewrap runs (Ubuntu's bwrap-userns-restrict moves it "
+            "into unpriv_bwrap) refuses it so",
+            (
+                "let bubblewrap's command keep its capabilities in its user namespace: "
+                "on Ubuntu, sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, "
+                "and the bundled bubblewrap (no profile) is used",
+                _NONE_FIX,
+            ),
+        )
     if _read_sysctl("user.max_user_namespaces") == "0":
         return SandboxUnavailable(
             mode,

@@ -252,6 +252,7 @@ def head(argv: list[str]) -> None:
         command = argv[2:]
         os.execvp(command[0], command)  # noqa: S606 - the run's own command, as bubblewrap runs it
     except BaseException as exc:  # whatever it is, the run does not start
+        # The words are confining.FAILED's: the harness knows a failed confinement by them.
         os.write(2, f"codegenie sandbox: cannot confine the run: {exc}\n".encode())
         os._exit(SETUP_FAILED)
 

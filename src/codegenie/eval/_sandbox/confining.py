@@ -17,12 +17,14 @@ import functools
 from pathlib import Path
 from typing import Final
 
-__all__ = ("CAPABILITIES", "SOURCE", "head", "source")
+__all__ = ("CAPABILITIES", "FAILED", "SOURCE", "head", "source")
 
 #: The file whose source the head runs (and the zygote receives).
 SOURCE: Final = Path(__file__).with_name("confine.py")
 #: What bubblewrap leaves the head, which drops both: a remount, and clearing the bounding set.
 CAPABILITIES: Final = ("CAP_SYS_ADMIN", "CAP_SETPCAP")
+#: What the head says, on stderr, before why, when a step failed and the run did not start.
+FAILED: Final = "codegenie sandbox: cannot confine the run"
 
 
 @functools.cache
