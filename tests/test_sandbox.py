@@ -1323,3 +1323,45 @@ def test_a_sandbox_whose_command_gets_no_capability_is_refused_saying_so(
     assert f"{confining.FAILED}: unshare: Operation not permitted" in cause
     assert "kernel.apparmor_restrict_unprivileged_userns=0" in raised.value.fixes[0]
     assert "--sandbox none" in raised.value.fixes[-1]
+
+
+def test_unprivileged_where_the_nodes_cannot_be_sealed_runs_say_so_and_load_the_filter(
+    tmp_path: Path, fresh_bwrap_cache: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not root, and the head gets no capability: runs go unsealed (times only), and -v says so.
+
+    An unprivileged harness's run cannot chmod, chown or set an ACL on the
+    host's nodes (root's, unmapped in its user namespace): where it cannot
+    seal them (Ubuntu's ``unpriv_bwrap`` denies what bubblewrap runs every
+    capability) its bubblewrap is used as before, loading the filter itself.
+    """
+    monkeypatch.setattr(confining, "CAPABILITIES", ())
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    chosen = bubblewrap("bwrap")
+    assert chosen.seals_devices is False
+    assert chosen.note.endswith(
+        "the device nodes are not sealed here (what bubblewrap runs gets no capability): "
+        "a run can change their times"
+    )
+    run_dir, task = tmp_path / "run", tmp_path / "task"
+    run_dir.mkdir()
+    task.mkdir()
+    args = bwrap_args(SandboxPolicy("bwrap", run_dir, task), chosen, seccomp_fd=7)
+    assert ("--seccomp", "7") in list(itertools.pairwise(args))
+    assert "--cap-add" not in args
+    assert args[-1] == "--"
+
+
+def test_a_run_s_bubblewrap_leaves_the_head_two_capabilities_and_the_filter(tmp_path: Path) -> None:
+    """Sealing: CAP_SYS_ADMIN and CAP_SETPCAP after --cap-drop ALL, no --seccomp, the head last."""
+    run_dir, task = tmp_path / "run", tmp_path / "task"
+    run_dir.mkdir()
+    task.mkdir()
+    policy = SandboxPolicy("bwrap", run_dir, task)
+    args = bwrap_args(policy, bubblewrap(), seccomp_fd=7)
+    pairs = list(itertools.pairwise(args))
+    assert pairs.index(("--cap-drop", "ALL")) < pairs.index(("--cap-add", "CAP_SYS_ADMIN"))
+    assert ("--cap-add", "CAP_SETPCAP") in pairs
+    assert "--seccomp" not in args
+    end = args.index("--")
+    assert args[end + 1 :] == confining.head(str(policy.interpreter.executable), 7)

@@ -18,6 +18,7 @@ and what bubblewrap printed) and what to do about it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -86,12 +87,18 @@ class Bubblewrap:
 
     ``note`` says why this one was chosen over another, or what the runs go
     without (for ``-v``); empty when there was nothing to choose.
+    ``seals_devices``: its runs' device nodes are sealed by the confining
+    head (:mod:`codegenie.eval._sandbox.confining`); false only for a
+    harness that is not root, on a machine where what bubblewrap runs gets
+    no capability (see :func:`bubblewrap`): its runs load the filter through
+    ``--seccomp`` and can change the host's nodes' times, nothing else.
     """
 
     path: Path
     version: tuple[int, ...]
     origin: BwrapOrigin
     note: str = field(default="", compare=False)
+    seals_devices: bool = True
 
     @property
     def features(self) -> frozenset[Feature]:
@@ -275,11 +282,16 @@ def probe(bwrap: Bubblewrap) -> str | None:
         writer = -1
         python, binds = _probe_python()
         argv = [str(bwrap.path), *isolation_args(bwrap)]
-        for name in confining.CAPABILITIES:
-            argv += ["--cap-add", name]
+        if bwrap.seals_devices:
+            for name in confining.CAPABILITIES:
+                argv += ["--cap-add", name]
+        else:
+            argv += ["--seccomp", str(reader)]
         argv += ["--json-status-fd", str(status_write)]
         argv += [*system_args(), *binds, "--remount-ro", "/", "--"]
-        argv += [*confining.head(python, reader), true]
+        if bwrap.seals_devices:
+            argv += confining.head(python, reader)
+        argv.append(true)
         try:
             done = subprocess.run(
                 argv,
@@ -344,7 +356,7 @@ def choose(working: list[Bubblewrap], needs: frozenset[Feature] = RUN_FEATURES) 
     note = "; ".join(notes)
     if passed and not missing:
         note += f": {chosen.origin} bubblewrap used instead"
-    return Bubblewrap(chosen.path, chosen.version, chosen.origin, note)
+    return dataclasses.replace(chosen, note=note)
 
 
 def bubblewrap(mode: str = "auto", *, needs: frozenset[Feature] = RUN_FEATURES) -> Bubblewrap:
@@ -395,8 +407,7 @@ def bubblewrap(mode: str = "auto", *, needs: frozenset[Feature] = RUN_FEATURES) 
         working: list[Bubblewrap] = []
         for path, origin in found:
             if path not in _probed:
-                candidate = Bubblewrap(path, _version(path), origin)
-                _probed[path] = (candidate, probe(candidate))
+                _probed[path] = _probe_sealing(Bubblewrap(path, _version(path), origin))
             candidate, failure = _probed[path]
             if failure is None:
                 working.append(candidate)
@@ -404,9 +415,38 @@ def bubblewrap(mode: str = "auto", *, needs: frozenset[Feature] = RUN_FEATURES) 
                 failures.append((candidate, failure))
         if not working:
             raise _diagnose(mode, failures)
-        chosen = choose(working, needs)
+        # One that seals its runs' device nodes, wherever there is one.
+        chosen = choose([b for b in working if b.seals_devices] or working, needs)
+        if not chosen.seals_devices:
+            unsealed = (
+                "the device nodes are not sealed here (what bubblewrap runs gets no "
+                "capability): a run can change their times"
+            )
+            chosen = dataclasses.replace(
+                chosen, note="; ".join(filter(None, [chosen.note, unsealed]))
+            )
         _found[needs] = chosen
         return chosen
+
+
+def _probe_sealing(candidate: Bubblewrap) -> tuple[Bubblewrap, str | None]:
+    """Probe ``candidate``; return it as its runs will use it, and why it failed, if it did.
+
+    When only the confining head failed and this harness is not root, it is
+    probed again without the head: where what bubblewrap runs gets no
+    capability (an AppArmor profile such as Ubuntu's ``unpriv_bwrap``), a
+    run cannot seal the host's device nodes, and unprivileged it can change
+    only their times (the nodes are root's, which its user namespace does
+    not map): such a bubblewrap is used, without sealing, and says so. As
+    root, where the run's uid 0 owns the nodes, it is not.
+    """
+    failure = probe(candidate)
+    if failure is None or confining.FAILED not in failure or os.geteuid() == 0:
+        return candidate, failure
+    unsealed = dataclasses.replace(candidate, seals_devices=False)
+    if probe(unsealed) is None:
+        return unsealed, None
+    return candidate, failure
 
 
 def _read_sysctl(name: str) -> str | None:

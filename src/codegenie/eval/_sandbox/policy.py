@@ -278,15 +278,21 @@ def bwrap_args(
     :data:`~codegenie.eval._sandbox.confining.CAPABILITIES`, and it makes
     the device nodes read-only (devices still allowed), drops every
     capability and loads the filter before it execs the command. Without
-    it (a warm worker's sandbox, which does the same for each of its runs)
-    they end in ``--``. ``status_fd``: a descriptor bubblewrap writes its JSON status
-    to — the rubric's pid, then its exit code once it ended — from outside
-    the sandbox, where nothing of the run can write.
+    it (a warm worker's sandbox, which does the same for each of its runs),
+    or where ``bwrap`` cannot seal (:attr:`Bubblewrap.seals_devices
+    <codegenie.eval._sandbox.bwrap.Bubblewrap.seals_devices>`: bubblewrap
+    loads the filter), they end in ``--``. ``status_fd``: a descriptor
+    bubblewrap writes its JSON status to — the rubric's pid, then its exit
+    code once it ended — from outside the sandbox, where nothing of the run
+    can write.
     """
+    confined = seccomp_fd is not None and bwrap.seals_devices
     args = [str(bwrap.path), *isolation_args(bwrap)]
-    if seccomp_fd is not None:
+    if confined:
         for name in confining.CAPABILITIES:
             args += ["--cap-add", name]
+    elif seccomp_fd is not None:  # a bubblewrap that cannot seal: it loads the filter itself
+        args += ["--seccomp", str(seccomp_fd)]
     if status_fd is not None:
         args += ["--json-status-fd", str(status_fd)]
     args += system_args()
@@ -311,6 +317,7 @@ def bwrap_args(
         if os.path.isdir(hidden):  # an empty, read-only directory in its place
             args += ["--tmpfs", hidden, "--remount-ro", hidden]
     args += ["--remount-ro", "/", "--chdir", str(policy.workdir), "--"]
-    if seccomp_fd is not None:
+    if confined:
+        assert seccomp_fd is not None
         args += confining.head(str(policy.interpreter.executable), seccomp_fd)
     return args
