@@ -266,9 +266,10 @@ def probe(bwrap: Bubblewrap) -> str | None:
     and the same confinement as a run: the head
     (:func:`~codegenie.eval._sandbox.confining.head`, with this process's
     interpreter) seals the device nodes, drops the capabilities bubblewrap
-    left it and loads the seccomp filter. The reason is bubblewrap's own
-    message, or the head's (the last line of what they printed), or what
-    stopped it from starting.
+    left it and loads the seccomp filter (for a bubblewrap that does not
+    seal, :attr:`Bubblewrap.seals_devices`, bubblewrap loads the filter, as
+    for its runs). The reason is bubblewrap's own message, or the head's
+    (the last line of what they printed), or what stopped it from starting.
     """
     code = seccomp_program()
     if code is None:

@@ -317,7 +317,6 @@ def bwrap_args(
         if os.path.isdir(hidden):  # an empty, read-only directory in its place
             args += ["--tmpfs", hidden, "--remount-ro", hidden]
     args += ["--remount-ro", "/", "--chdir", str(policy.workdir), "--"]
-    if confined:
-        assert seccomp_fd is not None
+    if seccomp_fd is not None and confined:
         args += confining.head(str(policy.interpreter.executable), seccomp_fd)
     return args
