@@ -9,6 +9,11 @@ by run so that a drifting machine skews none of them:
 - ``bare``: ``python -c pass``, as ``subprocess.run`` starts it;
 - ``bwrap``: the same inside bubblewrap with the rubric policy's arguments
   (namespaces, mounts), run after run with one prepared policy;
+- ``confined``: the same, confined as a run is: the head
+  (``_sandbox/confining``: the run's interpreter with ``-I -S``, which seals
+  the device nodes, drops the capabilities and loads the seccomp filter)
+  before ``python -c pass``; its difference to ``bwrap`` is what confining
+  costs a plain run;
 - ``sandboxed``: a whole sandboxed run as the runner will do it: ``prepare``
   (the run's cgroups made, where this machine allows), the argv head that
   joins them and sets the rlimits (``sh``, ``prlimit``), bubblewrap,
@@ -63,6 +68,7 @@ from codegenie.eval import TaskClassRegistry, rubrics
 from codegenie.eval._run.spec import RunSpec
 from codegenie.eval._sandbox import Bubblewrap, SandboxPolicy, bubblewrap, bwrap_args, prepare
 from codegenie.eval._sandbox.bwrap import RUN_FEATURES
+from codegenie.eval._sandbox.seccomp import program as seccomp_program
 from codegenie.eval.loader import load_cases, load_task_class
 
 HERE = Path(__file__).resolve().parent
@@ -124,6 +130,19 @@ def measure(runs: int) -> dict[str, object]:
         fixed = prepare(SandboxPolicy("bwrap", fixed_run, task), bwrap=bwrap)
         wrapped = bwrap_args(fixed.policy, bwrap)
 
+        def confined() -> None:
+            reader, writer = os.pipe()
+            try:
+                os.write(writer, seccomp_program() or b"")  # a few kilobytes: the pipe holds them
+                os.close(writer)
+                writer = -1
+                head = bwrap_args(fixed.policy, bwrap, seccomp_fd=reader)
+                _run([*head, *python], fixed.env, fixed.cwd, (reader,))
+            finally:
+                os.close(reader)
+                if writer != -1:
+                    os.close(writer)
+
         def sandboxed() -> None:
             with prepare(SandboxPolicy("bwrap", fixed_run, task), bwrap=bwrap) as run:
                 _run(run.argv(python), run.env, run.cwd, run.pass_fds)
@@ -139,6 +158,7 @@ def measure(runs: int) -> dict[str, object]:
         startup: dict[str, Callable[[], None]] = {
             "bare": lambda: _run(python),
             "bwrap": lambda: _run([*wrapped, *python], fixed.env, fixed.cwd),
+            "confined": confined,
             "sandboxed": sandboxed,
             "sandboxed-no-cgroup": rlimited,
             "prepare": prepared,

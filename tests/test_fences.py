@@ -149,11 +149,13 @@ def test_shipped_registrations_never_import_their_rubric(path: Path) -> None:
 
 FORBIDDEN_CALLS = {"print", "exit", "basicConfig", "configure", "_exit"}
 # A forked child ends with os._exit: it must never run the parent's clean-up.
-# The warm worker's program is a process of its own whose every fork ends so.
+# The warm worker's program is a process of its own whose every fork ends so, and so is
+# the head that confines a plain run (it execs the rubric, or ends there).
 FORKED_CHILD_EXITS = {
     "check/_worker.py": {"_exit"},
     "_process/supervisor.py": {"_exit"},
     "_warm/zygote.py": {"_exit"},
+    "_sandbox/confine.py": {"_exit"},
 }
 
 

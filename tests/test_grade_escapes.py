@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import platform
+import shutil
 import socket
 import subprocess
 import sys
@@ -27,6 +29,8 @@ from typing import Any
 
 import pytest
 
+from .devices import CHANGE_NODES, NODES, Node, host_nodes, restore
+from .factory import make_bench, write_case
 from .test_grade_attacks import (
     CASE,
     SECRET,
@@ -640,3 +644,82 @@ def test_files_without_a_name_count_against_the_disk_limit(arena: Escapes, sandb
     assert graded.reason == "disk limit of 16 MiB exceeded"
     assert list(arena.tmp.iterdir()) == []
     assert arena.digests() == before
+
+
+# -- the host's device nodes ----------------------------------------------------------------
+
+
+@pytest.fixture
+def host_devices() -> Iterator[dict[str, Node]]:
+    """The host's device nodes as they were before the test; put back afterwards if changed."""
+    before = host_nodes()
+    yield before
+    if host_nodes() != before:
+        restore(before)
+
+
+def _grade_changing_nodes(base: Path, warm: bool) -> dict[str, Any]:
+    """Grade :data:`~tests.devices.CHANGE_NODES` on one case, with the console script; its report."""
+    repo = base / "repo"
+    make_bench(repo, "devices")
+    package = repo / "bench" / "devices"
+    (package / "rubric.py").write_text(CHANGE_NODES, encoding="utf-8")
+    write_case(package / "cases", "c1", "timeout = 120\n", input_files={"x.txt": "x\n"})
+    (base / "candidates" / "c1").mkdir(parents=True)
+    (base / "tmp").mkdir()
+    script = shutil.which("codegenie-bench", path=str(Path(sys.executable).parent))
+    assert script, "the codegenie-bench console script is not installed"
+    env = {**os.environ, "TMPDIR": str(base / "tmp"), "HOME": str(base)}
+    env["CODEGENIE_WARM_WORKERS"] = "1" if warm else "0"
+    done = subprocess.run(
+        [script, "grade", "devices", str(base / "candidates"), "--format", "json", "--no-cache"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    document = json.loads(done.stdout)
+    (result,) = document["results"]
+    assert result["status"] in ("passed", "failed"), (result, done.stderr)
+    said: dict[str, Any] = json.loads(result["verdict"]["reason"])
+    return {"status": result["status"], **said}
+
+
+# One at a time: a run that changed the nodes (the code before) would spoil another's "before".
+@pytest.mark.xdist_group("host-devices")
+@pytest.mark.parametrize("warm", [False, True], ids=["plain", "warm"])
+def test_no_run_changes_the_host_s_device_nodes(
+    tmp_path: Path, host_devices: dict[str, Node], warm: bool
+) -> None:
+    """chmod, chown, times, ACLs, xattrs, by path, fd or /proc: all refused; the nodes still work.
+
+    The sandbox's nodes are the host's, bound; a harness run as root has a
+    sandbox whose uid 0 owns them. Each is bound read-only with devices
+    allowed, so every change of its metadata fails (``EROFS``) while the
+    device reads and writes as before. Observed from outside: the host's
+    nodes' modes, owners, times (to the nanosecond, ``ctime`` included) and
+    extended attributes are as they were.
+    """
+    said = _grade_changing_nodes(tmp_path, warm)
+    assert said["warm"] is warm
+    assert host_nodes() == host_devices
+    assert said["changed"] == [], said["tried"]
+    assert said["status"] == "passed"
+    assert said["works"] == {
+        "write null": True,
+        "read zero": True,
+        "read urandom": True,
+        "write full": "ENOSPC",
+    }
+    assert said["streams"] == {
+        "stdin": "device",
+        "stdout": "not a device",
+        "stderr": "not a device",
+    }
+    assert said["tried"]["stdin fchmod"] == "EROFS"
+    for name in NODES:
+        assert said["tried"][f"{name} chmod"] == "EROFS"
+        assert said["tried"][f"{name} touch"] == "EROFS"
+        assert said["tried"][f"{name} mknod"] == "EPERM"

@@ -21,6 +21,7 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -44,6 +45,8 @@ from codegenie.eval._sandbox import (
     bubblewrap,
     bwrap_args,
     clear_bubblewrap_cache,
+    confining,
+    preparation,
     prepare,
     sandbox_environment,
 )
@@ -56,6 +59,11 @@ from codegenie.eval._sandbox.cgroups import (
     _configure,
     discover,
     parse_hierarchies,
+)
+from codegenie.eval._sandbox.devices import (
+    DEVICE_NODES,
+    broken_device_nodes,
+    check_device_nodes,
 )
 from codegenie.eval._sandbox.launch import JOIN_FAILED, launcher_args
 from codegenie.eval._sandbox.policy import ETC_FILES, read_only_paths
@@ -1192,3 +1200,168 @@ def test_limits_are_written_in_each_versions_files(tmp_path: Path, version: int)
         },
     }[version]
     assert written == expected
+
+
+# -- the host's device nodes: a missing or wrong one is named ---------------------------------
+
+
+def _fake_dev(tmp_path: Path) -> Path:
+    """A /dev of links to the host's six nodes: as it must be."""
+    root = tmp_path / "dev"
+    root.mkdir()
+    for name in DEVICE_NODES:
+        (root / name).symlink_to(f"/dev/{name}")
+    return root
+
+
+def test_device_nodes_as_they_must_be_are_not_broken(tmp_path: Path) -> None:
+    """The host's own /dev, and links to its nodes (followed, as bubblewrap follows them)."""
+    assert broken_device_nodes() == []
+    assert broken_device_nodes(_fake_dev(tmp_path)) == []
+
+
+def test_each_broken_device_node_is_named_with_what_is_there(tmp_path: Path) -> None:
+    """Missing, a regular file, a directory, a FIFO, a dangling link: each node says which."""
+    root = _fake_dev(tmp_path)
+    (root / "null").unlink()
+    (root / "zero").unlink()
+    (root / "zero").write_text("not a device\n")
+    (root / "full").unlink()
+    (root / "full").mkdir()
+    (root / "random").unlink()
+    os.mkfifo(root / "random")
+    (root / "urandom").unlink()
+    (root / "urandom").symlink_to(tmp_path / "nowhere")
+    assert broken_device_nodes(root) == [
+        (root / "null", "missing"),
+        (root / "zero", "a regular file"),
+        (root / "full", "a directory"),
+        (root / "random", "a FIFO"),
+        (root / "urandom", "a dangling link"),
+    ]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mknod of a character device needs root")
+def test_a_character_device_with_other_numbers_is_not_the_node(tmp_path: Path) -> None:
+    """/dev/full that is /dev/zero (1:5): reads work, writes do not fail; it is named."""
+    root = _fake_dev(tmp_path)
+    (root / "full").unlink()
+    try:
+        os.mknod(root / "full", 0o666 | stat.S_IFCHR, os.makedev(1, 5))
+    except PermissionError:
+        pytest.skip("this file system does not take device nodes")
+    assert broken_device_nodes(root) == [(root / "full", "character device 1:5, not 1:7")]
+
+
+def test_a_broken_node_stops_the_sandbox_naming_it_not_seccomp(
+    tmp_path: Path, fresh_bwrap_cache: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before bubblewrap is tried (whose failure reads like refused namespaces), and for each run.
+
+    The error names the node and what is there, and how to make it again;
+    it never blames namespaces or a seccomp profile.
+    """
+    root = _fake_dev(tmp_path)
+    (root / "full").unlink()
+    (root / "null").unlink()
+    (root / "null").write_text("")
+
+    def check(mode: str) -> None:
+        check_device_nodes(mode, root)
+
+    monkeypatch.setattr(bwrap_module, "check_device_nodes", check)
+    with pytest.raises(SandboxUnavailable) as raised:
+        bubblewrap("auto")
+    error = raised.value
+    assert error.mode == "auto"
+    assert error.cause == (
+        "the host's device nodes that every sandbox binds are not as they must be: "
+        f"{root}/null is a regular file; {root}/full is missing"
+    )
+    assert error.fixes[0] == (
+        f"make them again, as root: rm -f {root}/null && mknod -m 666 {root}/null c 1 3 && "
+        f"rm -f {root}/full && mknod -m 666 {root}/full c 1 7 (or reboot)"
+    )
+    assert "--sandbox none" in error.fixes[-1]
+    assert "seccomp" not in str(error)
+    assert "namespace" not in str(error)
+
+
+def test_a_node_gone_after_the_probe_stops_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The probe is made once per process; each run's preparation looks at the nodes again."""
+    bwrap = bubblewrap()
+    root = _fake_dev(tmp_path)
+    (root / "tty").unlink()
+    monkeypatch.setattr(
+        preparation, "check_device_nodes", lambda mode: check_device_nodes(mode, root)
+    )
+    run_dir, task = tmp_path / "run", tmp_path / "task"
+    run_dir.mkdir()
+    task.mkdir()
+    with pytest.raises(SandboxUnavailable, match=f"{root}/tty is missing"):
+        prepare(SandboxPolicy("bwrap", run_dir, task), bwrap=bwrap)
+    assert list(run_dir.iterdir()) == []  # nothing of the run made
+
+
+def test_a_sandbox_whose_command_gets_no_capability_is_refused_saying_so(
+    fresh_bwrap_cache: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the head cannot seal the nodes (an AppArmor profile denies it capabilities): refused.
+
+    Bubblewrap is made to leave the head no capability, as Ubuntu's
+    ``unpriv_bwrap`` profile does: the probe fails in the head, and the
+    error says that a run cannot be confined, and why, not that namespaces
+    are refused; it never falls back to runs whose nodes are not sealed.
+    """
+    monkeypatch.setattr(confining, "CAPABILITIES", ())
+    with pytest.raises(SandboxUnavailable) as raised:
+        bubblewrap("bwrap")
+    cause = raised.value.cause
+    assert cause.startswith("bubblewrap starts here, but a run cannot be confined in it")
+    assert f"{confining.FAILED}: unshare: Operation not permitted" in cause
+    assert "kernel.apparmor_restrict_unprivileged_userns=0" in raised.value.fixes[0]
+    assert "--sandbox none" in raised.value.fixes[-1]
+
+
+def test_unprivileged_where_the_nodes_cannot_be_sealed_runs_say_so_and_load_the_filter(
+    tmp_path: Path, fresh_bwrap_cache: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not root, and the head gets no capability: runs go unsealed (times only), and -v says so.
+
+    An unprivileged harness's run cannot chmod, chown or set an ACL on the
+    host's nodes (root's, unmapped in its user namespace): where it cannot
+    seal them (Ubuntu's ``unpriv_bwrap`` denies what bubblewrap runs every
+    capability) its bubblewrap is used as before, loading the filter itself.
+    """
+    monkeypatch.setattr(confining, "CAPABILITIES", ())
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    chosen = bubblewrap("bwrap")
+    assert chosen.seals_devices is False
+    assert chosen.note.endswith(
+        "the device nodes are not sealed here (what bubblewrap runs gets no capability): "
+        "a run can change their times"
+    )
+    run_dir, task = tmp_path / "run", tmp_path / "task"
+    run_dir.mkdir()
+    task.mkdir()
+    args = bwrap_args(SandboxPolicy("bwrap", run_dir, task), chosen, seccomp_fd=7)
+    assert ("--seccomp", "7") in list(itertools.pairwise(args))
+    assert "--cap-add" not in args
+    assert args[-1] == "--"
+
+
+def test_a_run_s_bubblewrap_leaves_the_head_two_capabilities_and_the_filter(tmp_path: Path) -> None:
+    """Sealing: CAP_SYS_ADMIN and CAP_SETPCAP after --cap-drop ALL, no --seccomp, the head last."""
+    run_dir, task = tmp_path / "run", tmp_path / "task"
+    run_dir.mkdir()
+    task.mkdir()
+    policy = SandboxPolicy("bwrap", run_dir, task)
+    args = bwrap_args(policy, bubblewrap(), seccomp_fd=7)
+    pairs = list(itertools.pairwise(args))
+    assert pairs.index(("--cap-drop", "ALL")) < pairs.index(("--cap-add", "CAP_SYS_ADMIN"))
+    assert ("--cap-add", "CAP_SETPCAP") in pairs
+    assert "--seccomp" not in args
+    end = args.index("--")
+    assert args[end + 1 :] == confining.head(str(policy.interpreter.executable), 7)

@@ -37,6 +37,7 @@ from codegenie.eval._sandbox.cgroups import discover
 from codegenie.eval._sandbox.limits import Limits
 from codegenie.eval.rubrics import RubricResult
 
+from .devices import CHANGE_NODES, NODES, host_nodes, restore
 from .warm import bench, bwrap, grade, spy
 
 __all__ = ("bwrap", "spy")  # fixtures
@@ -177,6 +178,47 @@ def test_runs_cannot_pile_up_memory_in_dev_past_the_memory_limit(
     assert spy == ["a", "b", "c"]
     assert [r.status for r in results] == ["passed"] * 3
     assert [int(_said(r)) for r in results] == [40, 40, 40]
+
+
+# -- the host's device nodes, bound into every run ----------------------------------------
+
+
+# One at a time: a run that changed the nodes (the code before) would spoil another's "before".
+@pytest.mark.xdist_group("host-devices")
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "plain"])
+def test_no_run_changes_the_host_s_device_nodes_under_any_uid(
+    tmp_path: Path,
+    bwrap: rubrics.Sandbox,
+    spy: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    warm: bool,
+) -> None:
+    """Modes, owners, times, ACLs of the host's nodes: none changes, as root or not; each works.
+
+    As root the sandbox's uid 0 owns the host's nodes; unprivileged, a run
+    may still ``touch`` them (write permission suffices). Sealed (read-only,
+    devices allowed), every change fails, seen from outside.
+    """
+    if not warm:
+        _plain(monkeypatch)
+    before = host_nodes()
+    rubric, cases = bench(tmp_path, CHANGE_NODES, ["c1"])
+    try:
+        (result,) = grade(rubric, cases, bwrap)
+        after = host_nodes()
+    finally:
+        if host_nodes() != before:
+            restore(before)
+    assert spy == (["c1"] if warm else [])
+    said = _said(result)
+    assert after == before
+    assert (said["warm"], said["changed"]) == (warm, []), said["tried"]
+    assert result.status == "passed"
+    assert said["works"]["write full"] == "ENOSPC"
+    assert said["streams"]["stdin"] == "device"
+    assert said["tried"]["stdin futimens"] == "EROFS"
+    for name in NODES:
+        assert said["tried"][f"{name} touch"] == "EROFS"
 
 
 # -- reaching the run's init, its parent, the worker -------------------------------------

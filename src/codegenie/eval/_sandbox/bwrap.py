@@ -18,6 +18,7 @@ and what bubblewrap printed) and what to do about it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -28,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
+from codegenie.eval._sandbox import confining
+from codegenie.eval._sandbox.devices import check_device_nodes
 from codegenie.eval._sandbox.seccomp import program as seccomp_program
 from codegenie.eval.errors import SandboxUnavailable
 
@@ -84,12 +87,18 @@ class Bubblewrap:
 
     ``note`` says why this one was chosen over another, or what the runs go
     without (for ``-v``); empty when there was nothing to choose.
+    ``seals_devices``: its runs' device nodes are sealed by the confining
+    head (:mod:`codegenie.eval._sandbox.confining`); false only for a
+    harness that is not root, on a machine where what bubblewrap runs gets
+    no capability (see :func:`bubblewrap`): its runs load the filter through
+    ``--seccomp`` and can change the host's nodes' times, nothing else.
     """
 
     path: Path
     version: tuple[int, ...]
     origin: BwrapOrigin
     note: str = field(default="", compare=False)
+    seals_devices: bool = True
 
     @property
     def features(self) -> frozenset[Feature]:
@@ -120,8 +129,9 @@ def isolation_args(bwrap: Bubblewrap) -> list[str]:
     that started bubblewrap and has no controlling terminal (``--new-session``,
     so it cannot push input into the harness's terminal); every capability is
     dropped (bubblewrap run by root keeps them otherwise, inside its user
-    namespace) and, where bubblewrap can, no further user namespace can be
-    made inside.
+    namespace; a confined run's head gets two back, and drops them:
+    :mod:`codegenie.eval._sandbox.confining`) and, where bubblewrap can, no
+    further user namespace can be made inside.
     """
     args = ["--unshare-all", "--unshare-user", "--hostname", "sandbox"]
     args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
@@ -230,12 +240,36 @@ def _version(path: Path) -> tuple[int, ...]:
     return tuple(numbers) or (0,)
 
 
+def _probe_python() -> tuple[str, list[str]]:
+    """Return the interpreter the probe confines itself with (this one's), and what to bind for it.
+
+    Its base installation, read-only, unless the system mounts hold it already.
+    """
+    python = os.path.realpath(sys.executable)
+    places = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix)}
+    places.add(os.path.dirname(python))
+    system = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+    binds: list[str] = []
+    for place in sorted(places):
+        if place == "/" or any(place == s or place.startswith(s + "/") for s in system):
+            continue
+        if any(place.startswith(b + "/") for b in binds[1::3]):
+            continue  # inside one bound already
+        binds += ["--ro-bind", place, place]
+    return python, binds
+
+
 def probe(bwrap: Bubblewrap) -> str | None:
     """Start ``bwrap`` as a run would, running ``true``; return ``None`` if it worked, else why not.
 
     The same namespaces, the same system mounts (``/proc`` without its PID 1)
-    and the same seccomp filter as a run. The reason is bubblewrap's own
-    message (its last line), or what stopped it from starting.
+    and the same confinement as a run: the head
+    (:func:`~codegenie.eval._sandbox.confining.head`, with this process's
+    interpreter) seals the device nodes, drops the capabilities bubblewrap
+    left it and loads the seccomp filter (for a bubblewrap that does not
+    seal, :attr:`Bubblewrap.seals_devices`, bubblewrap loads the filter, as
+    for its runs). The reason is bubblewrap's own message, or the head's
+    (the last line of what they printed), or what stopped it from starting.
     """
     code = seccomp_program()
     if code is None:
@@ -247,9 +281,18 @@ def probe(bwrap: Bubblewrap) -> str | None:
         os.write(writer, code)  # a few kilobytes: the pipe holds them
         os.close(writer)
         writer = -1
-        argv = [str(bwrap.path), *isolation_args(bwrap), "--seccomp", str(reader)]
+        python, binds = _probe_python()
+        argv = [str(bwrap.path), *isolation_args(bwrap)]
+        if bwrap.seals_devices:
+            for name in confining.CAPABILITIES:
+                argv += ["--cap-add", name]
+        else:
+            argv += ["--seccomp", str(reader)]
         argv += ["--json-status-fd", str(status_write)]
-        argv += [*system_args(), "--remount-ro", "/", "--", true]
+        argv += [*system_args(), *binds, "--remount-ro", "/", "--"]
+        if bwrap.seals_devices:
+            argv += confining.head(python, reader)
+        argv.append(true)
         try:
             done = subprocess.run(
                 argv,
@@ -314,7 +357,7 @@ def choose(working: list[Bubblewrap], needs: frozenset[Feature] = RUN_FEATURES) 
     note = "; ".join(notes)
     if passed and not missing:
         note += f": {chosen.origin} bubblewrap used instead"
-    return Bubblewrap(chosen.path, chosen.version, chosen.origin, note)
+    return dataclasses.replace(chosen, note=note)
 
 
 def bubblewrap(mode: str = "auto", *, needs: frozenset[Feature] = RUN_FEATURES) -> Bubblewrap:
@@ -346,6 +389,8 @@ def bubblewrap(mode: str = "auto", *, needs: frozenset[Feature] = RUN_FEATURES) 
                 f"({os.uname().machine}; there is one for x86_64, aarch64 and riscv64)",
                 ("grade on an x86_64, aarch64 or riscv64 machine", _NONE_FIX),
             )
+        # Before bubblewrap, whose failure to bind a missing node reads like a refused namespace.
+        check_device_nodes(mode)
         found = candidates()
         if not found:
             raise SandboxUnavailable(
@@ -363,8 +408,7 @@ def bubblewrap(mode: str = "auto", *, needs: frozenset[Feature] = RUN_FEATURES) 
         working: list[Bubblewrap] = []
         for path, origin in found:
             if path not in _probed:
-                candidate = Bubblewrap(path, _version(path), origin)
-                _probed[path] = (candidate, probe(candidate))
+                _probed[path] = _probe_sealing(Bubblewrap(path, _version(path), origin))
             candidate, failure = _probed[path]
             if failure is None:
                 working.append(candidate)
@@ -372,9 +416,38 @@ def bubblewrap(mode: str = "auto", *, needs: frozenset[Feature] = RUN_FEATURES) 
                 failures.append((candidate, failure))
         if not working:
             raise _diagnose(mode, failures)
-        chosen = choose(working, needs)
+        # One that seals its runs' device nodes, wherever there is one.
+        chosen = choose([b for b in working if b.seals_devices] or working, needs)
+        if not chosen.seals_devices:
+            unsealed = (
+                "the device nodes are not sealed here (what bubblewrap runs gets no "
+                "capability): a run can change their times"
+            )
+            chosen = dataclasses.replace(
+                chosen, note="; ".join(filter(None, [chosen.note, unsealed]))
+            )
         _found[needs] = chosen
         return chosen
+
+
+def _probe_sealing(candidate: Bubblewrap) -> tuple[Bubblewrap, str | None]:
+    """Probe ``candidate``; return it as its runs will use it, and why it failed, if it did.
+
+    When only the confining head failed and this harness is not root, it is
+    probed again without the head: where what bubblewrap runs gets no
+    capability (an AppArmor profile such as Ubuntu's ``unpriv_bwrap``), a
+    run cannot seal the host's device nodes, and unprivileged it can change
+    only their times (the nodes are root's, which its user namespace does
+    not map): such a bubblewrap is used, without sealing, and says so. As
+    root, where the run's uid 0 owns the nodes, it is not.
+    """
+    failure = probe(candidate)
+    if failure is None or confining.FAILED not in failure or os.geteuid() == 0:
+        return candidate, failure
+    unsealed = dataclasses.replace(candidate, seals_devices=False)
+    if probe(unsealed) is None:
+        return unsealed, None
+    return candidate, failure
 
 
 def _read_sysctl(name: str) -> str | None:
@@ -398,6 +471,21 @@ def _diagnose(mode: str, failures: list[tuple[Bubblewrap, str]]) -> SandboxUnava
     said = "; ".join(failure for _, failure in failures)
     unprivileged = os.geteuid() != 0
     install = "install the distribution's bubblewrap (apt install bubblewrap)"
+    if all(confining.FAILED in failure for _, failure in failures):
+        return SandboxUnavailable(
+            mode,
+            "bubblewrap starts here, but a run cannot be confined in it: the host's device "
+            "nodes it binds cannot be made read-only, which needs CAP_SYS_ADMIN in the "
+            f"sandbox's own user namespace ({said}); an AppArmor profile that denies "
+            "capabilities to what bubblewrap runs (Ubuntu's bwrap-userns-restrict moves it "
+            "into unpriv_bwrap) refuses it so",
+            (
+                "let bubblewrap's command keep its capabilities in its user namespace: "
+                "on Ubuntu, sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, "
+                "and the bundled bubblewrap (no profile) is used",
+                _NONE_FIX,
+            ),
+        )
     if _read_sysctl("user.max_user_namespaces") == "0":
         return SandboxUnavailable(
             mode,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
+from codegenie.eval._sandbox import confining
 from codegenie.eval._sandbox.bwrap import Bubblewrap, isolation_args, system_args
 from codegenie.eval._sandbox.limits import DEFAULT_LIMITS, Limits
 
@@ -255,7 +256,7 @@ def bwrap_args(
     seccomp_fd: int | None = None,
     status_fd: int | None = None,
 ) -> list[str]:
-    """Return bubblewrap's arguments for ``policy``, ending in ``--``, to go before the command.
+    """Return bubblewrap's arguments for ``policy``, to go before the command.
 
     Mounts, in order (a later mount inside an earlier one shows through it):
     ``/usr`` and the ``/bin``, ``/lib`` links, ``/proc`` (without its PID 1
@@ -269,14 +270,28 @@ def bwrap_args(
     and ``/dev/shm`` fails (``EROFS``) rather than landing in a scratch
     file system. The working directory is :attr:`SandboxPolicy.workdir`.
 
-    ``seccomp_fd``: a descriptor bubblewrap reads the seccomp filter from
-    (:func:`~codegenie.eval._sandbox.seccomp.program`), for the run's every
-    process. ``status_fd``: a descriptor bubblewrap writes its JSON status
-    to — the rubric's pid, then its exit code once it ended — from outside
-    the sandbox, where nothing of the run can write.
+    ``seccomp_fd``: a descriptor the seccomp filter
+    (:func:`~codegenie.eval._sandbox.seccomp.program`) is read from, for the
+    run's every process; with it, the arguments end with the head of a
+    confined run (:func:`~codegenie.eval._sandbox.confining.head`, the
+    run's interpreter): bubblewrap leaves it
+    :data:`~codegenie.eval._sandbox.confining.CAPABILITIES`, and it makes
+    the device nodes read-only (devices still allowed), drops every
+    capability and loads the filter before it execs the command. Without
+    it (a warm worker's sandbox, which does the same for each of its runs),
+    or where ``bwrap`` cannot seal (:attr:`Bubblewrap.seals_devices
+    <codegenie.eval._sandbox.bwrap.Bubblewrap.seals_devices>`: bubblewrap
+    loads the filter), they end in ``--``. ``status_fd``: a descriptor
+    bubblewrap writes its JSON status to — the rubric's pid, then its exit
+    code once it ended — from outside the sandbox, where nothing of the run
+    can write.
     """
+    confined = seccomp_fd is not None and bwrap.seals_devices
     args = [str(bwrap.path), *isolation_args(bwrap)]
-    if seccomp_fd is not None:
+    if confined:
+        for name in confining.CAPABILITIES:
+            args += ["--cap-add", name]
+    elif seccomp_fd is not None:  # a bubblewrap that cannot seal: it loads the filter itself
         args += ["--seccomp", str(seccomp_fd)]
     if status_fd is not None:
         args += ["--json-status-fd", str(status_fd)]
@@ -302,4 +317,6 @@ def bwrap_args(
         if os.path.isdir(hidden):  # an empty, read-only directory in its place
             args += ["--tmpfs", hidden, "--remount-ro", hidden]
     args += ["--remount-ro", "/", "--chdir", str(policy.workdir), "--"]
+    if seccomp_fd is not None and confined:
+        args += confining.head(str(policy.interpreter.executable), seccomp_fd)
     return args

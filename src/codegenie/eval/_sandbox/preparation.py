@@ -36,6 +36,7 @@ from typing import Final, Literal, Protocol, final
 from codegenie.eval._sandbox.bwrap import RUN_FEATURES, Bubblewrap, bubblewrap
 from codegenie.eval._sandbox.cgroups import RunCgroup
 from codegenie.eval._sandbox.choices import ProviderName
+from codegenie.eval._sandbox.devices import check_device_nodes
 from codegenie.eval._sandbox.disk import DiskWatch, Footprint
 from codegenie.eval._sandbox.env import sandbox_environment
 from codegenie.eval._sandbox.launch import launcher_args
@@ -455,14 +456,18 @@ def prepare(
     bubblewrap: one holding the seccomp filter, one for its status.
     ``bwrap`` defaults to :func:`bubblewrap`, which raises
     :class:`SandboxUnavailable` when none can start (or this machine has no
-    seccomp filter). Under ``none`` nothing is contained and only rlimits
-    and the disk limits apply.
+    seccomp filter), and when a device node every sandbox binds is missing or
+    is not the device it must be (:mod:`codegenie.eval._sandbox.devices`).
+    Under ``none`` nothing is contained and only rlimits and the disk limits
+    apply.
 
     ``warm``: the run is made by a warm worker
     (:mod:`codegenie.eval._warm.worker`), which joins the cgroups, sets
     the rlimits (:attr:`PreparedRun.rlimits`) and loads the filter itself:
     no argv head and no pipes for bubblewrap.
     """
+    if policy.mode == "bwrap":
+        check_device_nodes("bwrap")  # before anything of the run: a node may have gone since
     for directory in (policy.workdir, policy.tmpdir, policy.home):
         directory.mkdir(mode=0o700, exist_ok=True)
     used: Bubblewrap | None = None

@@ -53,8 +53,9 @@ class Spec(Protocol):
 
 #: Each provider's policy revision. bubblewrap 2: the init hidden, the seccomp filter,
 #: the read-only root and /proc, the status channel, a new session keyring, the disk
-#: limits; none 2: the keyring and the disk limits.
-REVISIONS: Final[dict[ProviderName, int]] = {"bwrap": 2, "none": 2}
+#: limits; 3: the host's device nodes sealed (read-only, devices allowed). none 2: the
+#: keyring and the disk limits.
+REVISIONS: Final[dict[ProviderName, int]] = {"bwrap": 3, "none": 2}
 
 
 @final
@@ -80,7 +81,7 @@ class Sandbox:
 
     @property
     def policy(self) -> str:
-        """The provider and the revision of its policy (``"bwrap/2"``), for the runs' keys."""
+        """The provider and the revision of its policy (``"bwrap/3"``), for the runs' keys."""
         return f"{self.name}/{REVISIONS[self.name]}"
 
     def describe(self) -> str | None:

@@ -59,6 +59,7 @@ from codegenie.eval._process.supervisor import (
     Usage,
     open_pidfd,
 )
+from codegenie.eval._sandbox import confining
 from codegenie.eval._sandbox.bwrap import PROC_MASKED, Bubblewrap
 from codegenie.eval._sandbox.cgroups import discover
 from codegenie.eval._sandbox.env import sandbox_environment
@@ -83,9 +84,11 @@ _POLL_S: Final = 0.05
 _START_WITHIN: Final = 30.0
 _STATUS: Final = struct.Struct("!idd")
 # The worker's -c program: it reads the worker's program from the descriptor named first
-# (a pipe), and runs it as __main__ with the other two (its control socket, the filter).
+# (a pipe: the source of confine, a NUL, the zygote's), and runs the zygote as __main__ with
+# the other two (its control socket, the filter); the zygote makes a module of the first part.
 _BOOTSTRAP: Final = (
-    "import sys;exec(compile(open(int(sys.argv[1]),'rb').read(),'codegenie-warm-worker','exec'))"
+    "import sys;_CONFINE,_,_ZYGOTE=open(int(sys.argv[1]),'rb').read().partition(b'\\0');"
+    "exec(compile(_ZYGOTE,'codegenie-warm-worker','exec'))"
 )
 _log = LazyLogger(__name__)
 # Why a run was not made when its worker was gone (killed, or out of step).
@@ -225,7 +228,7 @@ class WarmWorker:
             os.close(filter_write)
             filter_write = -1
             argv = _worker_args(policy, bwrap, parents)
-            program_read = _pipe_holding(_ZYGOTE.read_bytes())
+            program_read = _pipe_holding(confining.source().encode() + b"\0" + _ZYGOTE.read_bytes())
             passed = (program_read, theirs.fileno(), filter_read)
             argv += [str(interpreter.executable), "-B", "-c", _BOOTSTRAP, *map(str, passed)]
             try:

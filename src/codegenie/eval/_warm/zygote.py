@@ -6,7 +6,9 @@ started once per worker inside a bubblewrap sandbox that has the run
 policy's mounts, and capabilities in its user namespace (``CAP_SYS_ADMIN``,
 ``CAP_NET_ADMIN``, ``CAP_SETPCAP``) but no seccomp filter. It uses the
 standard library only: the interpreter may be a task class's environment,
-which holds nothing of the harness.
+which holds nothing of the harness. The steps of confinement it shares with
+a plain run's first process (:mod:`codegenie.eval._sandbox.confine`) come
+with its source, as the module ``confine``.
 
 For each request read from its control socket it forks a process that
 
@@ -17,7 +19,8 @@ For each request read from its control socket it forks a process that
 3. takes a new mount, PID, IPC, network and cgroup namespace; makes a fresh
    ``/tmp`` (the mounts under it are bound again, and of the worker's
    directory only this run's), a fresh ``/dev`` (its device nodes bound
-   again, its links made again, a new ``devpts``) and ``/dev/shm``, covers
+   again and sealed read-only, its links made again, a new ``devpts``) and
+   ``/dev/shm``, covers
    ``/sys`` (the cgroup directories it joined through);
 4. forks the namespace's init, which mounts a fresh ``/proc`` (its own
    ``/proc/1`` hidden, the keyrings masked, all read-only), brings up the
@@ -25,8 +28,10 @@ For each request read from its control socket it forks a process that
    capability, loads the seccomp filter and forks the rubric (PID 2), then
    reaps until the rubric ends and exits with its status (128 + the signal
    for a signal, as bubblewrap reports it);
-5. and the rubric's process takes the run's descriptors 0, 1, 2 (standard
-   streams made anew over them), closes every other one, moves to the
+5. and the rubric's process takes the run's descriptors 0, 1, 2 (a device
+   among them — stdin, the host's ``/dev/null`` — opened again through its
+   sealed node; standard streams made anew over them), closes every other
+   one, moves to the
    run's working directory, takes the run's environment, leaves every
    frame of the worker's (:class:`_Rubric`) and runs the rubric at the top
    of this program as ``python RUBRIC CASE CANDIDATE`` runs it
@@ -81,6 +86,15 @@ import signal  # noqa: E402
 import socket  # noqa: E402
 import struct  # noqa: E402
 import types  # noqa: E402
+from typing import TYPE_CHECKING  # noqa: E402
+
+if TYPE_CHECKING:
+    from codegenie.eval._sandbox import confine
+else:
+    # The shared steps of a run's confinement (mounts, the sealed device nodes, capabilities,
+    # the filter): the worker's program holds their source, passed with this one's.
+    confine = types.ModuleType("codegenie-confine")
+    exec(compile(globals().pop("_CONFINE"), "codegenie-confine", "exec"), confine.__dict__)  # noqa: S102
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 # What the interpreter's shutdown works on, whatever a run does to sys: its table of
@@ -98,84 +112,29 @@ _CLONE_NEWCGROUP = 0x02000000
 _CLONE_NEWIPC = 0x08000000
 _CLONE_NEWPID = 0x20000000
 _CLONE_NEWNET = 0x40000000
-_MS_RDONLY = 1
-_MS_NOSUID = 2
-_MS_NODEV = 4
-_MS_NOEXEC = 8
-_MS_REMOUNT = 32
-_MS_BIND = 4096
-_MS_REC = 16384
-_MS_PRIVATE = 1 << 18
+_MS_RDONLY = confine.MS_RDONLY
+_MS_NOSUID = confine.MS_NOSUID
+_MS_NODEV = confine.MS_NODEV
+_MS_NOEXEC = confine.MS_NOEXEC
+_MS_REMOUNT = confine.MS_REMOUNT
+_MS_BIND = confine.MS_BIND
+_MS_REC = confine.MS_REC
+_MS_PRIVATE = confine.MS_PRIVATE
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
-_PR_SET_SECCOMP = 22
-_PR_CAPBSET_DROP = 24
-_PR_SET_NO_NEW_PRIVS = 38
-_SECCOMP_MODE_FILTER = 2
 _KEYCTL_JOIN_SESSION_KEYRING = 1
-# (capset, keyctl) by machine: x86_64 has its own table, the others the generic one.
-_SYSCALLS = {"x86_64": (126, 250), "aarch64": (91, 219), "riscv64": (91, 219)}
+# keyctl's number by machine: x86_64 has its own table, the others the generic one.
+_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}
 _SIOCGIFFLAGS = 0x8913
 _SIOCSIFFLAGS = 0x8914
 _IFF_UP = 1
-_SETUP_FAILED = 125
+_SETUP_FAILED = confine.SETUP_FAILED
 _PROC_MASKED = ("/proc/keys", "/proc/key-users")
 
 
-class _SetupError(Exception):
-    pass
-
-
-def _check(result: int, what: str) -> None:
-    if result != 0:
-        number = ctypes.get_errno()
-        raise _SetupError(f"{what}: {os.strerror(number)}")
-
-
-def _mount(source: str | None, target: str, kind: str | None, flags: int, data: str = "") -> None:
-    _check(
-        _LIBC.mount(
-            None if source is None else source.encode(),
-            target.encode(),
-            None if kind is None else kind.encode(),
-            ctypes.c_ulong(flags),
-            data.encode() if data else None,
-        ),
-        f"mount {target}",
-    )
-
-
-class _CapHeader(ctypes.Structure):
-    _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
-
-
-class _CapData(ctypes.Structure):
-    _fields_ = (
-        ("effective", ctypes.c_uint32),
-        ("permitted", ctypes.c_uint32),
-        ("inheritable", ctypes.c_uint32),
-    )
-
-
-class _Program(ctypes.Structure):
-    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
-
-
-def _drop_capabilities(capset: int) -> None:
-    for capability in range(64):
-        if _LIBC.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
-            break  # past the last capability this kernel has
-    header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3: two data words
-    data = (_CapData * 2)()
-    _check(_LIBC.syscall(capset, ctypes.byref(header), data), "capset")
-
-
-def _load_filter(code: ctypes.Array[ctypes.c_char], size: int) -> None:
-    _check(_LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    program = _Program(size // 8, ctypes.cast(code, ctypes.c_void_p))
-    _check(
-        _LIBC.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0), "seccomp"
-    )
+_SetupError = confine.SetupError
+_check = confine.check
+_mount = confine.mount
 
 
 def _loopback_up() -> None:
@@ -516,6 +475,7 @@ def _rubric(request: dict[str, object], fds: list[int]) -> None:
         for target, fd in enumerate(fds):
             os.dup2(fd, target, inheritable=True)
         os.closerange(3, 1 << 20)
+        confine.reopen_devices()  # stdin is the host's /dev/null, opened by the harness
         _standard_streams()
         os.chdir(str(request["cwd"]))
         for name in set(sys.modules) - _PRELOADED:
@@ -544,8 +504,7 @@ def _init(
     holds: at end of file, the parent has ended (its parent is outside this
     namespace, so ``getppid`` cannot say).
     """
-    code = ctypes.create_string_buffer(seccomp, len(seccomp))
-    capset, keyctl = _SYSCALLS[os.uname().machine]
+    keyctl = _KEYCTL[os.uname().machine]
     _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     import select  # noqa: PLC0415 - the init's only
 
@@ -568,8 +527,8 @@ def _init(
         _check(-1, "keyctl")
     os.setsid()  # the session the rubric is in, as bubblewrap's --new-session makes it
     _LIBC.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    _drop_capabilities(capset)
-    _load_filter(code, len(seccomp))
+    confine.drop_capabilities()
+    confine.load_filter(seccomp)
     os.close(control)
     # The init is a fork of an interpreter that handles SIGINT: blocked, a SIGINT sent to
     # the run's process group (or to PID 1) is lost, as with bubblewrap's init, which has
@@ -644,7 +603,9 @@ def _fresh_file_systems(request: dict[str, object]) -> None:
     Each is a new tmpfs with what the worker had mounted under it bound
     again (held by descriptors opened before it was covered): under ``/tmp``
     the task class and interpreter directories bubblewrap bound there; under
-    ``/dev`` the device nodes, its links made again and a new ``devpts``.
+    ``/dev`` the device nodes, each sealed (read-only, devices allowed:
+    :func:`~codegenie.eval._sandbox.confine.seal_device_nodes`), its links
+    made again and a new ``devpts``.
     What a run writes in any of them is gone with its mount namespace. The
     worker's own directory, wherever the temporary directory is, is covered
     by an empty read-only directory that holds only this run's
@@ -664,6 +625,7 @@ def _fresh_file_systems(request: dict[str, object]) -> None:
     finally:
         os.close(own)
     _remount("/dev", list(_WORKER.dev_mounts), "mode=0755" + sized, flags=_MS_NOSUID)
+    confine.seal_device_nodes()  # the host's nodes: read-only, so that no run changes them
     for name, target in _WORKER.dev_links:
         os.symlink(target, f"/dev/{name}")
     os.mkdir("/dev/shm")
