@@ -321,3 +321,133 @@ def test_the_store_does_not_change_the_output(tmp_path: Path) -> None:
     stored = bench_cli(repo, log, "grade", "counted", "runs", "--sandbox", "none")
     times = re.compile(r"\d+\.\d\ds\b")
     assert times.sub("T", ran.stdout) == times.sub("T", stored.stdout)
+
+
+# -- what the copies carry, against what the key covers ----------------------------
+
+PROBING_RUBRIC = """\
+import json, os, stat, sys
+from pathlib import Path
+
+probe = (Path(__file__).parent / "probe.txt").read_text().strip()
+candidate = Path(sys.argv[2])
+answer = candidate / "answer.txt"
+if probe == "mode":  # the harness may be root, who reads a file of mode 0000: look at the mode
+    seen = stat.S_IMODE(answer.stat().st_mode) & 0o444 != 0
+elif probe == "mtime":  # as make decides: the output is no older than its source
+    seen = (candidate / "out.txt").stat().st_mtime_ns >= answer.stat().st_mtime_ns
+elif probe == "owner":
+    seen = (answer.stat().st_uid, answer.stat().st_gid) == (os.getuid(), os.getgid())
+elif probe == "xattr":
+    seen = os.listxattr(answer) == []
+elif probe == "link":
+    seen = os.readlink(candidate / "link") == "answer.txt"
+elif probe == "empty-dir":
+    seen = not (candidate / "extra").exists()
+elif probe == "dir-mode":
+    seen = stat.S_IMODE((candidate / "sub").stat().st_mode) == 0o755
+elif probe == "top-mode":
+    seen = stat.S_IMODE(candidate.stat().st_mode) == 0o755
+else:
+    raise SystemExit(f"unknown probe {probe}")
+print(json.dumps({"passed": seen, "reason": probe}))
+sys.exit(0 if seen else 1)
+"""
+
+
+def probing_bench(base: Path, probe: str) -> tuple[Path, Path]:
+    """A bench whose one case's rubric passes when its candidate's copy looks as ``probe`` wants."""
+    from .factory import make_bench, write_case
+
+    bench = make_bench(base / "repo", "probed", parts=True)
+    package = bench.root / "probed"
+    (package / "rubric.py").write_text(PROBING_RUBRIC, encoding="utf-8")
+    (package / "probe.txt").write_text(probe + "\n", encoding="utf-8")
+    shutil.rmtree(package / "cases")
+    write_case(package / "cases", "one", "", input_files={"answer.txt": "todo\n"},
+               expected_files={"answer.txt": "solved\n"})  # fmt: skip
+    candidate = base / "repo" / "runs" / "one"
+    (candidate / "sub").mkdir(parents=True)
+    (candidate / "sub").chmod(0o755)
+    candidate.chmod(0o755)
+    (candidate / "answer.txt").write_text("solved\n")
+    (candidate / "answer.txt").chmod(0o644)
+    (candidate / "out.txt").write_text("built\n")
+    (candidate / "link").symlink_to("answer.txt")
+    os.utime(candidate / "answer.txt", ns=(1_000_000_000, 1_000_000_000))
+    os.utime(candidate / "out.txt", ns=(2_000_000_000, 2_000_000_000))
+    return bench.base, candidate
+
+
+def _change_owner(candidate: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a file to another user")
+    os.chown(candidate / "answer.txt", 4242, 4242)
+
+
+def _add_xattr(candidate: Path) -> None:
+    try:
+        os.setxattr(candidate / "answer.txt", "user.origin", b"model-b")
+    except OSError as exc:
+        pytest.skip(f"this file system refuses user.* extended attributes: {exc.strerror}")
+
+
+def _relink(candidate: Path) -> None:
+    (candidate / "link").unlink()
+    (candidate / "link").symlink_to("out.txt")
+
+
+#: Each neighbour of the stored candidate: identical bytes, one other thing a copy could carry.
+NEIGHBOURS: dict[str, Any] = {
+    "mode": lambda c: (c / "answer.txt").chmod(0),
+    "mtime": lambda c: os.utime(c / "out.txt", ns=(0, 0)),
+    "owner": _change_owner,
+    "xattr": _add_xattr,
+    "link": _relink,
+    "empty-dir": lambda c: (c / "extra").mkdir(),
+    "dir-mode": lambda c: (c / "sub").chmod(0o700),
+    "top-mode": lambda c: c.chmod(0o700),
+}
+#: The neighbours that are another run (the key covers what differs): the rest are the same run.
+KEYED = frozenset({"link", "empty-dir"})
+
+
+def grade_json(repo: Path, *args: str) -> dict[str, Any]:
+    done = bench_cli(
+        repo, repo / "unused.log", "--format", "json", *args,
+        "grade", "probed", "runs", "--sandbox", "none",
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    document: dict[str, Any] = json.loads(done.stdout)
+    return document
+
+
+@pytest.mark.parametrize("neighbour", sorted(NEIGHBOURS))
+def test_the_ledger_answers_a_neighbour_as_no_cache_does(tmp_path: Path, neighbour: str) -> None:
+    """A candidate with the stored one's bytes but another mode, time, owner, xattr, link or
+    directory gets from the ledger exactly what --no-cache gives it."""
+    repo, candidate = probing_bench(tmp_path, neighbour)
+    stored = grade_json(repo)
+    assert (stored["results"][0]["status"], stored["reused"]) == ("passed", 0)
+    NEIGHBOURS[neighbour](candidate)
+    served = grade_json(repo)
+    fresh = grade_json(repo, "--no-cache")
+    assert served["results"][0]["status"] == fresh["results"][0]["status"]
+    if neighbour in KEYED:  # another run: made again, and it sees the difference
+        assert (served["reused"], served["results"][0]["status"]) == (0, "failed")
+    else:  # the same run: no copy carries the difference, so the stored verdict is its verdict
+        assert (served["reused"], served["results"][0]["status"]) == (1, "passed")
+
+
+def test_the_name_the_candidates_copy_keeps_is_in_the_key(tmp_path: Path) -> None:
+    """CANDIDATE_DIR keeps its directory's name, which a rubric can read: the key covers it."""
+    tc = task_class(tmp_path)
+    case_dir = tc / "cases" / "one"
+    case = Case(task_class="t", id="one", directory=case_dir, timeout=5)
+    for where in ("a/s1", "b/s1", "a/s2"):
+        build(tmp_path / where, {"x.txt": b"same\n"})
+
+    def key(where: str) -> str | None:
+        return RunSpec.of(tc / "rubric.py", case, tmp_path / where, sandbox="none/2").read().key()
+
+    assert key("a/s1") == key("b/s1") != key("a/s2")

@@ -33,9 +33,10 @@ if TYPE_CHECKING:
 
 __all__ = ("Digests", "RunSpec", "TreeRef")
 
-# 3: the key is the spec's: the interpreter's packages and the sandbox's policy revision
-# join it (2 was the sandbox of the seccomp filter, 1 the sandbox before it).
-_FORMAT: Final = "codegenie-eval run key 3"
+# 4: the copies carry only what the key covers (fixed modes and times), and the key the
+# name the candidate's copy keeps; 3: the interpreter's packages and the sandbox's policy
+# revision joined it (2 was the sandbox of the seccomp filter, 1 the sandbox before it).
+_FORMAT: Final = "codegenie-eval run key 4"
 
 
 @final
@@ -132,6 +133,11 @@ class RunSpec:
             candidate=TreeRef(candidate, candidate_digest),
         )
 
+    @property
+    def candidate_name(self) -> str:
+        """The name of the candidate's copy (``CANDIDATE_DIR``'s last part): its directory's."""
+        return os.path.basename(self.candidate.path) or "candidate"
+
     def with_candidate_digest(self, digest: str | None) -> RunSpec:
         """Return this spec with its candidate's ``digest`` (read elsewhere), no other tree read."""
         return replace(self, candidate=TreeRef(self.candidate.path, digest))
@@ -140,8 +146,11 @@ class RunSpec:
         """Return the key of this run, from the spec alone; ``None`` unless every tree has a digest.
 
         Covered: the package's version, the rubric's name, the digests of the
-        three trees, the case's id, the interpreter's version and packages,
-        every limit and the timeout, and the sandbox's policy. Not covered:
+        three trees, the case's id, the name the candidate's copy keeps (its
+        directory's), the interpreter's version and packages, every limit
+        and the timeout, and the sandbox's policy. The copies a run reads
+        carry nothing the digests do not cover
+        (:mod:`codegenie.eval._run.digest`). Not covered: the rest of the
         paths (the same trees elsewhere are the same run), and files outside
         the task class that a rubric reads.
         """
@@ -156,6 +165,7 @@ class RunSpec:
             "case_id": self.case_id,
             "case": self.case.digest,
             "candidate": self.candidate.digest,
+            "candidate_name": self.candidate_name,
             "python": self.interpreter.version,
             "packages": self.interpreter.packages,
             "limits": {name: self.limits.value(name) for name in LIMIT_NAMES},
