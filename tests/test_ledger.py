@@ -451,3 +451,144 @@ def test_the_name_the_candidates_copy_keeps_is_in_the_key(tmp_path: Path) -> Non
         return RunSpec.of(tc / "rubric.py", case, tmp_path / where, sandbox="none/2").read().key()
 
     assert key("a/s1") == key("b/s1") != key("a/s2")
+
+
+# -- the interpreter's packages ------------------------------------------------------
+
+IMPORTING_RUBRIC = """\
+import json, sys
+from pathlib import Path
+
+import helper_mod  # an editable install's module
+
+answer = (Path(sys.argv[2]) / "answer.txt").read_text().strip()
+passed = answer == helper_mod.ANSWER
+print(json.dumps({"passed": passed, "reason": f"wants {helper_mod.ANSWER}"}))
+sys.exit(0 if passed else 1)
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class Harness:
+    """A virtual environment of its own running this package, with one editable source."""
+
+    script: Path
+    site: Path
+    source: Path
+
+    def run(self, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(self.script), *args], cwd=cwd, capture_output=True, text=True,
+            timeout=120, check=False,
+        )  # fmt: skip
+
+
+def harness(base: Path) -> Harness:
+    """Build a venv in ``base`` whose console script runs this package, ``helper_mod`` editable.
+
+    No network and no installer: the venv's one ``.pth`` file puts this
+    package's source and its dependencies (this venv's site-packages) on the
+    path, and an editable source, ``src/helper_mod.py``.
+    """
+    import venv
+
+    import codegenie.eval
+
+    home = base / "venv"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(home)
+    python = home / "bin" / "python"
+    found = subprocess.run(
+        [str(python), "-c", "import site; print(site.getsitepackages()[0])"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    site = Path(found.stdout.strip())
+    source = base / "src"
+    source.mkdir()
+    (source / "helper_mod.py").write_text('ANSWER = "solved"\n')
+    package_source = Path(codegenie.eval.__file__).parents[2]
+    import site as here
+
+    (site / "harness.pth").write_text(
+        "\n".join([str(package_source), *here.getsitepackages(), str(source)]) + "\n"
+    )
+    script = home / "bin" / "codegenie-bench"
+    script.write_text(
+        f"#!{python}\nimport sys\nfrom codegenie.eval.__main__ import main\nsys.exit(main())\n"
+    )
+    script.chmod(0o755)
+    return Harness(script, site, source)
+
+
+def importing_bench(base: Path) -> Path:
+    """A bench of one case whose rubric asks the editable ``helper_mod`` for the answer."""
+    from .factory import make_bench, write_case
+
+    bench = make_bench(base / "repo", "imported", parts=True)
+    package = bench.root / "imported"
+    (package / "rubric.py").write_text(IMPORTING_RUBRIC, encoding="utf-8")
+    shutil.rmtree(package / "cases")
+    write_case(package / "cases", "one", "", input_files={"answer.txt": "todo\n"},
+               expected_files={"answer.txt": "solved\n"})  # fmt: skip
+    (base / "repo" / "runs" / "one").mkdir(parents=True)
+    (base / "repo" / "runs" / "one" / "answer.txt").write_text("solved\n")
+    return bench.base
+
+
+def graded(tool: Harness, repo: Path, *args: str) -> dict[str, Any]:
+    done = tool.run(
+        repo, "--format", "json", *args, "grade", "imported", "runs", "--sandbox", "none"
+    )
+    assert done.returncode in (0, 1), done.stderr
+    document: dict[str, Any] = json.loads(done.stdout)
+    return document
+
+
+def test_an_editable_modules_edit_is_not_served_the_old_verdict(tmp_path: Path) -> None:
+    """A module of an editable install edited in place (no installer) is another interpreter:
+    the ledger answers as --no-cache does, and says why it reused nothing."""
+    tool, repo = harness(tmp_path), importing_bench(tmp_path)
+    first = graded(tool, repo)
+    assert (first["results"][0]["status"], first["reused"]) == ("passed", 0)
+    assert graded(tool, repo)["reused"] == 1  # unchanged: served
+    (tool.source / "helper_mod.py").write_text('ANSWER = "other"\n')
+    served = graded(tool, repo)
+    fresh = graded(tool, repo, "--no-cache")
+    assert served["results"][0]["status"] == fresh["results"][0]["status"] == "failed"
+    assert served["ledger"] == {
+        "looked_up": 1,
+        "reused": 0,
+        "interpreter_changed": 1,
+        "changes": [f"the editable source {tool.source} changed"],
+    }
+    assert fresh["ledger"] is None
+    (tool.source / "helper_mod.py").write_text('ANSWER = "solved"  # back\n')
+    text = tool.run(repo, "grade", "imported", "runs", "--sandbox", "none")
+    assert text.returncode == 0, text.stderr
+    assert (
+        "0 of 1 result reused: the interpreter's packages changed since they were stored "
+        f"(the editable source {tool.source} changed)"
+    ) in text.stderr
+
+
+def test_an_unrelated_distribution_added_says_why_nothing_was_reused(tmp_path: Path) -> None:
+    """Installing a distribution (a dist-info appears) is another interpreter; grade says so,
+    in JSON and in words, and what was stored for the new one is served afterwards."""
+    tool, repo = harness(tmp_path), importing_bench(tmp_path)
+    assert graded(tool, repo)["reused"] == 0
+    info = tool.site / "orbit-2.9.0.dist-info"  # installed nowhere else on the path
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: orbit\nVersion: 2.9.0\n")
+    text = tool.run(repo, "grade", "imported", "runs", "--sandbox", "none")
+    assert text.returncode == 0, text.stderr
+    assert (
+        "0 of 1 result reused: the interpreter's packages changed since they were stored "
+        "(orbit 2.9.0 added)"
+    ) in text.stderr
+    info.rename(tool.site / "orbit-2.10.0.dist-info")
+    upgraded = graded(tool, repo)
+    assert upgraded["ledger"]["changes"] == ["orbit 2.9.0 to 2.10.0"]
+    again = graded(tool, repo)
+    assert again["reused"] == 1
+    assert again["ledger"] == {
+        "looked_up": 1, "reused": 1, "interpreter_changed": 0, "changes": []
+    }  # fmt: skip

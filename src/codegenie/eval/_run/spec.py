@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Final, final
 from codegenie.eval._env.spec import EnvironmentSpec
 from codegenie.eval._run.digest import task_class_digest, tree_digest
 from codegenie.eval._sandbox.limits import LIMIT_NAMES, Limits
+from codegenie.eval._sandbox.packages import UNKEYED
 from codegenie.eval._sandbox.policy import Interpreter
 from codegenie.eval._version import __version__
 
@@ -148,16 +149,26 @@ class RunSpec:
         Covered: the package's version, the rubric's name, the digests of the
         three trees, the case's id, the name the candidate's copy keeps (its
         directory's), the interpreter's version and packages, every limit
-        and the timeout, and the sandbox's policy. The copies a run reads
+        and the timeout, and the sandbox's policy (``None`` also when the
+        packages have no digest: an editable source beyond its bounds). The
+        copies a run reads
         carry nothing the digests do not cover
         (:mod:`codegenie.eval._run.digest`). Not covered: the rest of the
         paths (the same trees elsewhere are the same run), and files outside
         the task class that a rubric reads.
         """
-        trees = (self.task_class.digest, self.case.digest, self.candidate.digest)
-        if any(digest is None for digest in trees):
+        document = self.key_document()
+        if document is None:
             return None
-        document = {
+        encoded = json.dumps(document, sort_keys=True).encode()
+        return hashlib.blake2b(encoded, digest_size=32).hexdigest()
+
+    def key_document(self) -> dict[str, object] | None:
+        """Return what :meth:`key` hashes; ``None`` when a tree or the packages have no digest."""
+        trees = (self.task_class.digest, self.case.digest, self.candidate.digest)
+        if any(digest is None for digest in trees) or self.interpreter.packages == UNKEYED:
+            return None
+        return {
             "format": _FORMAT,
             "package": __version__,
             "rubric": os.path.basename(self.rubric),
@@ -172,8 +183,6 @@ class RunSpec:
             "timeout": self.timeout,
             "sandbox": self.sandbox,
         }
-        encoded = json.dumps(document, sort_keys=True).encode()
-        return hashlib.blake2b(encoded, digest_size=32).hexdigest()
 
 
 @final
