@@ -390,7 +390,7 @@ class GradeReport(BaseModel):
     ``reused`` counts the runs answered from the store, however the grading
     ended, and ``ledger`` says how the store answered (runs looked up,
     reused, and those stored only for another interpreter, with what
-    changed; ``None`` when it was not used). ``pass_at`` are the k of
+    changed; ``None`` when nothing was looked up). ``pass_at`` are the k of
     :attr:`pass_at_k` (``None``: 1, and 10 and 100 where every graded case
     has that many samples); ``run`` is the run's identity; ``environment``
     the task class's declared environment the rubrics ran in (``None``: the
