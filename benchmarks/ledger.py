@@ -42,7 +42,7 @@ import venv
 from collections.abc import Callable
 from pathlib import Path
 
-from codegenie.eval._sandbox.packages import installed
+from codegenie.eval._sandbox.packages import _source_digest, installed
 
 RUBRIC = """\
 import json, sys
@@ -174,10 +174,15 @@ def _costs(cases: int, runs: int) -> list[tuple[str, str]]:
     )
     loaded: list[str] = json.loads(found.stdout)
     few = max(1, runs // 2)
+    sources = sorted(installed(sites).parsed()["sources"])
     return [
         (
             "packages part of the key, this venv (installed())",
             _ms(median_ms(lambda: installed(sites), runs)),
+        ),
+        (
+            f"of which the module files of the {len(sources)} editable source(s)",
+            _ms(median_ms(lambda: [_source_digest(path) for path in sources], runs)),
         ),
         (
             f"stat of every site-packages module ({len(site_files):,} files)",
@@ -196,7 +201,7 @@ def _costs(cases: int, runs: int) -> list[tuple[str, str]]:
             _ms(median_ms(lambda: hash_all(loaded), runs), 2),
         ),
         (
-            f"loaded-modules key: hash them for {cases} lookups (one grade)",
+            f"loaded-modules key: hash them for {cases} lookups (one grade, not memoised)",
             _ms(median_ms(lambda: hash_times(loaded, cases), few)),
         ),
     ]
