@@ -592,3 +592,74 @@ def test_an_unrelated_distribution_added_says_why_nothing_was_reused(tmp_path: P
     assert again["ledger"] == {
         "looked_up": 1, "reused": 1, "interpreter_changed": 0, "changes": []
     }  # fmt: skip
+
+
+def _seen(top: Path) -> list[tuple[object, ...]]:
+    """What a rubric can see of a tree besides its bytes: each entry's kind, mode, times, owner,
+    extended attributes and link text (not ctime or inode numbers, which no copy can fix, nor a
+    directory's access time, which listing it here moves)."""
+    seen: list[tuple[object, ...]] = []
+    for path in sorted([top, *top.rglob("*")]):
+        status = path.lstat()
+        link = os.readlink(path) if path.is_symlink() else None
+        try:
+            attributes = sorted(os.listxattr(path, follow_symlinks=False))
+        except OSError:
+            attributes = []
+        seen.append((
+            str(path.relative_to(top)), status.st_mode, status.st_mtime_ns,
+            None if path.is_dir() and not path.is_symlink() else status.st_atime_ns,
+            status.st_uid, status.st_gid, attributes, link,
+        ))  # fmt: skip
+    return seen
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    file_modes=st.lists(st.integers(0, 0o7777), min_size=3, max_size=3),
+    directory_modes=st.lists(st.integers(0o500, 0o7777), min_size=2, max_size=2),
+    times=st.lists(st.integers(0, 2**33 * 10**9), min_size=3, max_size=3),
+)
+def test_two_trees_with_one_digest_have_copies_a_rubric_cannot_tell_apart(
+    tmp_path_factory: pytest.TempPathFactory,
+    file_modes: list[int],
+    directory_modes: list[int],
+    times: list[int],
+) -> None:
+    """Whatever the modes (set-user-ID and 0000 included) and times of a tree, its copy is the
+    copy of the same tree made plainly, and has its digest."""
+    from codegenie.eval.rubrics import _copy_tree
+
+    base = tmp_path_factory.mktemp("copies")
+    trees = []
+    for name in ("plain", "odd"):
+        top = base / name
+        build(top, {"a.txt": b"a\n", "sub/b.sh": b"#!/bin/sh\n", "sub/deeper/c": b""})
+        (top / "link").symlink_to("sub/b.sh")
+        (top / "empty").mkdir()
+        (top / "sub" / "b.sh").chmod(0o755)
+        trees.append(top)
+    odd = trees[1]
+    files = [odd / "a.txt", odd / "sub" / "b.sh", odd / "sub" / "deeper" / "c"]
+    # The executable bit is the one bit the digest covers: b.sh keeps one, the others none.
+    modes = [file_modes[0] & ~0o111, file_modes[1] | 0o100, file_modes[2] & ~0o111]
+    for path, mode, when in zip(files, modes, times, strict=True):
+        os.utime(path, ns=(when, when))
+        path.chmod(mode)
+    (odd / "sub" / "deeper").chmod(directory_modes[0])
+    (odd / "sub").chmod(directory_modes[1])
+    os.utime(odd / "empty", ns=(times[0], times[0]))
+    os.utime(odd / "link", ns=(times[1], times[1]), follow_symlinks=False)
+    try:
+        assert tree_digest(trees[0]) == tree_digest(odd) is not None
+        copies = []
+        for top in trees:
+            copies.append(base / f"{top.name}-copy")
+            _copy_tree(str(top), str(copies[-1]), "candidate", follow=False)
+        assert _seen(copies[0]) == _seen(copies[1])
+        assert tree_digest(copies[1]) == tree_digest(odd)
+    finally:
+        for top in trees:
+            remove_tree(str(top))
