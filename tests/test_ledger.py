@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codegenie.eval._ledger.reuse import Ledger
+from codegenie.eval._ledger.reuse import Ledger, LedgerSummary
 from codegenie.eval._ledger.store import DIRECTORY, ResultStore
 from codegenie.eval._run.digest import tree_digest
 from codegenie.eval._run.spec import RunSpec
@@ -663,3 +663,25 @@ def test_two_trees_with_one_digest_have_copies_a_rubric_cannot_tell_apart(
     finally:
         for top in trees:
             remove_tree(str(top))
+
+
+@pytest.mark.parametrize(
+    ("summary", "sentence"),
+    [
+        (LedgerSummary(looked_up=40, reused=40), None),
+        (LedgerSummary(looked_up=40, interpreter_changed=40, changes=("ray 2.9.0 added",)),
+         "0 of 40 results reused: the interpreter's packages changed since they were stored "
+         "(ray 2.9.0 added)"),
+        (LedgerSummary(looked_up=40, reused=38, interpreter_changed=2, changes=("x.pth changed",)),
+         "38 of 40 results reused; 2 not: the interpreter's packages changed since they were "
+         "stored (x.pth changed)"),
+        (LedgerSummary(looked_up=1, interpreter_changed=1, changes=("python 3.11.4 to 3.11.7",)),
+         "0 of 1 result reused: the interpreter changed since they were stored "
+         "(python 3.11.4 to 3.11.7)"),
+    ],
+)  # fmt: skip
+def test_the_summary_says_why_results_were_not_reused(
+    summary: LedgerSummary, sentence: str | None
+) -> None:
+    """Only a change of interpreter is said; the counts and what changed are in the sentence."""
+    assert summary.not_reused_sentence() == sentence

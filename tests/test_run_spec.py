@@ -291,3 +291,35 @@ def test_an_editable_source_beyond_its_bounds_leaves_runs_unkeyed(
         interpreter=dataclasses.replace(Interpreter.current(), packages=packages.UNKEYED),
     )
     assert spec.read().key() is None
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "said"),
+    [
+        ({"ray-2.9.0.dist-info"}, set(), ["ray 2.9.0 removed"]),
+        (set(), {"ray-2.9.0.dist-info"}, ["ray 2.9.0 added"]),
+        ({"numpy-1.26.4.dist-info"}, {"numpy-2.0.0.dist-info"}, ["numpy 1.26.4 to 2.0.0"]),
+        (set(), {"old-1.0-py3.11.egg-info"}, ["old 1.0 added"]),
+        (set(), {f"p{i}-1.dist-info" for i in range(5)},
+         ["p0 1 added", "p1 1 added", "p2 1 added", "and 2 more"]),
+    ],
+)  # fmt: skip
+def test_what_changed_between_two_interpreters_is_said_in_words(
+    tmp_path: Path, before: set[str], after: set[str], said: list[str]
+) -> None:
+    """Distributions added, removed or upgraded are named with their versions, a few at most."""
+    from codegenie.eval._sandbox.packages import changes
+
+    documents = []
+    for index, names in enumerate((before, after)):
+        site = tmp_path / f"site{index}"
+        site.mkdir()
+        for name in names:
+            (site / name).mkdir()
+        document = installed([str(site)]).parsed()
+        document["sites"][0]["path"] = "site"  # the same directory, before and after
+        documents.append({"python": "3.11.7 (main) cpython-311", **document})
+    assert changes(documents[0], documents[1]) == said
+    assert changes(documents[0], {**documents[0], "python": "3.12.1 (main) cpython-312"}) == [
+        "python 3.11.7 to 3.12.1"
+    ]
