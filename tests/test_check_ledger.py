@@ -325,3 +325,35 @@ def test_repeats_each_have_a_hash_seed_of_their_own_in_the_sandbox(tmp_path: Pat
     flaky = [d for d in document["diagnostics"] if d["code"] == "case-flaky"]
     assert flaky, document["diagnostics"]
     assert all(re.search(r"expected/ passed ([1-9]|1[01]) of 12 runs", d["message"]) for d in flaky)
+
+
+def test_check_says_why_nothing_was_reused_when_the_interpreters_packages_changed(
+    tmp_path: Path,
+) -> None:
+    """A distribution added to the interpreter: check --rubrics reuses nothing and says why,
+    in JSON (rubrics.ledger) and in words; an edited editable module is named the same way."""
+    from .test_ledger import harness
+
+    tool = harness(tmp_path)
+    bench = ledger_bench(tmp_path / "b", COUNTING)
+
+    def check(*args: str) -> subprocess.CompletedProcess[str]:
+        return tool.run(bench.base, *args, "check", "--rubrics", "--sandbox", "none")
+
+    first = check("--format", "json")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert json.loads(first.stdout)["rubrics"]["ledger"] == {
+        "looked_up": 2, "reused": 0, "interpreter_changed": 0, "changes": []
+    }  # fmt: skip
+    (tool.site / "orbit-2.9.0.dist-info").mkdir()
+    text = check()
+    assert text.returncode == 0, text.stdout + text.stderr
+    assert (
+        "0 of 2 rubric results reused: the interpreter's packages changed since they were "
+        "stored (orbit 2.9.0 added)"
+    ) in text.stderr
+    (tool.source / "helper_mod.py").write_text('ANSWER = "edited"\n')
+    edited = json.loads(check("--format", "json").stdout)["rubrics"]
+    assert (edited["reused"], edited["ran"]) == (0, 2)
+    assert edited["ledger"]["changes"] == [f"the editable source {tool.source} changed"]
+    assert json.loads(check("--format", "json").stdout)["rubrics"]["reused"] == 2

@@ -15,7 +15,8 @@ import pytest
 from codegenie.eval._env.spec import EnvironmentSpec
 from codegenie.eval._run.spec import RunSpec, TreeRef
 from codegenie.eval._sandbox.limits import LIMIT_FIELDS, Limits
-from codegenie.eval._sandbox.policy import Interpreter, _packages_digest
+from codegenie.eval._sandbox.packages import installed
+from codegenie.eval._sandbox.policy import Interpreter
 from codegenie.eval._sandbox.provider import REVISIONS, choose_sandbox
 from codegenie.eval.cases import Case
 
@@ -201,17 +202,17 @@ def test_a_package_installed_or_upgraded_changes_the_interpreter_digest(tmp_path
     """``pip install -U`` of a package a rubric imports: its dist-info's name changes."""
     site = tmp_path / "site-packages"
     site.mkdir()
-    digests = [_packages_digest([str(site)])]
+    digests = [installed([str(site)]).digest]
     (site / "requests-2.31.0.dist-info").mkdir()
-    digests.append(_packages_digest([str(site)]))
+    digests.append(installed([str(site)]).digest)
     (site / "requests-2.31.0.dist-info").rename(site / "requests-2.32.0.dist-info")
-    digests.append(_packages_digest([str(site)]))
+    digests.append(installed([str(site)]).digest)
     (site / "local.pth").write_text("/src/one\n")
-    digests.append(_packages_digest([str(site)]))
+    digests.append(installed([str(site)]).digest)
     (site / "local.pth").write_text("/src/two\n")
-    digests.append(_packages_digest([str(site)]))
+    digests.append(installed([str(site)]).digest)
     (site / "requests").mkdir()  # a package's own files are not what the digest reads
-    digests.append(_packages_digest([str(site)]))
+    digests.append(installed([str(site)]).digest)
     assert len(set(digests)) == 5
     assert digests[-1] == digests[-2]
 
@@ -244,3 +245,81 @@ def test_a_spec_is_frozen_and_equal_by_value(tmp_path: Path) -> None:
         spec.timeout = 1.0  # type: ignore[misc]
     assert pickle.loads(pickle.dumps(spec)) == spec
     assert hash(spec) == hash(pickle.loads(pickle.dumps(spec)))
+
+
+def test_an_editable_sources_modules_are_in_the_packages_digest(tmp_path: Path) -> None:
+    """A module of an editable source (a .pth names its directory, or a setuptools finder maps
+    it) edited in place changes the digest; its other files and __pycache__ do not."""
+    site, src, mapped = tmp_path / "site", tmp_path / "src", tmp_path / "mapped"
+    for directory in (site, src / "pkg" / "__pycache__", mapped):
+        directory.mkdir(parents=True)
+    (site / "pkg.pth").write_text(f"import os\n{src}\n# a comment\n")
+    (src / "pkg" / "__init__.py").write_text("A = 1\n")
+    (mapped / "mod.py").write_text("B = 1\n")
+    (site / "__editable___mod_1_0_finder.py").write_text(
+        f"MAPPING: dict[str, str] = {{'mod': {str(mapped / 'mod.py')!r}}}\n"
+    )
+    first = installed([str(site)])
+    (src / "pkg" / "README.txt").write_text("not a module\n")
+    (src / "pkg" / "__pycache__" / "__init__.cpython-311.pyc").write_bytes(b"\0")
+    assert installed([str(site)]) == first
+    (src / "pkg" / "__init__.py").write_text("A = 2\n")
+    second = installed([str(site)])
+    (mapped / "mod.py").write_text("B = 2\n")
+    third = installed([str(site)])
+    assert len({first.digest, second.digest, third.digest}) == 3
+    assert sorted(first.parsed()["sources"]) == [str(mapped / "mod.py"), str(src)]
+
+
+def test_an_editable_source_beyond_its_bounds_leaves_runs_unkeyed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An editable source that cannot be read whole: no run of that interpreter has a key."""
+    from codegenie.eval._sandbox import packages
+    from codegenie.eval._tree import TreeBounds
+
+    site, src = tmp_path / "site", tmp_path / "src"
+    site.mkdir()
+    src.mkdir()
+    (site / "pkg.pth").write_text(f"{src}\n")
+    for index in range(3):
+        (src / f"m{index}.py").write_text("\n")
+    monkeypatch.setattr(packages, "_SOURCE_BOUNDS", TreeBounds(entries=2))
+    assert installed([str(site)]).digest == packages.UNKEYED
+    spec = dataclasses.replace(
+        spec_in(tmp_path),
+        interpreter=dataclasses.replace(Interpreter.current(), packages=packages.UNKEYED),
+    )
+    assert spec.read().key() is None
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "said"),
+    [
+        ({"ray-2.9.0.dist-info"}, set(), ["ray 2.9.0 removed"]),
+        (set(), {"ray-2.9.0.dist-info"}, ["ray 2.9.0 added"]),
+        ({"numpy-1.26.4.dist-info"}, {"numpy-2.0.0.dist-info"}, ["numpy 1.26.4 to 2.0.0"]),
+        (set(), {"old-1.0-py3.11.egg-info"}, ["old 1.0 added"]),
+        (set(), {f"p{i}-1.dist-info" for i in range(5)},
+         ["p0 1 added", "p1 1 added", "p2 1 added", "and 2 more"]),
+    ],
+)  # fmt: skip
+def test_what_changed_between_two_interpreters_is_said_in_words(
+    tmp_path: Path, before: set[str], after: set[str], said: list[str]
+) -> None:
+    """Distributions added, removed or upgraded are named with their versions, a few at most."""
+    from codegenie.eval._sandbox.packages import changes
+
+    documents = []
+    for index, names in enumerate((before, after)):
+        site = tmp_path / f"site{index}"
+        site.mkdir()
+        for name in names:
+            (site / name).mkdir()
+        document = installed([str(site)]).parsed()
+        document["sites"][0]["path"] = "site"  # the same directory, before and after
+        documents.append({"python": "3.11.7 (main) cpython-311", **document})
+    assert changes(documents[0], documents[1]) == said
+    assert changes(documents[0], {**documents[0], "python": "3.12.1 (main) cpython-312"}) == [
+        "python 3.11.7 to 3.12.1"
+    ]

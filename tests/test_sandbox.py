@@ -33,6 +33,7 @@ import pytest
 
 from codegenie.eval import errors
 from codegenie.eval._process.supervisor import Usage as ProcessUsage
+from codegenie.eval._run.digest import COPY_TIME_NS
 from codegenie.eval._sandbox import (
     DEFAULT_LIMITS,
     Breach,
@@ -625,7 +626,7 @@ def test_a_large_file_the_candidate_brought_is_no_breach(bench: Bench) -> None:
     run_dir = bench.new_run_dir()
     data = run_dir / "candidate" / "data.bin"
     data.write_bytes(b"x" * (8 * 1024 * 1024))
-    os.utime(data, (1_000_000_000, 1_000_000_000))  # a copy keeps its original's times
+    os.utime(data, ns=(COPY_TIME_NS, COPY_TIME_NS))  # every copy has the copies' one time
     with prepare(SandboxPolicy("bwrap", run_dir, bench.task_class, limits=TEST_LIMITS)) as run:
         argv = [sys.executable, "-B", str(bench.script), "read", str(data)]
         done = subprocess.run(

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from codegenie.eval._env.store import Environment
 from codegenie.eval._exec.local import LocalExecutor
-from codegenie.eval._ledger.reuse import Ledger
+from codegenie.eval._ledger.reuse import Ledger, LedgerSummary
 from codegenie.eval._run.digest import labelled, tree_digest
 from codegenie.eval._run.spec import RunSpec
 from codegenie.eval._samples.candidates import Candidates, Sample
@@ -388,10 +388,13 @@ class GradeReport(BaseModel):
     says that the grading stopped early (``grade(..., stop_after=N)``):
     ``results`` then hold only the cases graded before it stopped.
     ``reused`` counts the runs answered from the store, however the grading
-    ended. ``pass_at`` are the k of :attr:`pass_at_k` (``None``: 1, and 10
-    and 100 where every graded case has that many samples); ``run`` is the
-    run's identity; ``environment`` the task class's declared environment
-    the rubrics ran in (``None``: the harness's own interpreter).
+    ended, and ``ledger`` says how the store answered (runs looked up,
+    reused, and those stored only for another interpreter, with what
+    changed; ``None`` when nothing was looked up). ``pass_at`` are the k of
+    :attr:`pass_at_k` (``None``: 1, and 10 and 100 where every graded case
+    has that many samples); ``run`` is the run's identity; ``environment``
+    the task class's declared environment the rubrics ran in (``None``: the
+    harness's own interpreter).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -400,6 +403,7 @@ class GradeReport(BaseModel):
     results: tuple[GradeResult, ...]
     sandbox: ProviderName = "bwrap"
     reused: int = 0
+    ledger: LedgerSummary | None = None
     stopped: bool = False
     sampled: bool = False
     pass_at: tuple[int, ...] | None = None
@@ -517,7 +521,7 @@ class GradeReport(BaseModel):
     def to_json(self) -> dict[str, Any]:
         """Return ``grade``'s JSON document.
 
-        ``task_class``, ``sandbox``, ``reused``, ``run``, ``environment``,
+        ``task_class``, ``sandbox``, ``reused``, ``ledger``, ``run``, ``environment``,
         ``results``, ``passed``, ``total``, then ``counts`` (every status,
         zeros included), ``ok``, ``mean_score``, ``sampled``, ``pass_at_k``
         and ``fail_under``.
@@ -526,6 +530,7 @@ class GradeReport(BaseModel):
             "task_class": self.task_class,
             "sandbox": self.sandbox,
             "reused": self.reused,
+            "ledger": None if self.ledger is None else self.ledger.to_json(),
             "run": None if self.run is None else self.run.to_json(),
             "environment": None if self.environment is None else self.environment.to_json(),
             "results": [result.to_json() for result in self.results],
@@ -716,6 +721,7 @@ def grade(
         else:
             record(index, GradeResult.missing(case.id, given.shown(case.id), tags=case.tags))
     reused = 0
+    summary: LedgerSummary | None = None
     if rubric is None:
         reason = f"task class {task_class!r} has no rubric file"
         for runs in cases_runs:
@@ -738,7 +744,7 @@ def grade(
                     executor=LocalExecutor() if executor is None else executor,
                 )
             finally:  # however the runs end, the results answered from the store count
-                reused = ledger.reused
+                reused, summary = ledger.reused, ledger.summary()
     done = tuple(result for result in results if result is not None)
     assert stopped or len(done) == len(ordered)
     run = RunInfo(
@@ -754,6 +760,7 @@ def grade(
         results=done,
         sandbox=box.mode,
         reused=reused,
+        ledger=summary,
         stopped=stopped,
         sampled=given.sampled,
         pass_at=None if pass_at is None else tuple(sorted(set(pass_at))),
@@ -917,8 +924,7 @@ def _grade_runs(
                 environment=declared,
             )
             if ledger.enabled:
-                spec = ledger.read(spec)
-                key = spec.key()
+                spec, key = ledger.keyed(spec)
                 stored = ledger.lookup(key)
                 if stored is not None:
                     recorded(

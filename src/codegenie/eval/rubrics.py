@@ -64,7 +64,12 @@ from codegenie.eval._process.supervisor import (
     signal_name,
     spawn,
 )
-from codegenie.eval._run.digest import UNKEYED_NAMES
+from codegenie.eval._run.digest import (
+    COPY_DIRECTORY_MODE,
+    COPY_TIME_NS,
+    UNKEYED_NAMES,
+    copy_mode,
+)
 from codegenie.eval._run.spec import RunSpec
 from codegenie.eval._sandbox.choices import CHOICES, ProviderName
 from codegenie.eval._sandbox.keyring import run_in_new_keyring
@@ -315,8 +320,7 @@ def execute(
         return error(f"cannot create a temporary directory: {exc.strerror or exc}")
     try:
         case_copy = os.path.join(workspace, "case", spec.case_id)
-        candidate_name = os.path.basename(candidate_dir) or "candidate"
-        candidate_copy = os.path.join(workspace, "candidate", candidate_name)
+        candidate_copy = os.path.join(workspace, "candidate", spec.candidate_name)
         try:
             for name in ("case", "candidate"):
                 os.mkdir(os.path.join(workspace, name))
@@ -792,8 +796,15 @@ class _CopyRefused(Exception):
 def _copy_tree(source: str, target: str, what: str, *, follow: bool = True) -> None:
     """Copy the directory ``source`` (the ``what``: ``"case"``, ``"candidate"``) to ``target``.
 
-    Regular files are copied with their mode and times, directories
-    recreated, symbolic links copied as links — never followed by the copy,
+    The copy carries what the run's key covers and nothing else
+    (:mod:`codegenie.eval._run.digest`): names, contents, executable bits
+    and link texts. Regular files are copied as ``0o644``, or ``0o755``
+    when executable; directories are recreated ``0o755``; every file,
+    directory and link has the time :data:`COPY_TIME_NS`; owners and
+    extended attributes are the harness's, never the source's. (What a
+    source's other permission bits or times would have made a rubric do
+    cannot be served from the ledger for a candidate that differs in
+    them only: no run sees them.) Symbolic links are copied as links — never followed by the copy,
     and only when they stay inside the tree: a link that, resolved in the
     copy (through the links it meets, as the kernel would), leads outside it
     is refused, and so is a loop of links (the kernel gives up on it; this
@@ -832,14 +843,14 @@ def _copy_tree(source: str, target: str, what: str, *, follow: bool = True) -> N
             Descent(target) as made,
         ):
             device = walk.top_status.st_dev
-            # The status of each directory being filled, to be given once it is full.
-            filling: list[os.stat_result] = [walk.top_status]
+            # How many directories below the top are being filled.
             for entry in walk:
                 while made.depth >= entry.depth:  # the directories it is not in are full
-                    _finish_directory(made, filling.pop())
+                    _finish_directory(made)
                 if entry.kind == "link":
                     text = entry.readlink()
                     os.symlink(text, entry.name, dir_fd=made.fd())
+                    _fixed_time(entry.name, made.fd(), link=True)
                     links.append((entry.relative, entry.path, text))
                 elif entry.kind == "directory":
                     status = entry.lstat()
@@ -847,14 +858,13 @@ def _copy_tree(source: str, target: str, what: str, *, follow: bool = True) -> N
                         raise _CopyRefused(entry.path, "it is on another file system (a mount)")
                     os.mkdir(entry.name, 0o700, dir_fd=made.fd())
                     made.enter(entry.name)
-                    filling.append(status)
                 elif entry.kind == "file":
                     _copy_file(entry, made.fd())
                 else:
                     kind = special_kind(entry.lstat().st_mode)
                     raise _CopyRefused(entry.path, f"it is {kind}, not a regular file")
             while made.depth > 0:
-                _finish_directory(made, filling.pop())
+                _finish_directory(made)
     except TreeBeyondBounds as exc:
         raise _CopyRefused(exc.path, exc.reason) from None
     # Judged on the copy, whole: what the rubric will resolve, not what the source says now.
@@ -864,10 +874,9 @@ def _copy_tree(source: str, target: str, what: str, *, follow: bool = True) -> N
             raise _CopyRefused(
                 original, f"it is a symbolic link to {shown!r}, {_LEADS[where].format(what=what)}"
             )
-    # The top's mode last: a read-only directory must be filled before it is made read-only.
-    top = filling.pop()
-    os.chmod(target, stat.S_IMODE(top.st_mode))
-    os.utime(target, ns=(top.st_atime_ns, top.st_mtime_ns))
+    # The top's time last: filling a directory sets its time.
+    os.chmod(target, COPY_DIRECTORY_MODE)
+    os.utime(target, ns=(COPY_TIME_NS, COPY_TIME_NS))
 
 
 def _uncovered(entry: Entry) -> bool:
@@ -875,13 +884,18 @@ def _uncovered(entry: Entry) -> bool:
     return entry.name in UNKEYED_NAMES
 
 
-def _finish_directory(made: Descent, status: os.stat_result) -> None:
-    """Leave the full directory ``made`` is in, giving it the mode and times of ``status``."""
+def _finish_directory(made: Descent) -> None:
+    """Leave the full directory ``made`` is in, giving it the copies' mode and time."""
     name = made.name
     made.leave()
-    # Once full: a read-only directory must be filled before it is made read-only.
-    os.chmod(name, stat.S_IMODE(status.st_mode), dir_fd=made.fd())
-    os.utime(name, ns=(status.st_atime_ns, status.st_mtime_ns), dir_fd=made.fd())
+    # Once full: filling a directory sets its time.
+    os.chmod(name, COPY_DIRECTORY_MODE, dir_fd=made.fd())
+    _fixed_time(name, made.fd())
+
+
+def _fixed_time(name: str, directory: int, *, link: bool = False) -> None:
+    """Give ``name`` in ``directory`` (a link itself, when ``link``) the copies' time."""
+    os.utime(name, ns=(COPY_TIME_NS, COPY_TIME_NS), dir_fd=directory, follow_symlinks=not link)
 
 
 # How many links one resolution may go through, as Linux's path walk (MAXSYMLINKS).
@@ -947,7 +961,7 @@ def _where_it_leads(
 
 
 def _copy_file(entry: Entry, directory: int) -> None:
-    """Copy one regular file (content, mode, times) into ``directory``, within the walk's bounds."""
+    """Copy one regular file (content, x bit) into ``directory``, within the walk's bounds."""
     with entry.open() as reader:
         if not reader.regular:  # swapped since it was listed
             raise _CopyRefused(entry.path, "it is no longer a regular file")
@@ -962,9 +976,8 @@ def _copy_file(entry: Entry, directory: int) -> None:
                 view = memoryview(chunk)
                 while view:
                     view = view[os.write(writer, view) :]
-            status = reader.status
-            os.fchmod(writer, stat.S_IMODE(status.st_mode))
-            os.utime(writer, ns=(status.st_atime_ns, status.st_mtime_ns))
+            os.fchmod(writer, copy_mode(reader.status.st_mode))
+            os.utime(writer, ns=(COPY_TIME_NS, COPY_TIME_NS))
         finally:
             os.close(writer)
 

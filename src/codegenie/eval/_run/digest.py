@@ -4,11 +4,18 @@ A rubric run's outcome is a function of the rubric and every file of its
 task-class directory outside ``cases/`` (a rubric may read data beside it),
 the case directory and the candidate tree, among the rest of its
 :class:`~codegenie.eval._run.spec.RunSpec`. :func:`tree_digest` hashes a
-tree's names, kinds, modes, contents and links; an edit to any file it
-covers changes it, and nothing else does (a ``__pycache__`` directory the
-import system wrote). A tree that cannot be read whole, or is beyond the
-bounds of a walk (:mod:`codegenie.eval._tree`, the bounds of the copies
-too), has no digest: its runs have no key, and are never stored.
+tree's names, kinds, executable bits, contents and links; an edit to any
+file it covers changes it, and nothing else does (a ``__pycache__``
+directory the import system wrote). A run reads *copies* of its case and
+candidate, and the copies carry exactly what the digest covers: every file
+``0o644`` or ``0o755`` by its executable bit (:func:`copy_mode`), every
+directory :data:`COPY_DIRECTORY_MODE`, every time :data:`COPY_TIME_NS`,
+owned by the harness, without extended attributes, each link by its text.
+So two candidates with one digest are one run, whatever their other
+permission bits, times, owners or attributes: none of them reaches a run.
+A tree that cannot be read whole, or is beyond the bounds of a walk
+(:mod:`codegenie.eval._tree`, the bounds of the copies too), has no digest:
+its runs have no key, and are never stored.
 """
 
 from __future__ import annotations
@@ -21,7 +28,17 @@ from typing import Final
 
 from codegenie.eval._tree import Entry, TreeBeyondBounds, TreeBounds, Walk
 
-__all__ = ("DIGEST_LABEL", "UNKEYED_NAMES", "labelled", "task_class_digest", "tree_digest")
+__all__ = (
+    "COPY_DIRECTORY_MODE",
+    "COPY_TIME_NS",
+    "DIGEST_LABEL",
+    "UNKEYED_NAMES",
+    "copy_mode",
+    "executable",
+    "labelled",
+    "task_class_digest",
+    "tree_digest",
+)
 
 #: How a digest shown to users says which hash made it: ``blake2b-256:<hex>``.
 DIGEST_LABEL: Final = "blake2b-256:"
@@ -30,11 +47,35 @@ DIGEST_LABEL: Final = "blake2b-256:"
 #: and no copy for a run carries them (so a run never reads what its key does not cover).
 UNKEYED_NAMES: Final = frozenset({"__pycache__"})
 
+#: The time of every file, directory and link of a run's copies (access and
+#: modification): 2000-01-01 00:00:00 UTC. A copy carries what the digest
+#: covers and nothing more, so its times are not its source's (a checkout's
+#: times are when it was made, never the same twice): one fixed time, as
+#: reproducible archives have, after 1980 in every time zone (ZIP takes it).
+COPY_TIME_NS: Final = 946_684_800 * 1_000_000_000
+#: The mode of every directory of a run's copies, its top included.
+COPY_DIRECTORY_MODE: Final = 0o755
+
+
+def executable(mode: int) -> bool:
+    """Whether a file of ``mode`` (an ``st_mode``) is executable, for the digest and the copies."""
+    return bool(mode & 0o111)
+
+
+def copy_mode(mode: int) -> int:
+    """Return the mode a run's copy of a regular file of ``mode`` has: ``0o755`` or ``0o644``.
+
+    The executable bit is all of a file's mode the digest covers (all a
+    checkout, a patch or an archive of a candidate reliably carries), so it
+    is all a copy keeps: no other permission, no set-user-ID, no sticky bit.
+    """
+    return 0o755 if executable(mode) else 0o644
+
 
 def tree_digest(
     root: Path | str, *, exclude: frozenset[str] = frozenset(), bounds: TreeBounds | None = None
 ) -> str | None:
-    """Return the BLAKE2b-256 of the tree at ``root``: names, kinds, modes, contents, links.
+    """Return the BLAKE2b-256 of the tree at ``root``: names, kinds, x bits, contents, links.
 
     The tree is read by :class:`codegenie.eval._tree.Walk`, within its
     bounds. Symbolic links are hashed as the text they hold, never followed;
@@ -67,14 +108,14 @@ def tree_digest(
 
 
 def _hash_file(entry: Entry, name: str, digest: hashlib.blake2b) -> None:
-    """Hash a regular file (its mode, size, content), or the kind of a special file swapped in."""
+    """Hash a regular file (its x bit, size, content), or the kind of a special file swapped in."""
     with entry.open() as file:
         mode = file.status.st_mode
         if not file.regular:  # swapped for a FIFO or a device since the listing
             digest.update(f"s {name!r} {stat.S_IFMT(mode)}\n".encode())
             return
-        executable = "x" if mode & 0o111 else "-"
-        digest.update(f"f {name!r} {executable} {file.status.st_size}\n".encode())
+        bit = "x" if executable(mode) else "-"
+        digest.update(f"f {name!r} {bit} {file.status.st_size}\n".encode())
         for chunk in file.chunks():
             digest.update(chunk)
     digest.update(b"\n")

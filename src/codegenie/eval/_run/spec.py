@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Final, final
 from codegenie.eval._env.spec import EnvironmentSpec
 from codegenie.eval._run.digest import task_class_digest, tree_digest
 from codegenie.eval._sandbox.limits import LIMIT_NAMES, Limits
+from codegenie.eval._sandbox.packages import UNKEYED
 from codegenie.eval._sandbox.policy import Interpreter
 from codegenie.eval._version import __version__
 
@@ -33,9 +34,10 @@ if TYPE_CHECKING:
 
 __all__ = ("Digests", "RunSpec", "TreeRef")
 
-# 3: the key is the spec's: the interpreter's packages and the sandbox's policy revision
-# join it (2 was the sandbox of the seccomp filter, 1 the sandbox before it).
-_FORMAT: Final = "codegenie-eval run key 3"
+# 4: the copies carry only what the key covers (fixed modes and times), and the key the
+# name the candidate's copy keeps; 3: the interpreter's packages and the sandbox's policy
+# revision joined it (2 was the sandbox of the seccomp filter, 1 the sandbox before it).
+_FORMAT: Final = "codegenie-eval run key 4"
 
 
 @final
@@ -132,6 +134,11 @@ class RunSpec:
             candidate=TreeRef(candidate, candidate_digest),
         )
 
+    @property
+    def candidate_name(self) -> str:
+        """The name of the candidate's copy (``CANDIDATE_DIR``'s last part): its directory's."""
+        return os.path.basename(self.candidate.path) or "candidate"
+
     def with_candidate_digest(self, digest: str | None) -> RunSpec:
         """Return this spec with its candidate's ``digest`` (read elsewhere), no other tree read."""
         return replace(self, candidate=TreeRef(self.candidate.path, digest))
@@ -140,15 +147,28 @@ class RunSpec:
         """Return the key of this run, from the spec alone; ``None`` unless every tree has a digest.
 
         Covered: the package's version, the rubric's name, the digests of the
-        three trees, the case's id, the interpreter's version and packages,
-        every limit and the timeout, and the sandbox's policy. Not covered:
+        three trees, the case's id, the name the candidate's copy keeps (its
+        directory's), the interpreter's version and packages, every limit
+        and the timeout, and the sandbox's policy (``None`` also when the
+        packages have no digest: an editable source beyond its bounds). The
+        copies a run reads
+        carry nothing the digests do not cover
+        (:mod:`codegenie.eval._run.digest`). Not covered: the rest of the
         paths (the same trees elsewhere are the same run), and files outside
         the task class that a rubric reads.
         """
-        trees = (self.task_class.digest, self.case.digest, self.candidate.digest)
-        if any(digest is None for digest in trees):
+        document = self.key_document()
+        if document is None:
             return None
-        document = {
+        encoded = json.dumps(document, sort_keys=True).encode()
+        return hashlib.blake2b(encoded, digest_size=32).hexdigest()
+
+    def key_document(self) -> dict[str, object] | None:
+        """Return what :meth:`key` hashes; ``None`` when a tree or the packages have no digest."""
+        trees = (self.task_class.digest, self.case.digest, self.candidate.digest)
+        if any(digest is None for digest in trees) or self.interpreter.packages == UNKEYED:
+            return None
+        return {
             "format": _FORMAT,
             "package": __version__,
             "rubric": os.path.basename(self.rubric),
@@ -156,14 +176,13 @@ class RunSpec:
             "case_id": self.case_id,
             "case": self.case.digest,
             "candidate": self.candidate.digest,
+            "candidate_name": self.candidate_name,
             "python": self.interpreter.version,
             "packages": self.interpreter.packages,
             "limits": {name: self.limits.value(name) for name in LIMIT_NAMES},
             "timeout": self.timeout,
             "sandbox": self.sandbox,
         }
-        encoded = json.dumps(document, sort_keys=True).encode()
-        return hashlib.blake2b(encoded, digest_size=32).hexdigest()
 
 
 @final

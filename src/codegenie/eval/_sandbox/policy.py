@@ -10,9 +10,7 @@ the repository, the rest of ``/etc``, other temporary directories.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import hashlib
 import os
 import site
 import sys
@@ -24,6 +22,7 @@ from typing import Final, Literal
 from codegenie.eval._sandbox import confining
 from codegenie.eval._sandbox.bwrap import Bubblewrap, isolation_args, system_args
 from codegenie.eval._sandbox.limits import DEFAULT_LIMITS, Limits
+from codegenie.eval._sandbox.packages import Installed, installed
 
 __all__ = (
     "ETC_FILES",
@@ -31,6 +30,7 @@ __all__ = (
     "SandboxMode",
     "SandboxPolicy",
     "bwrap_args",
+    "installed_packages",
     "interpreter_prefixes",
     "read_only_paths",
 )
@@ -83,11 +83,12 @@ class Interpreter:
 
     ``version`` (``sys.version`` and the implementation's cache tag) and
     ``packages`` (a digest of what its site-packages directories hold: the
-    names of the installed distributions, their versions among them, and
-    the ``.pth`` files and what they say) identify what runs: after a
-    ``pip install -U`` of a package a rubric imports, ``packages`` differs,
-    and no result of the earlier runs is served again. (An editable
-    install's source, which its ``.pth`` file only names, is not covered.)
+    names of the installed distributions, their versions among them, the
+    ``.pth`` files and what they say, and the module files of each
+    editable install's source: :mod:`codegenie.eval._sandbox.packages`)
+    identify what runs: after a ``pip install -U`` of a package a rubric
+    imports, or an edit of a module of an editable install, ``packages``
+    differs, and no result of the earlier runs is served again.
     """
 
     executable: Path
@@ -116,7 +117,7 @@ def _interpreter(executable: str) -> Interpreter:
         *site.getsitepackages(),
     ]
     version = f"{sys.version} {sys.implementation.cache_tag}"
-    packages = _packages_digest(site.getsitepackages())
+    packages = installed_packages().digest
     prefixes = interpreter_prefixes(executable, found)
     return Interpreter(Path(executable), prefixes, version, packages)
 
@@ -139,30 +140,10 @@ def interpreter_prefixes(executable: str, prefixes: Iterable[str]) -> tuple[Path
     return tuple(Path(p) for p in sorted(resolved))
 
 
-# What, in a site-packages directory, says which distributions are installed.
-_INSTALLED: Final = (".dist-info", ".egg-info", ".egg-link", ".pth")
-# The most of a .pth file read into the digest.
-_PTH_LIMIT: Final = 64 * 1024
-
-
-def _packages_digest(directories: Iterable[str]) -> str:
-    """Return a digest of the distributions in ``directories`` (names, versions, ``.pth`` files)."""
-    digest = hashlib.blake2b(digest_size=16)
-    for directory in directories:
-        try:
-            names = sorted(os.listdir(directory))
-        except OSError:
-            continue
-        digest.update(f"{directory}\0".encode("utf-8", "surrogateescape"))
-        for name in names:
-            if not name.endswith(_INSTALLED):
-                continue
-            digest.update(f"{name}\0".encode("utf-8", "surrogateescape"))
-            if name.endswith(".pth"):
-                path = os.path.join(directory, name)
-                with contextlib.suppress(OSError), open(path, "rb") as file:
-                    digest.update(file.read(_PTH_LIMIT))
-    return digest.hexdigest()
+@functools.lru_cache(maxsize=1)
+def installed_packages() -> Installed:
+    """Return what the running interpreter's site-packages hold, read once per process."""
+    return installed(site.getsitepackages())
 
 
 @dataclass(frozen=True, slots=True)

@@ -148,7 +148,7 @@ class PreparedRun:
         self._status_fd = status_fd
         self._status: dict[str, int] | None = None
         self._final: tuple[Breach | None, Footprint] | None = None
-        # Files written by the run are this new or newer; the copies keep their originals' times.
+        # Files written by the run are this new or newer; the copies all have one time of 2000.
         self._prepared_ns: Final = time.time_ns()
 
     @property

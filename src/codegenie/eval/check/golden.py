@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from codegenie.eval import codes
 from codegenie.eval._exec.local import LocalExecutor
-from codegenie.eval._ledger.reuse import Ledger
+from codegenie.eval._ledger.reuse import Ledger, LedgerSummary
 from codegenie.eval._paths import FileRefused, read_regular_file
 from codegenie.eval._run.spec import RunSpec
 from codegenie.eval._toml.positions import TomlPositions
@@ -145,6 +145,7 @@ class GoldenReport:
     envelopes: tuple[Envelope, ...] = ()
     ran: int = 0
     reused: int = 0
+    ledger: LedgerSummary | None = None
     repeat: int = 1
     sandbox: str = "none"
 
@@ -155,6 +156,7 @@ class GoldenReport:
             "repeat": self.repeat,
             "ran": self.ran,
             "reused": self.reused,
+            "ledger": None if self.ledger is None else self.ledger.to_json(),
             "cases": [envelope.to_json() for envelope in self.envelopes],
         }
 
@@ -224,7 +226,7 @@ def golden(
         for index, key in enumerate(keys):
             if not reused[index] and (runs[index].slug, runs[index].case_id) not in flaky:
                 ledger.record(key, complete[index])
-        stored_count = ledger.reused
+        stored_count, summary = ledger.reused, ledger.summary()
     envelopes = tuple(
         _envelope(run, side, was_reused)
         for run, side, was_reused in zip(runs, complete, reused, strict=True)
@@ -234,6 +236,7 @@ def golden(
         envelopes=envelopes,
         ran=total,
         reused=stored_count,
+        ledger=summary,
         repeat=repeat,
         sandbox=sandbox.mode,
     )

@@ -99,7 +99,11 @@ def run(args: argparse.Namespace, out: Output) -> int:
         progress.clear()
         if executor is not None:
             executor.close()
-    if report.rubrics is not None and report.rubrics.reused:
+    summary = None if report.rubrics is None else report.rubrics.ledger
+    why = None if summary is None else summary.not_reused_sentence("rubric result")
+    if why is not None:
+        out.note(why)
+    elif report.rubrics is not None and report.rubrics.reused:
         reused = report.rubrics.reused
         out.note(
             f"{reused} rubric result{'s' if reused != 1 else ''} reused from earlier runs of "

@@ -464,7 +464,11 @@ def _render(document: GradeDocument, out: Output) -> None:
             f"rubrics ran in the task class's environment {digest} (Python {environment.python})"
         )
     reused = document.report.reused
-    if reused:
+    summary = document.report.ledger
+    why = None if summary is None else summary.not_reused_sentence()
+    if why is not None:
+        out.note(why)
+    elif reused:
         out.note(
             f"{reused} result{'s' if reused != 1 else ''} reused from earlier "
             "runs of unchanged cases and candidates (--no-cache runs every rubric)"
