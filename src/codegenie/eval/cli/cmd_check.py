@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
@@ -16,6 +17,7 @@ from codegenie.eval.cli._base import (
     add_sandbox_option,
     choose_executor,
     choose_sandbox,
+    load_manifest,
     manifest_path,
     positive_int,
     read_settings,
@@ -43,9 +45,19 @@ def run(args: argparse.Namespace, out: Output) -> int:
     from codegenie.eval.errors import BenchManifestInvalid, InvalidTaskClassName  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.naming import slug_problem  # noqa: PLC0415 - start-up: only this command pays for it
 
+    if not args.rubrics and not args.show_settings:
+        # What only a rubric run uses, typed without --rubrics: a mistake, never silently dropped.
+        # (A table's `repeat` is passed over instead: one table serves the plain and the
+        # --rubrics job alike.)
+        for given, option in ((args.repeat is not None, "--repeat"), (args.no_build, "--no-build")):
+            if given:
+                raise UsageError(
+                    _USAGE, f"{option} is for check --rubrics: add --rubrics, or drop {option}"
+                )
     for slug in args.slugs:
         reason = slug_problem(slug)
         if reason is not None:
+            _read_for_suggestions(args, out)
             raise InvalidTaskClassName(slug, reason)
     path = manifest_path(args)
     # The command line's, else [tool.codegenie-bench]'s (at or above the manifest), else defaults.
@@ -109,6 +121,19 @@ def run(args: argparse.Namespace, out: Output) -> int:
     if not report.readable:
         return BenchManifestInvalid.exit_code
     return 0 if report.ok(strict=options.strict) else 1
+
+
+def _read_for_suggestions(args: argparse.Namespace, out: Output) -> None:
+    """Read the manifest so that an invalid slug is answered with the declared slugs close to it.
+
+    Nothing else is looked at first: the slug is refused (exit 1) whatever the
+    manifest is, and a manifest that cannot be read only leaves the
+    suggestions to the slug's own form (none found, none readable: still exit 1).
+    """
+    from codegenie.eval.errors import EvalError  # noqa: PLC0415 - start-up: only this command pays for it
+
+    with contextlib.suppress(EvalError):
+        load_manifest(args, out)
 
 
 def _report(out: Output, report: CheckReport, *, strict: bool, shard: Shard | None) -> None:
