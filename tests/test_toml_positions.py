@@ -98,7 +98,7 @@ def test_the_plain_layout_takes_the_one_pass_reader() -> None:
         text = render(["aa", "bb-cc"], style, comments=True, root_first=False)
         assert _plain_entry_positions(text, ["aa", "bb-cc"]) is not None, style
         text = render(
-            ["aa", "bb-cc"], style, comments=True, root_first=False, optional=OPTIONAL[:3]
+            ["aa", "bb-cc"], style, comments=True, root_first=False, optional=tuple(OPTIONAL[:3])
         )
         assert _plain_entry_positions(text, ["aa", "bb-cc"]) is not None, style
 
