@@ -20,6 +20,7 @@ from codegenie.eval.cli._base import (
     load_manifest,
     manifest_path,
     positive_int,
+    proven_bench_digest,
     read_settings,
     shard_type,
     step_summary,
@@ -138,14 +139,14 @@ def _read_for_suggestions(args: argparse.Namespace, out: Output) -> None:
 
 def _report(out: Output, report: CheckReport, *, strict: bool, shard: Shard | None) -> None:
     """Write ``report`` in the chosen format, and the step summary when CI asks for one."""
-    from codegenie.eval._reports.digest import bench_digest  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.documents import CheckDocument, Proof  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.formats import render  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.summary import check_summary  # noqa: PLC0415 - start-up: only this command pays for it
 
     proof = None
     if out.format == "json":  # the proof merge needs: which bench, which slice of it
-        proof = Proof(bench_digest(report.manifest), (shard.index, shard.count) if shard else None)
+        digest = proven_bench_digest(report.manifest, out)
+        proof = Proof(digest, (shard.index, shard.count) if shard else None)
     document = CheckDocument.of(report, strict=strict, proof=proof)
     step_summary(check_summary(document))
     render(out.format, document, out)
