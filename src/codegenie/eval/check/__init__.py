@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ from codegenie.eval.check.workers import Outcome, import_all
 from codegenie.eval.codes import CODES, Code, diagnostic
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.errors import EvalError
+from codegenie.eval.models import PlannedEnvironment
 from codegenie.eval.naming import closest, slug_to_identifier
 from codegenie.eval.problems import (
     Location,
@@ -66,7 +67,10 @@ class CheckReport:
     but not checked. ``None`` means as many as were checked. ``readable`` is
     false when the manifest could not be read at all (bytes or TOML syntax:
     ``manifest-syntax``): then nothing was checked, in any shard, and the
-    report is not ok. ``task_classes`` are the slugs checked.
+    report is not ok. ``task_classes`` are the slugs checked;
+    ``environments`` those of them whose entry declares its own environment,
+    each as a :class:`~codegenie.eval.models.PlannedEnvironment` (as a run
+    plan has it: what is declared, the digest when known without building).
     """
 
     manifest: Path
@@ -76,6 +80,7 @@ class CheckReport:
     readable: bool = True
     rubrics: GoldenReport | None = None
     task_classes: tuple[str, ...] = ()
+    environments: Mapping[str, PlannedEnvironment] = field(default_factory=dict)
 
     @property
     def errors(self) -> int:
@@ -103,6 +108,9 @@ class CheckReport:
             "diagnostics": [d.to_json() for d in self.diagnostics],
             "strict": strict,
             "task_classes": sorted(self.task_classes),
+            "environments": {
+                slug: self.environments[slug].to_json() for slug in sorted(self.environments)
+            },
             **({} if self.rubrics is None else {"rubrics": self.rubrics.to_json()}),
         }
 
@@ -386,6 +394,31 @@ def _build_failed(bench: BenchManifest, slug: str, failed: EnvironmentBuildFaile
     return replace(found, traceback=failed.output.strip() or None)
 
 
+def _planned_environments(manifest: Path, slugs: Iterable[str]) -> dict[str, PlannedEnvironment]:
+    """Return the environment each of ``slugs`` declares, as a run plan has it (none built)."""
+    from codegenie.eval._cache.memo import load_manifest_cached  # noqa: PLC0415 - only for the report
+
+    try:
+        bench = load_manifest_cached(str(manifest))
+    except EvalError:
+        return {}  # the static checks report it
+    found: dict[str, PlannedEnvironment] = {}
+    for slug in slugs:
+        if slug not in bench:
+            continue
+        entry = bench.entry(slug)
+        if entry.environment is None and entry.python is None:
+            continue
+        from codegenie.eval._env.declared import planned_environment  # noqa: PLC0415 - only benches with environments pay for it
+
+        planned = planned_environment(
+            bench.directory, entry.environment, entry.python, task_class=slug
+        )
+        if planned is not None:
+            found[slug] = planned
+    return found
+
+
 def run_check(
     manifest: Path,
     options: CheckOptions | None = None,
@@ -489,4 +522,5 @@ def run_check(
         readable=static.readable,
         rubrics=ledger,
         task_classes=tuple(static.slugs),
+        environments=_planned_environments(path, static.slugs) if static.readable else {},
     )
