@@ -6,6 +6,7 @@ Usage (from the repository root, with the package installed):
                              [--runs 5] [--sandbox-cases 200] [--samples-cases 164]
                              [--samples-per-case 10] [--env-cases 100] [--output FILE]
     python benchmarks/run.py --check-only [--check-size 1000] [--no-check-baseline]
+    python benchmarks/run.py --environment-list-only [--environment-list-sizes 10,13000]
 
 Builds synthetic benches of N task classes in a temporary directory and
 measures each figure as the median of --runs runs, next to its floor measured
@@ -319,6 +320,54 @@ def measure_check_only(n: int, runs: int, *, baseline: bool) -> list[Row]:
         return measure_check(build_bench(work / f"n{n}", n), n, runs, env, baseline=baseline)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def measure_environment_list(sizes: list[int], runs: int) -> list[Row]:
+    """`list` of a manifest whose every entry declares `environment` and `python`, cached.
+
+    The same bench as `list`'s other rows, each entry with the two keys (the
+    requirements files need not exist: `list` reads none). A second `list`
+    of unchanged bytes is served from the cache of validated manifests, as
+    one without the keys is; its floor is the same `list` of the bench
+    without them.
+    """
+    rows: list[Row] = []
+    work = Path(tempfile.mkdtemp(prefix="codegenie-bench-"))
+    env = {**os.environ, "XDG_CACHE_HOME": str(work / "cache")}
+    try:
+        for n in sizes:
+            plain = build_bench(work / f"plain{n}", n)
+            declaring = build_bench(work / f"env{n}", n)
+            manifest = declaring / "bench.toml"
+            manifest.write_text(
+                manifest.read_text().replace(
+                    'root = "bench"\n',
+                    'root = "bench"\nenvironment = "envs/r.txt"\npython = "3.12"\n',
+                )
+            )
+            for bench in (plain, declaring):  # each manifest's first read fills the cache
+                subprocess.run(
+                    [SCRIPT, "list"], cwd=bench, env=env, stdout=subprocess.DEVNULL, check=True
+                )
+            value, floor = alternate(
+                runs,
+                functools.partial(timed, [SCRIPT, "list"], declaring, env),
+                functools.partial(timed, [SCRIPT, "list"], plain, env),
+            )
+            rows.append(
+                Row(
+                    "`list`, cached manifest, every entry declaring `environment` and `python`",
+                    n,
+                    value * 1e3,
+                    floor * 1e3,
+                    "the same `list` without the two keys",
+                    "<= 1.25x",
+                    1.25,
+                )
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return rows
 
 
 def measure_static(bench: Path, n: int, runs: int, env: dict[str, str]) -> list[Row]:
@@ -725,6 +774,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--output", type=Path, help="write the Markdown table here too")
     parser.add_argument(
+        "--environment-list-sizes",
+        default="10,13000",
+        help="`list` of a cached manifest whose entries declare environments, at these sizes, "
+        "against the same without them; empty skips it (default 10,13000)",
+    )
+    parser.add_argument(
+        "--environment-list-only",
+        action="store_true",
+        help="measure only `list` of manifests declaring environments (--environment-list-sizes)",
+    )
+    parser.add_argument(
         "--sandbox-cases",
         type=int,
         default=200,
@@ -783,6 +843,14 @@ def main(argv: list[str] | None = None) -> int:
     static_sizes = [int(s) for s in args.static_sizes.split(",") if s]
     started = load_average()
     baseline = not args.no_check_baseline
+    environment_list_sizes = [int(s) for s in args.environment_list_sizes.split(",") if s]
+    if args.environment_list_only:
+        rows = measure_environment_list(environment_list_sizes, args.runs)
+        table = render(rows, args.runs, (started, load_average()))
+        sys.stdout.write(table)
+        if args.output:
+            args.output.write_text(table)
+        return 0
     if args.check_only:
         rows = measure_check_only(args.check_size, args.runs, baseline=baseline)
         table = render(rows, args.runs, (started, load_average()))
@@ -793,6 +861,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = measure(
         sizes, args.runs, args.check_size, args.first_load_limit, static_sizes, baseline=baseline
     )
+    if environment_list_sizes:
+        rows += measure_environment_list(environment_list_sizes, args.runs)
     if args.cases_size:
         import cases  # type: ignore[import-not-found,unused-ignore]  # benchmarks/cases.py
 

@@ -51,7 +51,8 @@ def test_every_slug_is_found_in_its_block_and_no_other_is() -> None:
     assert entry.schema_version == 1
     assert entry.globals == ((2, 1), (4, 1))
     for i, slug in enumerate(SLUGS):
-        module, root, positions = entry.record(slug) or ("", "", ())
+        module, root, positions, extras = entry.record(slug) or ("", "", (), ())
+        assert extras == ()
         assert module == f"bench.{slug.replace('-', '_')}.registration"
         assert root == f"root{i % 3}/bench"
         assert positions == (4 * i + 4, 1, 4 * i + 5, 2, 4 * i + 6, 3)

@@ -587,3 +587,83 @@ def test_static_pass_resolves_registrations_through_symbolic_links(tmp_path: Pat
     assert flagged == [("rubric-imported", 2), ("rubric-imported", 6)]
     also = next(t for t in result.targets if t.slug == "also-plain")
     assert also.register_lines == (("also-plain", 5),)
+
+
+# -- what only a rubric run uses, and slugs typed wrong ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (("--repeat", "3"), "--repeat"),
+        (("--repeat=1",), "--repeat"),
+        (("--no-build",), "--no-build"),
+        (("aa", "--repeat", "2", "--format", "json"), "--repeat"),
+    ],
+)
+def test_a_rubric_option_without_rubrics_is_a_usage_error(
+    tmp_path: Path, args: tuple[str, ...], option: str
+) -> None:
+    """`check --repeat N` (or --no-build) without --rubrics exits 2 saying to add --rubrics."""
+    make_bench(tmp_path, "aa")
+    result = run("check", *args, cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"{option} is for check --rubrics: add --rubrics" in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_repeat_setting_never_fails_a_plain_check(tmp_path: Path) -> None:
+    """A table's `repeat` serves check --rubrics; a plain check passes it over (exit 0)."""
+    make_bench(tmp_path, "aa")
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "b"\n\n[tool.codegenie-bench]\nrepeat = 3\n', "utf-8"
+    )
+    result = run("check", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    shown = run("check", "--show-settings", "--repeat", "4", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "repeat = 4" in shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("Vuln_Remediation", "vuln-remediation"),
+        ("Vuln-remediatio", "vuln-remediation"),  # its slug form is not declared: the close one is
+        ("Other_Thng", "other-thing"),
+        ("-other-thing", "other-thing"),
+    ],
+)
+def test_an_invalid_slug_suggests_the_declared_slugs(
+    tmp_path: Path, typed: str, meant: str
+) -> None:
+    """`check SLUG` with a slug breaking the rules exits 1, naming the declared slug close to it."""
+    make_bench(tmp_path, "vuln-remediation", "other-thing")
+    result = run("check", "--", typed, cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "invalid-task-class-name" in result.stderr
+    assert f"did you mean {meant!r}?" in result.stderr
+    document = run("check", "--format", "json", "--", typed, cwd=tmp_path)
+    assert document.returncode == 1
+    [found] = json.loads(document.stdout)["error"]["diagnostics"]
+    assert f"did you mean {meant!r}?" in found["message"]
+
+
+def test_an_invalid_slug_is_exit_1_whatever_the_manifest(tmp_path: Path) -> None:
+    """No manifest, or one that is not TOML: the slug is still refused with exit 1, nothing else."""
+    missing = run("check", "Other_Thng", cwd=tmp_path)
+    assert missing.returncode == 1, missing.stderr
+    assert "did you mean 'other-thng'?" in missing.stderr
+    (tmp_path / "bench.toml").write_text("schema-version = [\n")
+    broken = run("check", "Other_Thng", cwd=tmp_path)
+    assert broken.returncode == 1, broken.stderr
+    assert "Traceback" not in broken.stderr
+
+
+def test_env_build_refuses_an_invalid_slug_with_exit_1(tmp_path: Path) -> None:
+    """`env build Other_Thng` is an invalid slug (exit 1) with the declared suggestion, not exit 3."""
+    make_bench(tmp_path, "other-thing")
+    result = run("env", "build", "Other_Thng", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "invalid-task-class-name" in result.stderr
+    assert "did you mean 'other-thing'?" in result.stderr

@@ -310,3 +310,81 @@ def test_check_never_blocks_on_a_fifo_even_through_a_link(bench: Bench) -> None:
     found = json.loads(done.stdout)["diagnostics"]
     assert [d["code"] for d in found] == ["environment-invalid"]
     assert "FIFO" in found[0]["message"]
+
+
+# -- environment-build-failed (check --rubrics) -------------------------------------------------
+
+
+def _two_environments(tmp_path: Path) -> Bench:
+    """A bench whose 'tiny-task' builds from a wheel directory and whose 'broken-task' cannot."""
+    from .test_grade_environment import declare as declare_keys
+    from .test_grade_environment import task_class
+    from .wheels import make_wheel, offline_requirements
+
+    made = make_bench(tmp_path / "repo")
+    wheels = tmp_path / "wheels"
+    make_wheel(wheels, "tinypkg", "1.0", "VERSION = '1.0'\n")
+    offline_requirements(made.base / "envs" / "tiny.txt", wheels, "tinypkg==1.0")
+    # No wheel of this version anywhere, and no index: uv's install fails.
+    offline_requirements(made.base / "envs" / "broken.txt", wheels, "tinypkg==9.9")
+    task_class(made, "broken-task")
+    task_class(made, "tiny-task")  # (the bench writes its manifest anew for each task class)
+    declare_keys(made, "broken-task", environment="envs/broken.txt")
+    declare_keys(made, "tiny-task", environment="envs/tiny.txt")
+    return made
+
+
+def test_a_failed_build_is_that_task_class_s_diagnostic_and_the_rest_is_checked(
+    tmp_path: Path, env_dir: Path
+) -> None:
+    """uv failing for one task class is environment-build-failed at its environment value (exit 1).
+
+    The other task class's environment is built and its rubric runs, both
+    sides; nothing of the broken environment is left to be used.
+    """
+    bench = _two_environments(tmp_path)
+    done = run("check", "--rubrics", "--sandbox", "none", "--format", "json", cwd=bench.base)
+    assert done.returncode == 1, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    text = bench.manifest.read_text(encoding="utf-8").splitlines()
+    line = text.index('environment = "envs/broken.txt"') + 1
+    [found] = report["diagnostics"]
+    assert (found["code"], found["file"], found["line"], found["column"], found["slug"]) == (
+        "environment-build-failed",
+        "bench.toml",
+        line,
+        len("environment = ") + 1,
+        "broken-task",
+    )
+    assert "(install failed)" in found["message"]
+    assert "tinypkg" in found["traceback"]  # what uv said
+    assert "env build broken-task" in found["hint"]
+    ran = {(c["slug"], c["side"]): c["statuses"] for c in report["rubrics"]["cases"]}
+    assert ran == {("tiny-task", "expected"): ["passed"], ("tiny-task", "input"): ["failed"]}
+    assert "Traceback" not in done.stderr
+
+
+def test_a_failed_build_in_text_output_shows_uv_s_output_with_v(
+    tmp_path: Path, env_dir: Path
+) -> None:
+    """Text: one located diagnostic and the summary; -v adds what uv said under it."""
+    bench = _two_environments(tmp_path)
+    done = run("check", "--rubrics", "--sandbox", "none", "broken-task", cwd=bench.base)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "error[environment-build-failed]: the environment of 'broken-task'" in done.stdout
+    assert "1 error" in done.stderr
+    verbose = run("-v", "check", "--rubrics", "--sandbox", "none", "broken-task", cwd=bench.base)
+    assert verbose.returncode == 1
+    assert "tinypkg==9.9" in verbose.stdout + verbose.stderr
+    accepted = run(
+        "--format",
+        "json",
+        "check",
+        "--rubrics",
+        "--sandbox",
+        "none",
+        "--ignore",
+        "environment-build-failed",
+        cwd=bench.base,
+    )
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import os
 import pickle
+import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -407,15 +409,46 @@ def test_the_loader_of_a_fresh_process_resolves_from_the_cache(
 POOL = ("ab-cd", "ab-ce", "xy-zz", "qq-rr", "mm-nn")
 
 
-def _entry(slug: str, style: str, module: str | None = None, root: str = "bench") -> str:
+#: Optional keys an entry may set, as TOML values (``accept`` over two lines too).
+OPTIONAL = {
+    "environment": ['"envs/a b.txt"', '"e.txt"'],
+    "python": ['"3.12"', '"3.11.2"'],
+    "accept": ['["cases-missing"]', "[]", '["cases-missing", "module-convention"]'],
+}
+
+
+def _entry(
+    slug: str,
+    style: str,
+    module: str | None = None,
+    root: str = "bench",
+    optional: tuple[tuple[str, str], ...] = (),
+) -> str:
     module = module or f"bench.{slug.replace('-', '_')}.registration"
     if style == "inline":
-        return f'task-classes.{slug} = {{ module = "{module}", root = "{root}" }}\n'
+        more = "".join(f", {key} = {value}" for key, value in optional)
+        return f'task-classes.{slug} = {{ module = "{module}", root = "{root}"{more} }}\n'
     if style == "dotted":
-        return f'task-classes.{slug}.module = "{module}"\ntask-classes.{slug}.root = "{root}"\n'
+        more = "".join(f"task-classes.{slug}.{key} = {value}\n" for key, value in optional)
+        return (
+            f'task-classes.{slug}.module = "{module}"\ntask-classes.{slug}.root = "{root}"\n' + more
+        )
     header = f'[task-classes."{slug}"]' if style == "quoted" else f"[task-classes.{slug}]"
     indent = "  " if style == "indented" else ""
-    return f'{header}\n{indent}module = "{module}"\n{indent}root = "{root}"\n# end {slug}\n\n'
+    # An array of two codes is written over two lines: a value the line reader cannot see whole.
+    more = "".join(
+        f"{indent}{key} = {value.replace(', ', LINE_BREAK)}\n" for key, value in optional
+    )
+    return f'{header}\n{indent}module = "{module}"\n{more}{indent}root = "{root}"\n# end {slug}\n\n'
+
+
+LINE_BREAK = ",\n  "
+#: Each entry's optional keys (at most one value per key), in the order they are written.
+OPTIONAL_KEYS = st.lists(
+    st.sampled_from([(key, value) for key, values in OPTIONAL.items() for value in values]),
+    max_size=3,
+    unique_by=lambda pair: pair[0],
+).map(tuple)
 
 
 FLAWS = [
@@ -438,9 +471,13 @@ def manifest_bytes(draw: st.DrawFn) -> bytes:
     flaw = draw(st.sampled_from(FLAWS) | st.just(""))
     version = 2 if flaw == "schema-version" else 1
     head = f"#:schema ./docs/bench.schema.json\nschema-version = {version}\n\n"
-    body = [_entry(slug, "plain" if style in {"inline", "dotted"} else style) for slug in slugs]
+    optional = [draw(OPTIONAL_KEYS) for _ in slugs]
+    body = [
+        _entry(slug, "plain" if style in {"inline", "dotted"} else style, optional=keys)
+        for slug, keys in zip(slugs, optional, strict=True)
+    ]
     if style in {"inline", "dotted"}:
-        body = [_entry(slug, style) for slug in slugs]
+        body = [_entry(slug, style, optional=k) for slug, k in zip(slugs, optional, strict=True)]
     if flaw == "unknown-key" and slugs:
         body.append(f"[task-classes.zz-{draw(st.sampled_from('abc'))}]\nmodul = 1\n")
     if flaw == "bad-module":
@@ -484,8 +521,14 @@ def _summary(manifest: BenchManifest, typo: str) -> tuple[Any, ...]:
         [
             manifest.position("task-classes", slug, key)
             for slug in slugs
-            for key in ("module", "root")
+            for key in ("module", "root", *OPTIONAL)
         ],
+        [
+            manifest.value_position("task-classes", slug, key)
+            for slug in slugs
+            for key in ("module", "root", *OPTIONAL)
+        ],
+        [(slug, manifest.entry(slug).model_fields_set) for slug in slugs],
         suggestions,
     )
 
@@ -623,3 +666,116 @@ def test_reporting_a_slug_reads_one_entry_and_says_the_same(bench: Bench) -> Non
     assert found[0] == found[1]
     assert found[0][1][0].code == "not-registered"
     assert not built(manifest)
+
+
+# -- entries that set environment, python, accept: served like any other ---------------------
+
+OPTIONAL_TEXT = (
+    'environment = "envs/np task.txt"\npython = "3.12"\n'
+    'accept = ["cases-missing", "module-convention"]\n'
+)
+
+
+def _with_optional_keys(bench: Bench) -> None:
+    """Give 'gamma' every optional key, and 'alpha' an empty accept (set, yet empty)."""
+    text = bench.manifest.read_text()
+    text = text.replace('root = "bench"\n', 'root = "bench"\n' + OPTIONAL_TEXT, 1)
+    text = text.replace(
+        '[task-classes.gamma]\nmodule = "bench.gamma.registration"\nroot = "bench"\n',
+        '[task-classes.gamma]\nmodule = "bench.gamma.registration"\nroot = "bench"\n'
+        + OPTIONAL_TEXT,
+    )
+    text = text.replace(
+        '[task-classes.delta-x]\nmodule = "bench.delta_x.registration"\n',
+        '[task-classes.delta-x]\naccept = []\nmodule = "bench.delta_x.registration"\n',
+    )
+    bench.manifest.write_text(text)
+
+
+def test_a_manifest_setting_environment_python_or_accept_is_served_and_equal(bench: Bench) -> None:
+    """The cache keeps every key an entry sets: served, the manifest is the validated one."""
+    _with_optional_keys(bench)
+    cached, validated = served(bench.manifest), BenchManifest.load(bench.manifest)
+    assert validated.entry("gamma").environment == "envs/np task.txt"
+    assert validated.entry("delta-x").model_fields_set == {"module", "root", "accept"}
+    for slug in SLUGS:
+        mine, theirs = cached.entry(slug), validated.entry(slug)
+        assert mine == theirs
+        assert mine.model_fields_set == theirs.model_fields_set
+        assert repr(mine) == repr(theirs)
+        for key in ("module", "root", "environment", "python", "accept", "nothing"):
+            at = ("task-classes", slug, key)
+            assert cached.position(*at) == validated.position(*at), at
+            assert cached.value_position(*at) == validated.value_position(*at), at
+        assert cached.position("task-classes", slug, "accept", 1) == validated.position(
+            "task-classes", slug, "accept", 1
+        )
+    assert not built(cached)
+    assert cached == validated
+    assert cached.model_dump_json() == validated.model_dump_json()
+    assert cached.to_toml() == validated.to_toml()
+    unpickled = pickle.loads(pickle.dumps(cached))
+    assert unpickled == validated
+    deep: list[tuple[str | int, ...]] = [
+        ("task-classes", "gamma", "accept", 1),
+        ("task-classes", "gamma", "python"),
+    ]
+    for path in deep:
+        assert unpickled.position(*path) == validated.position(*path)
+
+
+def _console(bench: Bench, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run the installed console script in the bench; return it and the modules it imported."""
+    script = shutil.which("codegenie-bench", path=str(Path(sys.executable).parent))
+    assert script is not None
+    done = subprocess.run(
+        [script, *args],
+        cwd=bench.base,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"},
+    )
+    imported = {
+        line.split("|")[-1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    return done, imported
+
+
+@pytest.mark.parametrize("args", [("list",), ("--format", "json", "list")])
+def test_list_of_a_manifest_declaring_environments_is_served_from_the_cache(
+    bench: Bench, args: tuple[str, ...]
+) -> None:
+    """The second `list` imports no pydantic (the cache answered) and prints what validation does."""
+    _with_optional_keys(bench)
+    fresh, _ = _console(bench, "--no-cache", *args)
+    first, imported_first = _console(bench, *args)
+    second, imported_second = _console(bench, *args)
+    assert fresh.returncode == first.returncode == second.returncode == 0, second.stderr
+    assert fresh.stdout == first.stdout == second.stdout
+    assert "gamma" in second.stdout
+    assert "pydantic" in imported_first
+    assert "pydantic" not in imported_second
+
+
+def test_show_of_a_slug_with_an_environment_is_served_without_validating(
+    bench: Bench, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`show gamma` (environment, python, accept) answers from the cache as validation would."""
+    _with_optional_keys(bench)
+    manifest = str(bench.manifest)
+    assert main(["--manifest", manifest, "--no-cache", "--format", "json", "show", "gamma"]) == 0
+    expected = capsys.readouterr().out
+    assert main(["--manifest", manifest, "list"]) == 0  # fills the cache
+    clear_manifest_cache()
+    capsys.readouterr()
+
+    def refuse(data: bytes, path: Path) -> BenchManifest:
+        raise AssertionError("validated again")
+
+    refuse_validation(monkeypatch, refuse)
+    assert main(["--manifest", manifest, "--format", "json", "show", "gamma"]) == 0
+    assert capsys.readouterr().out == expected

@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -114,6 +117,7 @@ def test_plan_serializes_to_the_documented_shape(tmp_path: Path) -> None:
         "rubric": str(package / "rubric.py"),
         "cases": str(package / "cases"),
         "case_ids": ["example"],
+        "environment": None,
     }
 
 
@@ -260,3 +264,99 @@ def test_the_api_example_runs_as_written(tmp_path: Path) -> None:
     )
     assert failed.returncode == 0, failed.stderr
     assert failed.stdout.startswith("gamma-three bench-case-load-error ")
+
+
+# -- environments: what each entry declares, known without building ---------------------------
+
+
+def _declaring(base: Path) -> Bench:
+    """A bench whose 'aa' declares a requirements file and the harness's Python, 'bb' a Python
+    no machine has, 'cc' a file that does not exist, and 'dd' nothing."""
+    bench = make_bench(base, "aa", "bb", "cc", "dd", parts=True)
+    (bench.base / "envs").mkdir()
+    (bench.base / "envs" / "aa.txt").write_text("tinypkg==1.0\n")
+    own = f"{sys.version_info.major}.{sys.version_info.minor}"
+    text = bench.manifest.read_text()
+    for slug, keys in (
+        ("aa", f'environment = "envs/aa.txt"\npython = "{own}"\n'),
+        ("bb", 'python = "3.99"\n'),
+        ("cc", 'environment = "envs/missing.txt"\n'),
+    ):
+        header = f'[task-classes.{slug}]\nmodule = "bench.{slug}.registration"\nroot = "bench"\n'
+        assert header in text
+        text = text.replace(header, header + keys)
+    bench.manifest.write_text(text)
+    return bench
+
+
+def test_the_plan_carries_each_declared_environment_and_builds_nothing(
+    tmp_path: Path, env_dir: Path
+) -> None:
+    """Each entry's requirements file, Python and digest (None where not knowable); nothing built."""
+    from codegenie.eval._env.declared import declared_spec
+    from codegenie.eval._env.python import find_python
+    from codegenie.eval.models import PlannedEnvironment
+
+    bench = _declaring(tmp_path)
+    own = f"{sys.version_info.major}.{sys.version_info.minor}"
+    result = plan(Runner(BenchManifest.load(bench.manifest), registry=TaskClassRegistry()))
+    spec = declared_spec(bench.base, "envs/aa.txt", own, task_class="aa")
+    python = find_python(own)
+    assert spec is not None
+    assert python is not None
+    requirements = (bench.base / "envs" / "aa.txt").absolute()
+    assert result.environments == {
+        "aa": PlannedEnvironment(requirements=requirements, python=own, digest=spec.digest(python)),
+        "bb": PlannedEnvironment(requirements=None, python="3.99", digest=None),
+        "cc": PlannedEnvironment(
+            requirements=(bench.base / "envs" / "missing.txt").absolute(), python=None, digest=None
+        ),
+    }
+    assert not env_dir.exists()  # looked at, never built
+    document = result.to_json()
+    schema = json.loads((REPO / "docs" / "cli-output.schema.json").read_text())
+    jsonschema.Draft202012Validator({**schema, "$ref": "#/$defs/plan"}).validate(document)
+    shown = {tc["slug"]: tc["environment"] for tc in document["task_classes"]}
+    assert shown["dd"] is None
+    assert shown["aa"] == {
+        "requirements": str(requirements),
+        "python": own,
+        "digest": spec.digest(python),
+    }
+    assert json.loads(result.model_dump_json()) == document
+
+
+def test_plan_and_check_json_carry_the_environments_through_the_console_script(
+    tmp_path: Path, env_dir: Path
+) -> None:
+    """`plan --format json` and `check --format json` give each task class's environment alike."""
+    bench = _declaring(tmp_path)
+    script = shutil.which("codegenie-bench", path=str(Path(sys.executable).parent))
+    assert script is not None
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [script, "--format", "json", *args],
+            cwd=bench.base,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    planned = run("plan")
+    assert planned.returncode == 0, planned.stderr
+    from_plan = {tc["slug"]: tc["environment"] for tc in json.loads(planned.stdout)["task_classes"]}
+    checked = run("check")
+    assert checked.returncode == 1, checked.stderr  # bb's Python, cc's file: diagnostics
+    report = json.loads(checked.stdout)
+    schema = json.loads((REPO / "docs" / "cli-output.schema.json").read_text())
+    jsonschema.Draft202012Validator({**schema, "$ref": "#/$defs/check"}).validate(report)
+    assert report["environments"] == {
+        slug: environment for slug, environment in from_plan.items() if environment is not None
+    }
+    assert set(report["environments"]) == {"aa", "bb", "cc"}
+    assert report["environments"]["aa"]["digest"].startswith("blake2b-256:")
+    shard = run("check", "--shard", "1/2")
+    assert set(json.loads(shard.stdout)["environments"]) <= {"aa", "bb", "cc"}
+    assert not env_dir.exists()

@@ -22,8 +22,19 @@ SLUGS = st.lists(
 STYLES = ["plain", "spaced", "indented", "quoted", "inline", "dotted", "table-first", "crlf"]
 
 
-def render(slugs: list[str], style: str, comments: bool, root_first: bool) -> str:
-    """A valid manifest declaring ``slugs``, written in ``style``."""
+#: Optional keys an entry may set (each on one line), as written.
+OPTIONAL = [
+    'environment = "envs/a b.txt"',
+    'python = "3.12"',
+    'accept = ["cases-missing", "module-convention"]',
+    "accept = []",
+]
+
+
+def render(
+    slugs: list[str], style: str, comments: bool, root_first: bool, optional: tuple[str, ...] = ()
+) -> str:
+    """A valid manifest declaring ``slugs``, written in ``style``, each setting ``optional``."""
     lines = ["#:schema ./docs/bench.schema.json", "", "schema-version = 1", ""]
     if style == "table-first":
         lines.append("[task-classes]")
@@ -32,6 +43,7 @@ def render(slugs: list[str], style: str, comments: bool, root_first: bool) -> st
         keys = [f"module = {module}", 'root = "bench"']
         if root_first:
             keys.reverse()
+        keys[1:1] = optional
         if style == "inline":
             lines.append(f"task-classes.{slug} = {{ {', '.join(keys)} }}")
             continue
@@ -52,28 +64,42 @@ def render(slugs: list[str], style: str, comments: bool, root_first: bool) -> st
     return text.replace("\n", "\r\n") if style == "crlf" else text
 
 
-@given(SLUGS, st.sampled_from(STYLES), st.booleans(), st.booleans())
+OPTIONAL_SETS = st.lists(st.sampled_from(OPTIONAL), max_size=3, unique_by=lambda line: line[:6])
+
+
+@given(SLUGS, st.sampled_from(STYLES), st.booleans(), st.booleans(), OPTIONAL_SETS)
 def test_entry_positions_are_where_toml_positions_finds_each_key(
-    slugs: list[str], style: str, comments: bool, root_first: bool
+    slugs: list[str], style: str, comments: bool, root_first: bool, optional: list[str]
 ) -> None:
-    """For a valid manifest in any layout, every position equals TomlPositions.find's (property)."""
-    text = render(slugs, style, comments, root_first)
+    """For a valid manifest in any layout, every position equals TomlPositions.find's (property).
+
+    The optional keys an entry sets (environment, python, accept) are found
+    too, and only those it sets.
+    """
+    text = render(slugs, style, comments, root_first, tuple(optional))
     manifest = BenchManifest.from_bytes(text.encode(), Path("/virtual/bench.toml"))
     assert manifest.slugs() == tuple(slugs)
-    version_at, table_at, records = entry_positions(text, slugs)
+    version_at, table_at, records, written = entry_positions(text, slugs)
     positions = TomlPositions(text)
     assert version_at == positions.find(("schema-version",))
     assert table_at == positions.find(("task-classes",))
-    for slug, record in zip(slugs, records, strict=True):
+    for slug, record, keys in zip(slugs, records, written, strict=True):
         assert record[0:2] == positions.find(("task-classes", slug))
         assert record[2:4] == positions.find(("task-classes", slug, "module"))
         assert record[4:6] == positions.find(("task-classes", slug, "root"))
+        assert set(keys) == {line.partition(" ")[0] for line in optional}
+        for key, at in keys.items():
+            assert at == positions.find(("task-classes", slug, key))
 
 
 def test_the_plain_layout_takes_the_one_pass_reader() -> None:
     """The layout `new` writes (CRLF, comments, a [task-classes] table first) is read in one pass."""
     for style in ("plain", "crlf", "table-first"):
         text = render(["aa", "bb-cc"], style, comments=True, root_first=False)
+        assert _plain_entry_positions(text, ["aa", "bb-cc"]) is not None, style
+        text = render(
+            ["aa", "bb-cc"], style, comments=True, root_first=False, optional=tuple(OPTIONAL[:3])
+        )
         assert _plain_entry_positions(text, ["aa", "bb-cc"]) is not None, style
 
 

@@ -373,6 +373,31 @@ bench.toml:7:10: error[python-unavailable]: 'np-task' asks for Python 3.99, and 
             """,
         ),
         CodeDoc(
+            codes.ENVIRONMENT_BUILD_FAILED,
+            meaning="""
+            `check --rubrics` builds the environment an entry declares before its
+            rubrics run, and uv could not: it could not create the environment
+            (`venv`), install the requirements (`install`: a pin no index or wheel
+            directory has, a package that does not build), or the environments
+            directory may not be used (`store`). That task class's rubrics do not
+            run; the other task classes are checked as usual. The diagnostic is at
+            the entry's `environment` value (its `python` value when only `python`
+            is declared); `-v` shows what uv said.
+            """,
+            example="""
+            `envs/np-task.txt` pins `numpy==0.0.1`, which no index has.
+            """,
+            output="""
+bench.toml:7:15: error[environment-build-failed]: the environment of 'np-task' cannot be built (install failed): cause: Because there is no version of numpy==0.0.1 and you require numpy==0.0.1, we can conclude that your requirements are unsatisfiable.
+  hint: read uv's output (-v shows it); fix the requirements file, or build offline from a wheel directory (`UV_FIND_LINKS=DIR UV_NO_INDEX=1 codegenie-bench env build np-task`)
+            """,
+            fix="""
+            read uv's output; fix the requirements file, or give uv a wheel
+            directory (`UV_FIND_LINKS=DIR UV_NO_INDEX=1 codegenie-bench env build
+            SLUG`); `codegenie-bench env build SLUG` tries that one alone.
+            """,
+        ),
+        CodeDoc(
             codes.ORPHAN_TASK_CLASS,
             meaning="""
             A `registration.py` under a declared root that no entry lists: a task

@@ -9,7 +9,8 @@ walk through :class:`Walk`, so they share one set of bounds and one rule for
 what is not a plain file or directory:
 
 - **Bounds** (:class:`TreeBounds`): at most :data:`ENTRIES_LIMIT` entries,
-  :data:`BYTES_LIMIT` bytes of file content and :data:`DEPTH_LIMIT` levels.
+  :data:`BYTES_LIMIT` bytes of file content and :data:`DEPTH_LIMIT` levels,
+  and never more than ``held`` names in memory at once.
   Crossing one raises :class:`TreeBeyondBounds`, which says where and why in
   words a user can act on (``the tree is deeper than 512 levels``). A walk
   that must see a tree whole, whatever it holds (the removal, the disk
@@ -108,11 +109,20 @@ class TreeBeyondBounds(Exception):
 @final
 @dataclass(frozen=True, slots=True)
 class TreeBounds:
-    """How much of a tree a walk reads before it gives up: entries, bytes, depth."""
+    """How much of a tree a walk reads before it gives up: entries, bytes, depth, names held.
+
+    ``held`` bounds the names the walk holds in memory at once: those listed
+    and not yet gone through, of every directory it is in (a directory is
+    listed whole, to go through it in a stable order). By default it is
+    unbounded: ``entries`` bounds them already. A walk without an
+    ``entries`` bound (a bench digest, which streams every file) keeps its
+    memory bounded by it.
+    """
 
     entries: int = ENTRIES_LIMIT
     bytes: int = BYTES_LIMIT
     depth: int = DEPTH_LIMIT
+    held: int = sys.maxsize
 
     def too_many_entries(self) -> str:
         """Return the reason for a tree beyond ``entries``."""
@@ -128,9 +138,18 @@ class TreeBounds:
         """Return the reason for a tree beyond ``depth``."""
         return f"the tree is deeper than {self.depth:,} levels"
 
+    def too_many_held(self) -> str:
+        """Return the reason for a tree beyond ``held``."""
+        return (
+            f"walking the tree means holding more than {self.held:,} names at once "
+            "(a directory that large, or large directories inside one another)"
+        )
+
 
 #: No bound at all: for a walk that must see the whole tree (to remove it, or to measure it).
-NO_BOUNDS: Final = TreeBounds(entries=sys.maxsize, bytes=sys.maxsize, depth=sys.maxsize)
+NO_BOUNDS: Final = TreeBounds(
+    entries=sys.maxsize, bytes=sys.maxsize, depth=sys.maxsize, held=sys.maxsize
+)
 
 
 def special_kind(mode: int) -> str:
@@ -467,6 +486,8 @@ class Walk:
         self.top_status = self._descent.top_status
         self._entries_left = self.bounds.entries
         self._bytes_left = self.bounds.bytes
+        # Names listed and not yet gone through, in every directory the walk is in.
+        self._held = 0
         self._current: Entry | None = None
         # The names of the directories the walk is in, below the top.
         self._names: list[str] = []
@@ -498,6 +519,8 @@ class Walk:
         pending: list[tuple[Iterator[Entry], Entry | None]] = [(iter(self._list(1)), None)]
         while pending:
             entry = next(pending[-1][0], None)
+            if entry is not None:
+                self._held -= 1
             if entry is None:
                 _, directory = pending.pop()
                 if self._names:
@@ -533,6 +556,9 @@ class Walk:
                     if len(listed) >= self.bounds.entries:
                         where = os.path.join(self.top, *self._names, item.name)
                         raise TreeBeyondBounds(where, self.bounds.too_many_entries())
+                    if self._held + len(listed) >= self.bounds.held:
+                        where = os.path.join(self.top, *self._names)
+                        raise TreeBeyondBounds(where, self.bounds.too_many_held())
                     listed.append((item.name, _kind(item)))
         except OSError:
             if self._unreadable == "raise":
@@ -558,6 +584,7 @@ class Walk:
                 where = os.path.join(self.top, *self._names, name)
                 raise TreeBeyondBounds(where, self.bounds.too_many_entries())
             kept.append(entry)
+        self._held += len(kept)
         return kept
 
     def _names_of(self, entry: Entry) -> list[str]:

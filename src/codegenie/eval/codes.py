@@ -35,6 +35,7 @@ __all__ = (
     "CASE_LAYOUT",
     "CODES",
     "DUPLICATE_MODULE",
+    "ENVIRONMENT_BUILD_FAILED",
     "ENVIRONMENT_INVALID",
     "EXTRA_REGISTRATION",
     "GOLDEN_FAILS",
@@ -157,6 +158,15 @@ PYTHON_UNAVAILABLE: Final = Code(
     "error",
     "an entry asks for a Python version this machine does not have",
     "install that Python (`uv python install VERSION`), or change the entry's python",
+)
+
+ENVIRONMENT_BUILD_FAILED: Final = Code(
+    "environment-build-failed",
+    "error",
+    "uv could not build an entry's environment (create it, or install its requirements)",
+    "read uv's output (-v shows it); fix the requirements file, or build offline from a "
+    "wheel directory with `codegenie-bench env build SLUG`",
+    rubrics_only=True,
 )
 
 ORPHAN_TASK_CLASS: Final = Code(
@@ -330,6 +340,7 @@ CODES: Final[Mapping[str, Code]] = MappingProxyType(
             DUPLICATE_MODULE,
             ENVIRONMENT_INVALID,
             PYTHON_UNAVAILABLE,
+            ENVIRONMENT_BUILD_FAILED,
             ORPHAN_TASK_CLASS,
             IMPORT_FAILED,
             IMPORT_CRASHED,

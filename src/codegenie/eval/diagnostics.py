@@ -36,7 +36,8 @@ class Diagnostic:
     ``file`` is ``None`` for a problem with no file (a bad command-line
     argument); ``line`` and ``column`` are 1-based, ``None`` when unknown.
     ``traceback`` is, for a registration that raised, its traceback without
-    the loader's frames (shown with ``-v``).
+    the loader's frames (shown with ``-v``); for an environment uv could not
+    build, what uv said.
     """
 
     code: str

@@ -7,7 +7,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, field_serializer
 
-__all__ = ("OverLimit", "TaskClass", "class_path")
+__all__ = ("OverLimit", "PlannedEnvironment", "TaskClass", "class_path")
 
 #: What a candidate over one of its run's limits (its timeout, memory…) is: the
 #: rubric's ``"error"`` (the default: not the candidate's fault), or ``"failed"``.
@@ -83,4 +83,31 @@ class TaskClass(BaseModel):
             "description": self.description,
             "rubric": str(self.rubric) if self.rubric else None,
             "cases": str(self.cases) if self.cases else None,
+        }
+
+
+class PlannedEnvironment(BaseModel):
+    """A task class's own environment, as its manifest entry declares it, known without building.
+
+    ``requirements`` is the absolute path of its requirements file (``None``:
+    the entry declares only ``python``); ``python`` the version the entry
+    asks for (``None``: the harness's own); ``digest`` the environment's
+    digest (``blake2b-256:<hex>``: the requirements' bytes, the interpreter,
+    uv's version), ``None`` when it cannot be known without building — the
+    file cannot be used, or this machine has no such Python (``check`` says
+    which). Frozen.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    requirements: Path | None
+    python: str | None
+    digest: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the documented JSON shape: ``{"requirements", "python", "digest"}``."""
+        return {
+            "requirements": None if self.requirements is None else str(self.requirements),
+            "python": self.python,
+            "digest": self.digest,
         }

@@ -12,23 +12,29 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from codegenie.eval._manifest.model import BenchManifest
 from codegenie.eval._resolve import resolve
 from codegenie.eval.errors import EvalError, RunPlanError
-from codegenie.eval.models import TaskClass
+from codegenie.eval.models import PlannedEnvironment, TaskClass
 from codegenie.eval.registry import TaskClassRegistry
 
 __all__ = ("RunPlan", "Runner")
 
 
 class RunPlan(BaseModel):
-    """The task classes a run will use, in the order requested, and their cases.
+    """The task classes a run will use, in the order requested, their cases and environments.
 
-    Frozen. ``case_ids`` maps each slug to the ids of its cases, sorted.
+    Frozen. ``case_ids`` maps each slug to the ids of its cases, sorted;
+    ``environments`` each slug whose entry declares its own environment
+    (``environment``, ``python``) to it, as a :class:`PlannedEnvironment`
+    (what is declared, and the digest when known without building); a slug
+    absent from it runs in the harness's interpreter.
 
     Its JSON form (``model_dump_json()``, ``model_dump(mode="json")``,
     ``to_json()``) is the document ``codegenie-bench plan --format json``
     prints, which the command builds from it: ``{"manifest": PATH,
     "task_classes": [...]}``, each task class as ``show`` prints it (``slug``,
     ``module``, ``source``, ``description``, ``rubric``, ``cases``) with its
-    ``case_ids``. Python mode (``model_dump()``) keeps the fields as they are.
+    ``case_ids`` and its ``environment`` (``{"requirements", "python",
+    "digest"}``, ``null``: the harness's). Python mode (``model_dump()``)
+    keeps the fields as they are.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -36,6 +42,7 @@ class RunPlan(BaseModel):
     manifest: Path
     task_classes: tuple[TaskClass, ...]
     case_ids: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    environments: dict[str, PlannedEnvironment] = Field(default_factory=dict)
 
     def slugs(self) -> tuple[str, ...]:
         """Return the slugs of the plan, in order."""
@@ -47,7 +54,15 @@ class RunPlan(BaseModel):
         return {
             "manifest": str(self.manifest),
             "task_classes": [
-                {**tc.to_json(), "case_ids": list(self.case_ids.get(tc.name, ()))}
+                {
+                    **tc.to_json(),
+                    "case_ids": list(self.case_ids.get(tc.name, ())),
+                    "environment": (
+                        environment.to_json()
+                        if (environment := self.environments.get(tc.name)) is not None
+                        else None
+                    ),
+                }
                 for tc in self.task_classes
             ],
         }
@@ -79,7 +94,10 @@ class Runner:
         Each slug goes through ``load_task_class``, one after another (the
         loader is caller-serialized), yielding to the event loop between
         slugs; then its cases are read and validated (``BenchCasesInvalid``
-        for that slug when any is wrong; the rubric is never run). A slug
+        for that slug when any is wrong; the rubric is never run), and the
+        environment its entry declares is looked at, never built (its digest
+        when the requirements file can be read and this machine has the
+        Python asked for; a plan never fails for an environment). A slug
         named twice is resolved once. Every slug is tried: a failing one —
         whatever its registration raised — is recorded and the next one
         resolved. Returns the ``RunPlan``, or raises one
@@ -93,6 +111,7 @@ class Runner:
         requested = self.manifest.slugs() if slugs is None else _checked_slugs(slugs)
         resolved: list[TaskClass] = []
         case_ids: dict[str, tuple[str, ...]] = {}
+        environments: dict[str, PlannedEnvironment] = {}
         errors: dict[str, EvalError] = {}
         for slug in requested:
             try:
@@ -104,10 +123,29 @@ class Runner:
             else:
                 resolved.append(task_class)
                 case_ids[slug] = tuple(case.id for case in cases)
+                environment = self._environment(slug)
+                if environment is not None:
+                    environments[slug] = environment
             await _yield_to_loop()
         if errors:
             raise RunPlanError(errors, tuple(resolved))
-        return RunPlan(manifest=self.manifest.path, task_classes=tuple(resolved), case_ids=case_ids)
+        return RunPlan(
+            manifest=self.manifest.path,
+            task_classes=tuple(resolved),
+            case_ids=case_ids,
+            environments=environments,
+        )
+
+    def _environment(self, slug: str) -> PlannedEnvironment | None:
+        """Return the environment ``slug``'s entry declares (``None``: the harness's)."""
+        entry = self.manifest.entry(slug)
+        if entry.environment is None and entry.python is None:
+            return None  # nothing of the environments' code is imported for such a bench
+        from codegenie.eval._env.declared import planned_environment  # noqa: PLC0415 - only benches with environments pay for it
+
+        return planned_environment(
+            self.manifest.directory, entry.environment, entry.python, task_class=slug
+        )
 
 
 @types.coroutine

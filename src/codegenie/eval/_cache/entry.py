@@ -8,7 +8,8 @@ of the manifest's bytes — never its modification time — and this package's
 version. An entry is written only for a manifest that validated, and holds
 what was learnt from it: the slugs in file order, ``list``'s text output, and
 every entry's module, root and positions (line, column of its table header,
-``module`` and ``root`` keys) in blocks sorted by slug, so that one slug is
+``module`` and ``root`` keys), and each optional key it sets (``accept``,
+``environment``, ``python``: value and position) in blocks sorted by slug, so that one slug is
 found by a binary search over the blocks' first slugs and one block read,
 whatever the number of slugs. Large manifests also get a bigram index for
 suggestions (:meth:`Entry.shortlist`).
@@ -44,12 +45,23 @@ from codegenie.eval._cache.directory import (
 from codegenie.eval._paths import MANIFEST_SIZE_LIMIT
 from codegenie.eval._version import __version__
 
-__all__ = ("DIRECTORY", "MAGIC", "SUFFIX", "Damaged", "Entry", "Positions", "digest", "open_entry")
+__all__ = (
+    "DIRECTORY",
+    "MAGIC",
+    "SUFFIX",
+    "Damaged",
+    "Entry",
+    "Extra",
+    "Positions",
+    "Record",
+    "digest",
+    "open_entry",
+)
 
 #: The cache directory's name under the cache home.
 DIRECTORY = "manifests"
 #: An entry's first line: the format and this package's version.
-MAGIC = f"codegenie-eval manifest cache 3 {__version__}"
+MAGIC = f"codegenie-eval manifest cache 4 {__version__}"
 #: An entry's name is the manifest's digest and this suffix.
 SUFFIX = ".cache"
 # What an entry holds is derived from the manifest's bytes (at most 16 MiB):
@@ -60,6 +72,12 @@ _HEAD_READ = 1 << 16
 #: Where an entry's table header, ``module`` key and ``root`` key are written:
 #: ``(header_line, header_column, module_line, module_column, root_line, root_column)``.
 Positions = tuple[int, int, int, int, int, int]
+#: An optional key an entry sets (``accept``, ``environment``, ``python``): the key, the
+#: line and column where it is written, and its value as text (``accept``: its codes,
+#: space-separated).
+Extra = tuple[str, int, int, str]
+#: What the cache keeps of one entry: its module, root, positions, and the optional keys it sets.
+Record = tuple[str, str, Positions, tuple[Extra, ...]]
 
 
 class Damaged(Exception):
@@ -220,8 +238,8 @@ class Entry:
             self._blocks[index] = block
         return block
 
-    def record(self, slug: str) -> tuple[str, str, Positions] | None:
-        """Return the module, root and positions of ``slug``, or ``None`` when not declared.
+    def record(self, slug: str) -> Record | None:
+        """Return the module, root, positions and optional keys of ``slug``; ``None``: undeclared.
 
         Reads at most one block: a binary search over the blocks' first slugs
         finds the only block that can hold ``slug``.
@@ -234,9 +252,9 @@ class Entry:
         line = self._block(index).get(slug)
         return None if line is None else _parse_record(line)
 
-    def records(self) -> dict[str, tuple[str, str, Positions]]:
-        """Return every slug's module, root and positions (reads every block)."""
-        found: dict[str, tuple[str, str, Positions]] = {}
+    def records(self) -> dict[str, Record]:
+        """Return every slug's record (reads every block)."""
+        found: dict[str, Record] = {}
         for index in range(len(self._fences)):
             for slug, line in self._block(index).items():
                 found[slug] = _parse_record(line)
@@ -319,13 +337,18 @@ class Entry:
         return int.from_bytes(bits, "little") & ((1 << count) - 1)
 
 
-def _parse_record(line: str) -> tuple[str, str, Positions]:
+def _parse_record(line: str) -> Record:
+    """Parse ``slug TAB module TAB root TAB positions``, then ``TAB key line column value`` each."""
     try:
-        _, module, root, numbers = line.split("\t")
+        _, module, root, numbers, *optional = line.split("\t")
         a, b, c, d, e, f = map(int, numbers.split(" "))
+        extras = []
+        for field in optional:
+            key, at_line, at_column, value = field.split(" ", 3)
+            extras.append((key, int(at_line), int(at_column), value))
     except ValueError:
         raise Damaged("a malformed record") from None
-    return module, root, (a, b, c, d, e, f)
+    return module, root, (a, b, c, d, e, f), tuple(extras)
 
 
 def open_entry(manifest_digest: str) -> Entry | None:

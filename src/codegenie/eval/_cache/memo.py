@@ -18,8 +18,9 @@ from codegenie.eval._cache.entry import digest as entry_digest
 from codegenie.eval._cache.entry import open_entry
 from codegenie.eval._cache.served import ServedManifest
 from codegenie.eval._cache.store import store_listing
-from codegenie.eval._manifest.model import BenchManifest, parse_manifest
+from codegenie.eval._manifest.model import BenchManifest, ManifestEntry, parse_manifest
 from codegenie.eval._manifest.read import read_manifest
+from codegenie.eval._toml.positions import OPTIONAL_ENTRY_KEYS
 
 __all__ = ("clear_manifest_cache", "load_manifest_cached")
 
@@ -102,24 +103,37 @@ def load_manifest_cached(path: str) -> BenchManifest:
 def _from_cache_or_validated(data: bytes, digest: str, path: Path) -> BenchManifest:
     """Return the manifest of ``data``: from the cache, else validated (then cached).
 
-    The cache keeps each entry's module and root only: a manifest where an
-    entry sets ``environment`` or ``python`` is never written to it, and is
-    validated each time it is read (its entries keep every key).
+    The cache keeps every entry whole: its module and root, and the optional
+    keys it sets (``accept``, ``environment``, ``python``).
     """
     entry = open_entry(digest)
     if entry is not None:
         return ServedManifest.serve(entry, data, path)
     manifest = parse_manifest(data, path)
     entries = manifest.task_classes.values()
-    if any(entry.environment is not None or entry.python is not None for entry in entries):
-        return manifest
     listing = (
         list(manifest.task_classes),
         [entry.module for entry in entries],
         [entry.root for entry in entries],
     )
-    store_listing(data, listing, version=manifest.schema_version)
+    optional = [_optional_keys(entry) for entry in entries]
+    store_listing(
+        data,
+        listing,
+        version=manifest.schema_version,
+        optional=optional if any(optional) else None,
+    )
     return manifest
+
+
+def _optional_keys(entry: ManifestEntry) -> dict[str, str]:
+    """Return the optional keys ``entry`` sets, each value as the cache keeps it (text)."""
+    kept: dict[str, str] = {}
+    for key in OPTIONAL_ENTRY_KEYS:
+        if key in entry.model_fields_set:
+            value = getattr(entry, key)
+            kept[key] = " ".join(value) if key == "accept" else value
+    return kept
 
 
 def clear_manifest_cache() -> None:

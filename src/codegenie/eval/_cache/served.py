@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from pydantic import BaseModel, PrivateAttr
 
-from codegenie.eval._cache.entry import Damaged, Entry, Positions
+from codegenie.eval._cache.entry import Damaged, Entry, Extra, Positions, Record
 from codegenie.eval._manifest.model import BenchManifest, ManifestEntry, parse_manifest
-from codegenie.eval._toml.positions import KeyPath, Position, line_text
+from codegenie.eval._toml.positions import KeyPath, Position, TomlPositions, line_text
 from codegenie.eval.errors import TaskClassNotFound
 from codegenie.eval.naming import SHORTLIST_SIZE, closest, rank, suggestion_key
 
@@ -34,49 +34,78 @@ _INSTANCE_DICT: Final[Any] = BaseModel.__dict__["__dict__"]
 _object_setattr: Final = object.__setattr__
 
 
-def _trusted_entry(module: str, root: str) -> ManifestEntry:
-    """Return the ``ManifestEntry`` that validating ``{module, root}`` gives, without validating.
+def _trusted_entry(module: str, root: str, extras: tuple[Extra, ...]) -> ManifestEntry:
+    """Return the ``ManifestEntry`` validating ``{module, root, *extras}`` gives, unvalidated.
 
-    Its ``accept`` is empty and its ``environment`` and ``python`` unset.
+    ``extras`` are the optional keys the entry sets (``accept``,
+    ``environment``, ``python``) and their values as the cache keeps them;
+    the others keep their defaults and are not among the fields set.
 
     For entries read back from the cache, which only ever holds entries that
     validated: the same fields, fields set, extra and private state as a
     validated one, at a fraction of the cost (a manifest may hold 100,000).
     """
     entry = ManifestEntry.__new__(ManifestEntry)
-    # The cache keeps no accept: only check reads it, and check validates the manifest itself.
-    # Nor an environment or a python: a manifest that sets either is never cached (memo).
-    fields = {"module": module, "root": root, "accept": (), "environment": None, "python": None}
+    fields: dict[str, object] = {
+        "module": module,
+        "root": root,
+        "accept": (),
+        "environment": None,
+        "python": None,
+    }
+    fields_set = {"module", "root"}
+    for key, _, _, value in extras:
+        if key not in fields or key in fields_set:
+            raise Damaged("a record with an unknown or repeated key")
+        fields[key] = (tuple(value.split(" ")) if value else ()) if key == "accept" else value
+        fields_set.add(key)
     _object_setattr(entry, "__dict__", fields)
-    _object_setattr(entry, "__pydantic_fields_set__", {"module", "root"})
+    _object_setattr(entry, "__pydantic_fields_set__", fields_set)
     _object_setattr(entry, "__pydantic_extra__", None)
     _object_setattr(entry, "__pydantic_private__", None)
     return entry
 
 
+#: Where a slug's keys are written, as the cache keeps them: the six positions, and each
+#: optional key it sets by its name.
+_Where = tuple[Positions, dict[str, Position]]
+
+
+def _where(record: Record) -> _Where:
+    return record[2], {key: (line, column) for key, line, column, _ in record[3]}
+
+
 def _find(
-    key: KeyPath, version_at: Position, table_at: Position, record: Positions | None
+    key: KeyPath, version_at: Position, table_at: Position, record: _Where | None
 ) -> Position:
     """Answer :meth:`TomlPositions.find` for a valid manifest from what the cache keeps.
 
     A valid manifest writes ``schema-version``, ``task-classes``, and per slug
-    its table, ``module`` and ``root``: the longest of those that ``key``
-    starts with is where ``key`` is (``record`` being the positions of
-    ``key[1]`` when that is a declared slug).
+    its table, ``module``, ``root`` and the optional keys it sets: the
+    longest of those that ``key`` starts with is where ``key`` is
+    (``record`` being the positions of ``key[1]`` when that is a declared slug).
     """
     if not key:
         return (1, 1)
     if key[0] == "task-classes":
         if record is None or len(key) < 2:
             return table_at
+        positions, optional = record
         if len(key) >= 3 and key[2] == "module":
-            return (record[2], record[3])
+            return (positions[2], positions[3])
         if len(key) >= 3 and key[2] == "root":
-            return (record[4], record[5])
-        return (record[0], record[1])
+            return (positions[4], positions[5])
+        if len(key) >= 3 and isinstance(key[2], str) and key[2] in optional:
+            return optional[key[2]]
+        return (positions[0], positions[1])
     if key[0] == "schema-version":
         return version_at
     return (1, 1)
+
+
+def _beyond_the_cache(key: KeyPath) -> bool:
+    """Whether ``key`` is inside an entry's ``accept`` (an item): a position the cache lacks."""
+    return len(key) > 3 and key[0] == "task-classes" and key[2] == "accept"
 
 
 def _validated(state: dict[str, Any]) -> BenchManifest:
@@ -91,7 +120,7 @@ class KnownPositions:
     """Every position a valid manifest has, held in memory (a served manifest, pickled)."""
 
     def __init__(
-        self, version_at: Position, table_at: Position, records: dict[str, Positions]
+        self, version_at: Position, table_at: Position, records: dict[str, _Where]
     ) -> None:
         self.version_at = version_at
         self.table_at = table_at
@@ -108,13 +137,15 @@ class KnownPositions:
 class _Served:
     """A manifest's cache entry, and the bytes it was found for (kept: the fallback)."""
 
-    __slots__ = ("data", "entry", "made")
+    __slots__ = ("data", "entry", "made", "scanner")
 
     def __init__(self, entry: Entry, data: bytes) -> None:
         self.entry = entry
         self.data = data
         # Entries built so far, by slug: each slug gets one object, whoever asks.
         self.made: dict[str, ManifestEntry] = {}
+        # The bytes scanned for positions the cache does not keep (an accept's items).
+        self.scanner: TomlPositions | None = None
 
     # Shared by copies: it describes bytes that never change.
     def __copy__(self) -> _Served:
@@ -135,7 +166,7 @@ class _Served:
         record = self.entry.record(slug)
         if record is None:
             return None
-        return self.made.setdefault(slug, _trusted_entry(record[0], record[1]))
+        return self.made.setdefault(slug, _trusted_entry(record[0], record[1], record[3]))
 
     def all_entries(self) -> dict[str, ManifestEntry]:
         """Return every entry, in file order (reads every block of the cache entry)."""
@@ -145,8 +176,8 @@ class _Served:
         for slug in self.entry.slugs():
             found = made.get(slug)
             if found is None:
-                module, root, _ = records[slug]
-                found = made.setdefault(slug, _trusted_entry(module, root))
+                module, root, _, extras = records[slug]
+                found = made.setdefault(slug, _trusted_entry(module, root, extras))
             entries[slug] = found
         return entries
 
@@ -158,16 +189,31 @@ class _Served:
         return rank(normalized, self.entry.shortlist(normalized, SHORTLIST_SIZE))
 
     def find(self, key: KeyPath) -> Position:
-        """Where ``key`` (or its nearest parent) is written, as :meth:`TomlPositions.find`."""
+        """Where ``key`` (or its nearest parent) is written, as :meth:`TomlPositions.find`.
+
+        The cache keeps where each key is, not each item of an ``accept``
+        array: those (rare: only ``check`` asks, of a manifest it validates
+        itself) are found by scanning the bytes, once.
+        """
+        if _beyond_the_cache(key):
+            if self.scanner is None:
+                self.scanner = TomlPositions(self.data.decode("utf-8"))
+            return self.scanner.find(key)
         version_at, table_at = self.entry.globals
         slug = key[1] if len(key) > 1 else None
         record = self.entry.record(slug) if isinstance(slug, str) else None
-        return _find(key, version_at, table_at, None if record is None else record[2])
+        return _find(key, version_at, table_at, None if record is None else _where(record))
+
+    def keeps_every_position(self) -> bool:
+        """Whether the cache knows every position of the manifest: no entry sets ``accept``."""
+        return not any(
+            extra[0] == "accept" for record in self.entry.records().values() for extra in record[3]
+        )
 
     def known_positions(self) -> KnownPositions:
         """Every position, read into memory."""
         version_at, table_at = self.entry.globals
-        records = {slug: record[2] for slug, record in self.entry.records().items()}
+        records = {slug: _where(record) for slug, record in self.entry.records().items()}
         return KnownPositions(version_at, table_at, records)
 
 
@@ -341,6 +387,8 @@ class ServedManifest(BenchManifest):
         private.pop("_served", None)
         if served is not None:
             try:
+                if not served.keeps_every_position():
+                    raise Damaged("positions the cache does not keep")  # read from the text
                 private["_positions"] = served.known_positions()
             except Damaged:
                 private["_text"] = served.data.decode("utf-8")

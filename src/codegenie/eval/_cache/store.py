@@ -8,7 +8,7 @@ entries, imported only when an entry is written, so that reading stays cheap.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from codegenie.eval._cache import directory as _directory
 from codegenie.eval._cache.directory import (
@@ -19,7 +19,7 @@ from codegenie.eval._cache.directory import (
     read_or_make_key,
     write_file,
 )
-from codegenie.eval._cache.entry import DIRECTORY, MAGIC, SUFFIX, Positions, digest
+from codegenie.eval._cache.entry import DIRECTORY, MAGIC, SUFFIX, Extra, Positions, digest
 from codegenie.eval._cache.listing import Listing, render_text
 from codegenie.eval._toml.positions import entry_positions
 
@@ -36,25 +36,52 @@ _KEEP_BYTES = 256 * 1024 * 1024  # ... and no more than this in all (the newest 
 _HEX = frozenset("0123456789abcdef")
 # slug, module, root, then the six positions (see entry.Positions)
 _RECORD = "%s\t%s\t%s\t%d %d %d %d %d %d"
+# then, tab-separated, each optional key the entry sets: key, line, column, value (see entry.Extra)
+_EXTRA = "%s %d %d %s"
 
 
-def store_listing(data: bytes, listing: Listing, *, version: int) -> None:
+def _storable(extras: tuple[Extra, ...]) -> bool:
+    """Whether a record can hold ``extras`` and read them back the same (no tab, no newline)."""
+    return all(
+        " " not in key and "\t" not in value and "\n" not in value for key, _, _, value in extras
+    )
+
+
+def store_listing(
+    data: bytes,
+    listing: Listing,
+    *,
+    version: int,
+    optional: Sequence[Mapping[str, str]] | None = None,
+) -> None:
     """Cache the manifest whose bytes are ``data`` and which validated into ``listing``.
 
     The caller vouches that ``data`` validated into these slugs, modules and
-    roots (in file order), with ``schema-version`` ``version``. Never raises;
-    does nothing for a manifest without slugs, or when the cache directory
-    cannot be made private to this user. The positions the cache keeps for
-    error messages are read from ``data`` itself
-    (:func:`codegenie.eval._toml.positions.entry_positions`).
+    roots (in file order), with ``schema-version`` ``version``, and that
+    each entry sets exactly the optional keys of ``optional`` (one mapping
+    per slug, key to value as text: ``accept`` its codes space-separated;
+    ``None``: none sets any). Never raises; does nothing for a manifest
+    without slugs, or when the cache directory cannot be made private to
+    this user. The positions the cache keeps for error messages are read
+    from ``data`` itself (:func:`codegenie.eval._toml.positions.entry_positions`).
     """
     slugs, modules, roots = listing
     if not slugs:
         return
+    if optional is not None and len(optional) != len(slugs):
+        return
     try:
-        version_at, table_at, positions = entry_positions(data.decode(), slugs)
+        version_at, table_at, positions, written = entry_positions(data.decode(), slugs)
     except (UnicodeDecodeError, ValueError):
         return
+    extras: list[tuple[Extra, ...]] | None = None
+    if optional is not None:
+        extras = []
+        for keys, at, record in zip(optional, written, positions, strict=True):
+            table = (record[0], record[1])
+            extras.append(
+                tuple((key, *at.get(key, table), value) for key, value in sorted(keys.items()))
+            )
     store(
         data,
         slugs,
@@ -64,6 +91,7 @@ def store_listing(data: bytes, listing: Listing, *, version: int) -> None:
         schema_version=version,
         globals_=(version_at, table_at),
         text=render_text(listing),
+        extras=extras,
     )
 
 
@@ -77,10 +105,12 @@ def store(
     schema_version: int,
     globals_: tuple[tuple[int, int], tuple[int, int]],
     text: str,
+    extras: Sequence[tuple[Extra, ...]] | None = None,
 ) -> None:
     """Cache what validating the manifest whose bytes are ``data`` found; never raise.
 
-    ``slugs``, ``modules``, ``roots`` and ``positions`` describe each declared
+    ``slugs``, ``modules``, ``roots``, ``positions`` and ``extras`` (the
+    optional keys each sets; ``None``: none) describe each declared
     task class, in file order; ``schema_version`` is the manifest's
     ``schema-version`` and ``globals_`` says where it and ``task-classes`` are
     first written; ``text`` is ``list``'s text output.
@@ -91,6 +121,8 @@ def store(
     if not slugs or not _directory.SUPPORTED:
         return
     if not len(slugs) == len(modules) == len(roots) == len(positions):
+        return
+    if extras is not None and (len(extras) != len(slugs) or not all(map(_storable, extras))):
         return
     try:
         directory = open_directory(DIRECTORY, create=True)
@@ -108,6 +140,7 @@ def store(
             (slugs, modules, roots, positions),
             globals_line=globals_line,
             text=text,
+            extras=extras,
         )
         write_file(directory, manifest_digest + SUFFIX, entry)
         prune(directory, _own_entry, keep=_KEEP, keep_bytes=_KEEP_BYTES)
@@ -124,6 +157,7 @@ def _encode(
     *,
     globals_line: str,
     text: str,
+    extras: Sequence[tuple[Extra, ...]] | None = None,
 ) -> bytes:
     """Return the bytes of the entry: header, table of contents, sections."""
     slugs, modules, roots, positions = columns
@@ -146,6 +180,11 @@ def _encode(
     # One record per slug, formatted at C speed, then sorted by slug into blocks.
     rows = zip(slugs, modules, roots, *zip(*positions, strict=True), strict=True)
     records = list(map(_RECORD.__mod__, rows))
+    if extras is not None:
+        records = [
+            "\t".join([record, *(_EXTRA % extra for extra in optional)])
+            for record, optional in zip(records, extras, strict=True)
+        ]
     order = sorted(range(len(slugs)), key=slugs.__getitem__)
     fences, blocks = [], []
     for start in range(0, len(order), BLOCK_SIZE):

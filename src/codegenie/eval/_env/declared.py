@@ -7,6 +7,8 @@ environment, building it unless told not to. Each failure is a typed error
 naming the task class: ``EnvironmentBuildFailed`` (step ``requirements``)
 for a requirements file that cannot be used, ``PythonUnavailable``,
 ``EnvironmentNotBuilt`` (``build=False``), ``EnvironmentBuildFailed``.
+:func:`planned_environment` says what an entry declares, and its digest
+when that is known without building (a run plan's, a check report's).
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from codegenie.eval._env.spec import REQUIREMENTS_LIMIT, EnvironmentSpec
 from codegenie.eval._env.store import Environment, inspect_environment
 from codegenie.eval._paths import FileRefused, read_regular_file
 from codegenie.eval.errors import EnvironmentBuildFailed, EnvironmentNotBuilt, PythonUnavailable
+from codegenie.eval.models import PlannedEnvironment
 
-__all__ = ("declared_spec", "environment_python", "ready_environment")
+__all__ = ("declared_spec", "environment_python", "planned_environment", "ready_environment")
 
 
 def declared_spec(
@@ -57,6 +60,32 @@ def declared_spec(
     if problems:
         raise refused("\n".join(f"{path}:{p.line}: {p.message}" for p in problems))
     return EnvironmentSpec(path, data, python)
+
+
+def planned_environment(
+    manifest_dir: Path, environment: str | None, python: str | None, *, task_class: str
+) -> PlannedEnvironment | None:
+    """Return what an entry declares (``None``: nothing), with its digest when known unbuilt.
+
+    Builds nothing and never raises for the environment's sake: a
+    requirements file that cannot be used, or a Python this machine lacks,
+    leaves ``digest`` ``None`` (``check`` reports why). Finding the
+    interpreter may start it once; uv is asked its version once a process.
+    """
+    if environment is None and python is None:
+        return None
+    requirements = (
+        None if environment is None else Path(os.path.abspath(manifest_dir / environment))
+    )
+    digest = None
+    try:
+        spec = declared_spec(manifest_dir, environment, python, task_class=task_class)
+    except EnvironmentBuildFailed:
+        spec = None
+    if spec is not None:
+        found = find_python(spec.python)
+        digest = None if found is None else spec.digest(found)
+    return PlannedEnvironment(requirements=requirements, python=python, digest=digest)
 
 
 def environment_python(

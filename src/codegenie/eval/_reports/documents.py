@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from codegenie.eval.check.golden import GoldenReport
     from codegenie.eval.diagnostics import Diagnostic
     from codegenie.eval.grading import GradeReport, GradeStatus, RunInfo
+    from codegenie.eval.models import PlannedEnvironment
 
 __all__ = (
     "CHANGES",
@@ -84,6 +85,8 @@ class CheckDocument:
     rubrics: GoldenReport | None = None
     proof: Proof | None = None
     merged: int | None = None
+    # Each checked task class's own environment (one run's report; None: not known, merged).
+    environments: Mapping[str, PlannedEnvironment] | None = None
 
     @classmethod
     def of(cls, report: CheckReport, *, strict: bool, proof: Proof | None = None) -> CheckDocument:
@@ -99,6 +102,7 @@ class CheckDocument:
             summary=report.summary(),
             rubrics=report.rubrics,
             proof=proof,
+            environments=report.environments,
         )
 
     @property
@@ -124,6 +128,10 @@ class CheckDocument:
             "strict": self.strict,
             "task_classes": list(self.task_classes),
         }
+        if self.environments is not None:
+            document["environments"] = {
+                slug: self.environments[slug].to_json() for slug in sorted(self.environments)
+            }
         if self.rubrics is not None:
             document["rubrics"] = self.rubrics.to_json()
         if self.proof is not None:

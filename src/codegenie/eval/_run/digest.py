@@ -38,6 +38,7 @@ __all__ = (
     "labelled",
     "task_class_digest",
     "tree_digest",
+    "whole_tree_digest",
 )
 
 #: How a digest shown to users says which hash made it: ``blake2b-256:<hex>``.
@@ -84,26 +85,37 @@ def tree_digest(
     ``exclude``. Returns ``None`` when the tree cannot be read whole or is
     beyond the walk's ``bounds`` (entries, bytes, depth; by default a copy's).
     """
+    try:
+        return whole_tree_digest(root, exclude=exclude, bounds=bounds)
+    except (OSError, TreeBeyondBounds):
+        return None
+
+
+def whole_tree_digest(
+    root: Path | str, *, exclude: frozenset[str] = frozenset(), bounds: TreeBounds | None = None
+) -> str:
+    """Return :func:`tree_digest`'s digest, or raise why there is none.
+
+    Raises the ``OSError`` of what could not be read, or
+    :class:`~codegenie.eval._tree.TreeBeyondBounds` (where, and which bound).
+    """
     digest = hashlib.blake2b(digest_size=32)
 
     def skip(entry: Entry) -> bool:
         return entry.name in UNKEYED_NAMES or (entry.depth == 1 and entry.name in exclude)
 
-    try:
-        with Walk(root, skip=skip, bounds=bounds) as walk:
-            for entry in walk:
-                name = entry.relative
-                if entry.kind == "link":
-                    digest.update(f"l {name!r} {entry.readlink()!r}\n".encode())
-                elif entry.kind == "directory":
-                    digest.update(f"d {name!r}\n".encode())
-                elif entry.kind == "file":
-                    _hash_file(entry, name, digest)
-                else:  # a FIFO, a socket, a device: its kind only, never opened
-                    kind = stat.S_IFMT(entry.lstat().st_mode)
-                    digest.update(f"s {name!r} {kind}\n".encode())
-    except (OSError, TreeBeyondBounds):
-        return None
+    with Walk(root, skip=skip, bounds=bounds) as walk:
+        for entry in walk:
+            name = entry.relative
+            if entry.kind == "link":
+                digest.update(f"l {name!r} {entry.readlink()!r}\n".encode())
+            elif entry.kind == "directory":
+                digest.update(f"d {name!r}\n".encode())
+            elif entry.kind == "file":
+                _hash_file(entry, name, digest)
+            else:  # a FIFO, a socket, a device: its kind only, never opened
+                kind = stat.S_IFMT(entry.lstat().st_mode)
+                digest.update(f"s {name!r} {kind}\n".encode())
     return digest.hexdigest()
 
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Final
 
 __all__ = (
+    "OPTIONAL_ENTRY_KEYS",
     "EntryPositions",
     "KeyPath",
     "Position",
@@ -283,30 +284,49 @@ def value_position(line: str, key_at: Position) -> Position | None:
     return (key_at[0], i + 1) if i < len(line) else None
 
 
+#: The optional keys of an entry whose positions :func:`entry_positions` also finds, when set.
+OPTIONAL_ENTRY_KEYS: Final = ("accept", "environment", "python")
+
+
 def entry_positions(
     text: str, slugs: Sequence[str]
-) -> tuple[Position, Position, list[EntryPositions]]:
+) -> tuple[Position, Position, list[EntryPositions], list[dict[str, Position]]]:
     """Return where a valid manifest writes its keys, as :class:`TomlPositions` finds them.
 
     ``text`` must be a manifest that validated into ``slugs`` (in file
     order). Returns the positions of ``schema-version`` and of the first
-    ``task-classes``, and for each slug those of its table header, its
-    ``module`` key and its ``root`` key. A manifest in the plain layout
-    (statements at the start of their line, ``[task-classes.<slug>]``
-    headers) is read in one pass over its lines; any other is left to
-    :class:`TomlPositions`, which gives the same answers more slowly.
+    ``task-classes``, for each slug those of its table header, its
+    ``module`` key and its ``root`` key, and for each slug those of the
+    :data:`OPTIONAL_ENTRY_KEYS` it sets (``accept``, ``environment``,
+    ``python``). A manifest in the plain layout (statements at the start of
+    their line, ``[task-classes.<slug>]`` headers, one-line values) is read
+    in one pass over its lines; any other is left to :class:`TomlPositions`,
+    which gives the same answers more slowly.
     """
     found = _plain_entry_positions(text, slugs)
     if found is not None:
         return found
     positions = TomlPositions(text)
     records: list[EntryPositions] = []
+    optional: list[dict[str, Position]] = []
     for slug in slugs:
         table = positions.find(("task-classes", slug))
         module = positions.find(("task-classes", slug, "module"))
         root = positions.find(("task-classes", slug, "root"))
         records.append((*table, *module, *root))
-    return positions.find(("schema-version",)), positions.find(("task-classes",)), records
+        optional.append(
+            {
+                key: at
+                for key in OPTIONAL_ENTRY_KEYS
+                if (at := positions.find(("task-classes", slug, key))) != table
+            }
+        )
+    return (
+        positions.find(("schema-version",)),
+        positions.find(("task-classes",)),
+        records,
+        optional,
+    )
 
 
 _KEY_ENDS: Final = (" ", "\t", "=")
@@ -314,12 +334,13 @@ _KEY_ENDS: Final = (" ", "\t", "=")
 
 def _plain_entry_positions(
     text: str, slugs: Sequence[str]
-) -> tuple[Position, Position, list[EntryPositions]] | None:
+) -> tuple[Position, Position, list[EntryPositions], list[dict[str, Position]]] | None:
     """:func:`entry_positions` for the plain layout; ``None`` for anything else."""
     index = {slug: number for number, slug in enumerate(slugs)}
     headers: list[Position | None] = [None] * len(slugs)
     modules: list[Position | None] = [None] * len(slugs)
     roots: list[Position | None] = [None] * len(slugs)
+    optional: list[dict[str, Position]] = [{} for _ in slugs]
     schema_version: Position | None = None
     task_classes: Position | None = None
     table = -1  # the slug whose table the lines are in; -1 top level, -2 [task-classes]
@@ -350,6 +371,17 @@ def _plain_entry_positions(
             if roots[table] is not None:
                 return None
             roots[table] = (number, 1)
+        elif first in _OPTIONAL_FIRST:
+            key = _OPTIONAL_FIRST[first]
+            if (
+                table < 0
+                or not line.startswith(key)
+                or line[len(key) : len(key) + 1] not in _KEY_ENDS
+            ):
+                return None
+            if key in optional[table] or not _one_line_value(line):
+                return None
+            optional[table][key] = (number, 1)
         elif first == "s":
             if table != -1 or schema_version is not None:
                 return None
@@ -365,4 +397,18 @@ def _plain_entry_positions(
         if header is None or module is None or root is None:
             return None
         records.append((*header, *module, *root))
-    return schema_version, task_classes, records
+    return schema_version, task_classes, records, optional
+
+
+#: The optional keys of an entry, by their first letter (one each).
+_OPTIONAL_FIRST: Final = {key[0]: key for key in OPTIONAL_ENTRY_KEYS}
+
+
+def _one_line_value(line: str) -> bool:
+    """Whether ``line`` (``key = value``) holds its whole value: no array left open.
+
+    An ``accept`` array written over several lines continues on lines this
+    reader does not look at: such a manifest is left to :class:`TomlPositions`.
+    """
+    value = line.partition("=")[2].strip()
+    return not value.startswith("[") or "]" in value

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ from codegenie.eval.check.workers import Outcome, import_all
 from codegenie.eval.codes import CODES, Code, diagnostic
 from codegenie.eval.diagnostics import Diagnostic
 from codegenie.eval.errors import EvalError
+from codegenie.eval.models import PlannedEnvironment
 from codegenie.eval.naming import closest, slug_to_identifier
 from codegenie.eval.problems import (
     Location,
@@ -41,6 +42,8 @@ from codegenie.eval.rubrics import Sandbox, choose_sandbox
 
 if TYPE_CHECKING:
     from codegenie.eval._env.store import Environment
+    from codegenie.eval._manifest.model import BenchManifest
+    from codegenie.eval.errors import EnvironmentBuildFailed
 
 __all__ = (
     "CODES",
@@ -64,7 +67,10 @@ class CheckReport:
     but not checked. ``None`` means as many as were checked. ``readable`` is
     false when the manifest could not be read at all (bytes or TOML syntax:
     ``manifest-syntax``): then nothing was checked, in any shard, and the
-    report is not ok. ``task_classes`` are the slugs checked.
+    report is not ok. ``task_classes`` are the slugs checked;
+    ``environments`` those of them whose entry declares its own environment,
+    each as a :class:`~codegenie.eval.models.PlannedEnvironment` (as a run
+    plan has it: what is declared, the digest when known without building).
     """
 
     manifest: Path
@@ -74,6 +80,7 @@ class CheckReport:
     readable: bool = True
     rubrics: GoldenReport | None = None
     task_classes: tuple[str, ...] = ()
+    environments: Mapping[str, PlannedEnvironment] = field(default_factory=dict)
 
     @property
     def errors(self) -> int:
@@ -101,6 +108,9 @@ class CheckReport:
             "diagnostics": [d.to_json() for d in self.diagnostics],
             "strict": strict,
             "task_classes": sorted(self.task_classes),
+            "environments": {
+                slug: self.environments[slug].to_json() for slug in sorted(self.environments)
+            },
             **({} if self.rubrics is None else {"rubrics": self.rubrics.to_json()}),
         }
 
@@ -309,14 +319,16 @@ def _declared(slugs: Iterable[str], declared: frozenset[str], manifest: Path) ->
 
 def _environments(
     manifest: Path, runs: Sequence[CaseRun], rubrics: RubricChecks
-) -> tuple[dict[str, Environment], set[str]]:
+) -> tuple[dict[str, Environment], set[str], list[Diagnostic]]:
     """Return the environment of each task class of ``runs`` that declares one.
 
-    Built first unless ``rubrics.build`` is false (``EnvironmentNotBuilt``);
-    a failed build raises ``EnvironmentBuildFailed``. The second value are
-    the task classes whose rubrics cannot run: their requirements file or
-    their Python cannot be used, which the static checks report
-    (``environment-invalid``, ``python-unavailable``).
+    Built first unless ``rubrics.build`` is false (``EnvironmentNotBuilt``:
+    the command was told not to build, and stops). The second value are the
+    task classes whose rubrics cannot run: their requirements file or their
+    Python cannot be used, which the static checks report
+    (``environment-invalid``, ``python-unavailable``), or uv could not build
+    their environment: ``environment-build-failed``, the third value, one
+    diagnostic per such task class. The other task classes go on.
     """
     from codegenie.eval._manifest.model import BenchManifest  # noqa: PLC0415 - only check --rubrics reads it again
     from codegenie.eval.errors import EnvironmentBuildFailed, PythonUnavailable  # noqa: PLC0415 - only check --rubrics raises them
@@ -324,10 +336,11 @@ def _environments(
 
     environments: dict[str, Environment] = {}
     unusable: set[str] = set()
+    diagnostics: list[Diagnostic] = []
     try:
         bench = BenchManifest.load(manifest)
     except EvalError:
-        return environments, unusable  # the static checks report it, and nothing was imported
+        return environments, unusable, diagnostics  # the static checks report it
     for slug in sorted({run.slug for run in runs}):
         if slug not in bench:
             continue
@@ -339,13 +352,71 @@ def _environments(
             unusable.add(slug)
             continue
         except EnvironmentBuildFailed as failed:
-            if failed.step != "requirements":
-                raise
             unusable.add(slug)
+            if (
+                failed.step != "requirements"
+            ):  # the static checks report a file that may not be used
+                diagnostics.append(_build_failed(bench, slug, failed))
             continue
         if ready is not None:
             environments[slug] = ready
-    return environments, unusable
+    return environments, unusable, diagnostics
+
+
+def _build_failed(bench: BenchManifest, slug: str, failed: EnvironmentBuildFailed) -> Diagnostic:
+    """Return the ``environment-build-failed`` diagnostic of ``slug``, at its declaring value.
+
+    At the entry's ``environment`` (its ``python`` when it declares only that,
+    or when finding the interpreter failed); uv's output is the diagnostic's
+    traceback (``-v``, and JSON).
+    """
+    entry = bench.entry(slug)
+    key = "environment" if entry.environment is not None and failed.step != "python" else "python"
+    line, column = bench.value_position("task-classes", slug, key)
+    said = failed.output.strip().splitlines()[-1:] or ["(uv said nothing)"]
+    message = (
+        f"the environment of {slug!r} cannot be built ({failed.step} failed): {said[0].strip()}"
+    )
+    found = diagnostic(
+        codes.ENVIRONMENT_BUILD_FAILED,
+        message,
+        display_path(bench.path),
+        line,
+        column,
+        slug=slug,
+        # The error's own hint sends the reader to uv's output "above": here it is under -v.
+        hint=failed.hint
+        if failed.step == "store"
+        else "read uv's output (-v shows it); fix the requirements file, or build offline "
+        f"from a wheel directory (`UV_FIND_LINKS=DIR UV_NO_INDEX=1 codegenie-bench env build "
+        f"{slug}`)",
+    )
+    return replace(found, traceback=failed.output.strip() or None)
+
+
+def _planned_environments(manifest: Path, slugs: Iterable[str]) -> dict[str, PlannedEnvironment]:
+    """Return the environment each of ``slugs`` declares, as a run plan has it (none built)."""
+    from codegenie.eval._cache.memo import load_manifest_cached  # noqa: PLC0415 - only for the report
+
+    try:
+        bench = load_manifest_cached(str(manifest))
+    except EvalError:
+        return {}  # the static checks report it
+    found: dict[str, PlannedEnvironment] = {}
+    for slug in slugs:
+        if slug not in bench:
+            continue
+        entry = bench.entry(slug)
+        if entry.environment is None and entry.python is None:
+            continue
+        from codegenie.eval._env.declared import planned_environment  # noqa: PLC0415 - only benches with environments pay for it
+
+        planned = planned_environment(
+            bench.directory, entry.environment, entry.python, task_class=slug
+        )
+        if planned is not None:
+            found[slug] = planned
+    return found
 
 
 def run_check(
@@ -418,7 +489,8 @@ def run_check(
             if rubrics is not None:
                 runs += _case_runs(target, outcome)
         if box is not None and rubrics is not None:
-            environments, unusable = _environments(path, runs, rubrics)
+            environments, unusable, unbuilt = _environments(path, runs, rubrics)
+            diagnostics += unbuilt
             ledger = golden(
                 [run for run in runs if run.slug not in unusable],
                 jobs=jobs,
@@ -450,4 +522,5 @@ def run_check(
         readable=static.readable,
         rubrics=ledger,
         task_classes=tuple(static.slugs),
+        environments=_planned_environments(path, static.slugs) if static.readable else {},
     )

@@ -394,6 +394,21 @@ def choose_sandbox(word: str, out: Output, *, here: bool = True) -> Sandbox:
     return sandbox
 
 
+def proven_bench_digest(manifest: Path, out: Output) -> str | None:
+    """Return the bench's digest for a report's proof; warn on stderr (unless -q) when none.
+
+    A root that cannot be hashed whole leaves the report without a digest
+    (``merge`` then refuses it): the warning names the root and why.
+    """
+    from codegenie.eval._reports.digest import bench_digest_of  # noqa: PLC0415 - start-up: only reports with a proof pay for it
+
+    found = bench_digest_of(manifest)
+    warning = found.warning()
+    if warning is not None and not out.quiet:
+        out.stderr.write(f"codegenie-bench: warning: {escape_control(warning)}\n")
+    return found.value
+
+
 def read_settings(
     args: argparse.Namespace,
     out: Output,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
@@ -16,8 +17,10 @@ from codegenie.eval.cli._base import (
     add_sandbox_option,
     choose_executor,
     choose_sandbox,
+    load_manifest,
     manifest_path,
     positive_int,
+    proven_bench_digest,
     read_settings,
     shard_type,
     step_summary,
@@ -43,9 +46,19 @@ def run(args: argparse.Namespace, out: Output) -> int:
     from codegenie.eval.errors import BenchManifestInvalid, InvalidTaskClassName  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.naming import slug_problem  # noqa: PLC0415 - start-up: only this command pays for it
 
+    if not args.rubrics and not args.show_settings:
+        # What only a rubric run uses, typed without --rubrics: a mistake, never silently dropped.
+        # (A table's `repeat` is passed over instead: one table serves the plain and the
+        # --rubrics job alike.)
+        for given, option in ((args.repeat is not None, "--repeat"), (args.no_build, "--no-build")):
+            if given:
+                raise UsageError(
+                    _USAGE, f"{option} is for check --rubrics: add --rubrics, or drop {option}"
+                )
     for slug in args.slugs:
         reason = slug_problem(slug)
         if reason is not None:
+            _read_for_suggestions(args, out)
             raise InvalidTaskClassName(slug, reason)
     path = manifest_path(args)
     # The command line's, else [tool.codegenie-bench]'s (at or above the manifest), else defaults.
@@ -115,16 +128,29 @@ def run(args: argparse.Namespace, out: Output) -> int:
     return 0 if report.ok(strict=options.strict) else 1
 
 
+def _read_for_suggestions(args: argparse.Namespace, out: Output) -> None:
+    """Read the manifest so that an invalid slug is answered with the declared slugs close to it.
+
+    Nothing else is looked at first: the slug is refused (exit 1) whatever the
+    manifest is, and a manifest that cannot be read only leaves the
+    suggestions to the slug's own form (none found, none readable: still exit 1).
+    """
+    from codegenie.eval.errors import EvalError  # noqa: PLC0415 - start-up: only this command pays for it
+
+    with contextlib.suppress(EvalError):
+        load_manifest(args, out)
+
+
 def _report(out: Output, report: CheckReport, *, strict: bool, shard: Shard | None) -> None:
     """Write ``report`` in the chosen format, and the step summary when CI asks for one."""
-    from codegenie.eval._reports.digest import bench_digest  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.documents import CheckDocument, Proof  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.formats import render  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.summary import check_summary  # noqa: PLC0415 - start-up: only this command pays for it
 
     proof = None
     if out.format == "json":  # the proof merge needs: which bench, which slice of it
-        proof = Proof(bench_digest(report.manifest), (shard.index, shard.count) if shard else None)
+        digest = proven_bench_digest(report.manifest, out)
+        proof = Proof(digest, (shard.index, shard.count) if shard else None)
     document = CheckDocument.of(report, strict=strict, proof=proof)
     step_summary(check_summary(document))
     render(out.format, document, out)

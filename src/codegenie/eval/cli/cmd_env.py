@@ -64,9 +64,16 @@ def _size(size: int) -> str:
 def _build(manifest: BenchManifest, slugs: list[str], out: Output) -> int:
     from codegenie.eval._env.declared import ready_environment  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._env.spec import short_digest  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.errors import InvalidTaskClassName  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.naming import slug_problem  # noqa: PLC0415 - start-up: only this command pays for it
 
     for slug in slugs:
-        manifest.entry(slug)  # TaskClassNotFound, with suggestions, before anything is built
+        # Before anything is built: a slug that breaks the rules (exit 1, as in every command),
+        # then one not declared (TaskClassNotFound); both with the declared slugs close to it.
+        reason = slug_problem(slug)
+        if reason is not None:
+            raise InvalidTaskClassName(slug, reason)
+        manifest.entry(slug)
     declared = dict(_declared(manifest))
     chosen = slugs or list(declared)
     rows: list[dict[str, Any]] = []

@@ -41,6 +41,7 @@ from codegenie.eval.cli._base import (
     load_manifest,
     manifest_path,
     positive_int,
+    proven_bench_digest,
     read_settings,
     shard_type,
     step_summary,
@@ -434,13 +435,13 @@ def _document(
     Under ``--format json`` the report carries what ``merge`` needs of a
     shard's: which bench, which cases, which slice of them.
     """
-    from codegenie.eval._reports.digest import bench_digest  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.documents import GradeDocument, Proof  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.summary import grade_summary  # noqa: PLC0415 - start-up: only this command pays for it
 
     proof = None
     if out.format == "json":
-        proof = Proof(bench_digest(manifest), (shard.index, shard.count) if shard else None)
+        digest = proven_bench_digest(manifest, out)
+        proof = Proof(digest, (shard.index, shard.count) if shard else None)
     document = GradeDocument(
         report=report,
         manifest=manifest,
