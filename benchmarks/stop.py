@@ -22,6 +22,10 @@ a round that leaves anything is reported and the script exits 1.
 - ``none``: the local executor, ``--sandbox none`` (the rubric in a process
   group of its own).
 
+``--busy N`` sets the number of busy loops (default 2): on a machine other
+work already loads, a local Ray instance may not start at all under two
+more (its raylet gives up waiting for its agents).
+
 The target is 2 s. Nothing is a test: no test asserts a time.
 """
 
@@ -155,9 +159,11 @@ def one_round(mode: str, base: Path, cases: int, signum: int) -> tuple[float, li
     return elapsed, left
 
 
-def measure(modes: list[str], rounds: int, cases: int, signum: int) -> tuple[list[Row], list[str]]:
-    """Measure ``rounds`` stops of each mode under load; return the rows and what was left."""
-    busy = [subprocess.Popen([PYTHON, "-c", BUSY]) for _ in range(2)]
+def measure(
+    modes: list[str], rounds: int, cases: int, signum: int, loops: int = 2
+) -> tuple[list[Row], list[str]]:
+    """Measure ``rounds`` stops of each mode under ``loops`` busy loops; return rows, leftovers."""
+    busy = [subprocess.Popen([PYTHON, "-c", BUSY]) for _ in range(loops)]
     problems: list[str] = []
     rows = []
     try:
@@ -175,7 +181,7 @@ def measure(modes: list[str], rounds: int, cases: int, signum: int) -> tuple[lis
             rows.append(
                 Row(
                     f"grade --jobs 2 ({mode}): from {name} to the command's exit, "
-                    f"{cases} rubrics that ignore SIGINT and SIGTERM, two CPUs busy",
+                    f"{cases} rubrics that ignore SIGINT and SIGTERM, {loops} busy loops",
                     cases,
                     statistics.median(times),
                     2000.0,
@@ -207,6 +213,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("cases", nargs="?", type=int, default=6)
     parser.add_argument("--modes", default=",".join(_available()))
     parser.add_argument("--signal", default="INT", choices=("INT", "TERM", "HUP"))
+    parser.add_argument("--busy", type=int, default=2, help="busy-loop processes (default 2)")
     args = parser.parse_args(argv)
     modes = [mode for mode in args.modes.split(",") if mode]
     unknown = sorted(set(modes) - set(MODES))
@@ -214,7 +221,7 @@ def main(argv: list[str]) -> int:
         parser.error(f"unknown modes {', '.join(unknown)}: choose from {', '.join(MODES)}")
     signum = int(getattr(signal, f"SIG{args.signal}"))
     started = load_average()
-    rows, problems = measure(modes, args.rounds, args.cases, signum)
+    rows, problems = measure(modes, args.rounds, args.cases, signum, args.busy)
     sys.stdout.write(render(rows, args.rounds, (started, load_average())))
     for problem in problems:
         sys.stdout.write(f"left behind: {problem}\n")

@@ -409,8 +409,9 @@ def test_a_signal_ends_a_command_s_own_ray_and_leaves_nothing(
     ray_dir = tempfile.mkdtemp(prefix="cg-", dir="/tmp")
     try:
         command = ["grade", SLUG, "candidates", "--executor", "ray", "--jobs", "2", "--no-cache"]
+        # A local instance takes a while to start on a loaded machine.
         status, stderr, makers = stop_while_running(
-            world, marker, command, signum, RAY_TMPDIR=ray_dir
+            world, marker, command, signum, env={"RAY_TMPDIR": ray_dir}, starting=600
         )
         assert status == 128 + signum, stderr
         assert "Traceback" not in stderr

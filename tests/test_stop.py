@@ -89,22 +89,30 @@ def deaf_world(tmp_path: Path, cases: int = 4) -> tuple[World, str]:
 
 
 def stop_while_running(
-    world: World, marker: str, command: list[str], signum: int, **env: str
+    world: World,
+    marker: str,
+    command: list[str],
+    signum: int,
+    *,
+    env: dict[str, str] | None = None,
+    starting: float = _DEADLINE,
 ) -> tuple[int, str, set[int]]:
     """Start ``command``, signal it once two rubrics run; return its status, stderr, pids seen.
 
     The pids are the command's and those of the processes that made runs
     for it (the rubrics' parents, up to the command's children).
+    ``env``: what the command's environment adds; ``starting``: how long
+    the rubrics may take to start (a hang guard).
     """
     process = subprocess.Popen(
         [script(), *command],
         cwd=world.bench.base,
-        env=world.env(**env),
+        env=world.env(**(env or {})),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + _DEADLINE
+        deadline = time.monotonic() + starting
         while len(naming(marker)) < 2:
             assert process.poll() is None, process.communicate()[1].decode()
             assert time.monotonic() < deadline, "the rubrics never started"
@@ -115,7 +123,7 @@ def stop_while_running(
     finally:
         if process.poll() is None:
             process.kill()
-            process.wait()
+            process.communicate()
     return process.returncode, stderr.decode(errors="replace"), makers
 
 
@@ -160,7 +168,7 @@ def test_a_signal_ends_a_grade_of_deaf_rubrics_and_leaves_nothing(
     world, marker = deaf_world(tmp_path)
     option, env = MODES[mode]
     command = ["grade", SLUG, "candidates", "--jobs", "2", "--no-cache", *option]
-    status, stderr, makers = stop_while_running(world, marker, command, signum, **env)
+    status, stderr, makers = stop_while_running(world, marker, command, signum, env=env)
     assert status == 128 + signum, stderr
     assert "Traceback" not in stderr
     assert "internal error" not in stderr
@@ -180,7 +188,7 @@ def test_a_signal_ends_check_rubrics_and_leaves_nothing(
         expected.write_text(marker + "\n", encoding="utf-8")
     option, env = MODES[mode]
     command = ["check", "--rubrics", "--jobs", "2", "--no-cache", *option]
-    status, stderr, makers = stop_while_running(world, marker, command, signal.SIGINT, **env)
+    status, stderr, makers = stop_while_running(world, marker, command, signal.SIGINT, env=env)
     assert status == 128 + signal.SIGINT, stderr
     assert "Traceback" not in stderr
     assert_nothing_left(world, marker, makers)
