@@ -563,7 +563,7 @@ def _dead_pid() -> int:
 def test_the_sweep_removes_only_dead_processes_directories_and_never_follows_a_link(
     tmp_path: Path,
 ) -> None:
-    from codegenie.eval._exec.node import _sweep
+    from codegenie.eval._exec.node import sweep_node_directories
 
     parent = tmp_path / "tmp"
     parent.mkdir()
@@ -582,7 +582,7 @@ def test_the_sweep_removes_only_dead_processes_directories_and_never_follows_a_l
     alive.mkdir()
     (parent / f"{STAGE_PREFIX}notapid-x").mkdir()
     (parent / "codegenie-worker-other").mkdir()
-    _sweep(str(parent))
+    sweep_node_directories(str(parent))
     assert sorted(os.listdir(parent)) == sorted(
         ["codegenie-worker-other", f"{STAGE_PREFIX}notapid-x", alive.name]
     )
