@@ -610,6 +610,11 @@ def test_no_progress_when_stderr_is_a_pipe(world: World) -> None:
     assert "grading" not in world.grade("--format", "json").stdout
 
 
+def _written(pids: Path) -> list[Path]:
+    """The pid files the rubrics have written whole (a file is made empty, then written)."""
+    return [path for path in pids.iterdir() if path.read_text().strip()]
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_leaves_no_rubric_process_and_no_temporary_directory(
     world: World, signum: int
@@ -628,7 +633,7 @@ def test_a_signal_leaves_no_rubric_process_and_no_temporary_directory(
         env=world.env(GRADE_PIDS=str(pids)),
     )
     deadline = time.monotonic() + 60
-    while len(list(pids.iterdir())) < 2:
+    while len(_written(pids)) < 2:
         assert time.monotonic() < deadline, "the rubrics never started"
         time.sleep(0.05)
     time.sleep(0.1)
@@ -661,7 +666,7 @@ def test_a_second_signal_during_the_clean_up_leaves_nothing_behind(world: World)
             env=world.env(GRADE_PIDS=str(pids)),
         )
         deadline = time.monotonic() + 60
-        while len(list(pids.iterdir())) < 2:
+        while len(_written(pids)) < 2:
             assert time.monotonic() < deadline, "the rubrics never started"
             time.sleep(0.02)
         process.send_signal(signal.SIGTERM)

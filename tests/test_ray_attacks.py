@@ -563,7 +563,7 @@ def _dead_pid() -> int:
 def test_the_sweep_removes_only_dead_processes_directories_and_never_follows_a_link(
     tmp_path: Path,
 ) -> None:
-    from codegenie.eval._exec.node import _sweep
+    from codegenie.eval._exec.node import sweep_node_directories
 
     parent = tmp_path / "tmp"
     parent.mkdir()
@@ -582,11 +582,36 @@ def test_the_sweep_removes_only_dead_processes_directories_and_never_follows_a_l
     alive.mkdir()
     (parent / f"{STAGE_PREFIX}notapid-x").mkdir()
     (parent / "codegenie-worker-other").mkdir()
-    _sweep(str(parent))
+    sweep_node_directories(str(parent))
     assert sorted(os.listdir(parent)) == sorted(
         ["codegenie-worker-other", f"{STAGE_PREFIX}notapid-x", alive.name]
     )
     assert (precious / "sub" / "file").read_text() == "keep\n"
+
+
+def test_the_sweep_of_killed_processes_removes_theirs_alone_once_each_has_ended(
+    tmp_path: Path,
+) -> None:
+    """Given the pids it ended, the sweep removes their directories, not a living one's nor others'."""
+    from codegenie.eval._exec.node import sweep_node_directories
+
+    dead, other = _dead_pid(), _dead_pid()
+    zombie = subprocess.Popen(["true"])  # ended, not reaped: a killed worker nobody reaped yet
+    try:
+        while not os.path.exists(f"/proc/{zombie.pid}") or _state(zombie.pid) != "Z":
+            time.sleep(0.01)
+        names = {pid: f"{STAGE_PREFIX}{pid}-x" for pid in (dead, other, zombie.pid, os.getpid())}
+        for name in names.values():
+            (tmp_path / name / "sub").mkdir(parents=True)
+        sweep_node_directories(str(tmp_path), {dead, zombie.pid, os.getpid()})
+        assert sorted(os.listdir(tmp_path)) == sorted([names[other], names[os.getpid()]])
+    finally:
+        zombie.wait()
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat", "rb") as file:
+        return file.read().rpartition(b")")[2].split()[0].decode()
 
 
 # -- 2. results forged or corrupted ------------------------------------------------------------

@@ -37,6 +37,7 @@ from codegenie.eval.rubrics import RubricResult, choose_sandbox
 from .factory import make_bench
 from .ray_import import Cluster, join, ray
 from .test_grade import SLUG, World, script
+from .test_stop import SIGNALS, assert_nothing_left, deaf_world, stop_while_running
 from .warm import bench
 
 pytestmark = [
@@ -367,6 +368,62 @@ def test_a_command_that_started_its_own_ray_leaves_none_of_its_processes(
         )
         assert done.returncode == 0, done.stderr
         assert done.stdout.count(" passed") >= 3 or "3 passed" in done.stdout, done.stdout
+        assert _until(lambda: not _processes_mentioning(ray_dir)), _processes_mentioning(ray_dir)
+    finally:
+        subprocess.run(["rm", "-rf", ray_dir], check=False)
+
+
+@pytest.mark.parametrize("outcome", ["passed", "failed"])
+def test_a_command_that_started_its_own_ray_leaves_nothing_in_its_temporary_directories(
+    sandbox: Any, tmp_path: Path, outcome: str
+) -> None:
+    """A grade that succeeds or fails leaves no node directory, Ray session or process."""
+    world = World(tmp_path)
+    for index in range(3):
+        world.case(f"case-{index}", "pass" if outcome == "passed" or index else "fail")
+    ray_dir = tempfile.mkdtemp(prefix="cg-", dir="/tmp")  # Ray's sockets need a short path
+    try:
+        done = subprocess.run(
+            [script(), "grade", SLUG, "candidates", "--executor", "ray", "--jobs", "2"],
+            cwd=world.bench.base,
+            capture_output=True,
+            text=True,
+            # A hang guard: a local instance may take minutes to start on a loaded machine.
+            timeout=600,
+            check=False,
+            env=world.env(RAY_TMPDIR=ray_dir),
+        )
+        assert done.returncode == (0 if outcome == "passed" else 1), done.stderr
+        assert done.stdout.splitlines()[-1].startswith("3/3" if outcome == "passed" else "2/3")
+        assert sorted(path.name for path in world.tmp.iterdir()) == []
+        assert os.listdir(ray_dir) == []
+        assert _until(lambda: not _processes_mentioning(ray_dir)), _processes_mentioning(ray_dir)
+        assert _until(lambda: not _processes_mentioning(str(tmp_path)))
+    finally:
+        subprocess.run(["rm", "-rf", ray_dir], check=False)
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_a_signal_ends_a_command_s_own_ray_and_leaves_nothing(
+    sandbox: Any, tmp_path: Path, signum: int
+) -> None:
+    """A stop during rubrics deaf to SIGINT and SIGTERM: 128 + the signal, nothing left anywhere.
+
+    No rubric, Ray or worker process, no cgroup of the runs, nothing in the
+    command's TMPDIR (no node directory) nor in Ray's (no session).
+    """
+    world, marker = deaf_world(tmp_path)
+    ray_dir = tempfile.mkdtemp(prefix="cg-", dir="/tmp")
+    try:
+        command = ["grade", SLUG, "candidates", "--executor", "ray", "--jobs", "2", "--no-cache"]
+        # A local instance takes a while to start on a loaded machine.
+        status, stderr, makers = stop_while_running(
+            world, marker, command, signum, env={"RAY_TMPDIR": ray_dir}, starting=600
+        )
+        assert status == 128 + signum, stderr
+        assert "Traceback" not in stderr
+        assert_nothing_left(world, marker, makers)
+        assert os.listdir(ray_dir) == []
         assert _until(lambda: not _processes_mentioning(ray_dir)), _processes_mentioning(ray_dir)
     finally:
         subprocess.run(["rm", "-rf", ray_dir], check=False)

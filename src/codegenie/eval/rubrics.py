@@ -516,7 +516,10 @@ def _stop_through_interrupts(pool: Any, submitted: Sequence[Any], cancel: thread
     ``KeyboardInterrupt`` can mark a thread that still runs as ended, and
     no later join waits for it again. A second Ctrl-C (or SIGTERM) during
     the wait starts the wait again; the threads are joined once every run
-    is done.
+    is done. Only the runs that started are waited on: a future the pool's
+    shutdown cancelled never notifies a waiter (no thread picks it up), so
+    a wait that counts it would last its whole timeout — a stop then took
+    that much longer.
     """
     from concurrent.futures import wait  # noqa: PLC0415 - see run_rubrics
 
@@ -524,8 +527,9 @@ def _stop_through_interrupts(pool: Any, submitted: Sequence[Any], cancel: thread
         try:
             cancel.set()
             pool.shutdown(wait=False, cancel_futures=True)
-            while not all(future.done() for future in submitted):
-                wait(submitted, timeout=0.25)
+            started = [future for future in submitted if not future.cancelled()]
+            while not all(future.done() for future in started):
+                wait(started, timeout=0.25)
             pool.shutdown(wait=True)
         except KeyboardInterrupt:  # a second Ctrl-C (or SIGTERM): finish the clean-up first
             continue

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Final
 from codegenie.eval._env.declared import ready_environment
 from codegenie.eval._env.spec import EnvironmentSpec
 from codegenie.eval._exec.shipping import TreeNotShipped, unpack_tree
+from codegenie.eval._process import procfs
 from codegenie.eval._run.digest import task_class_digest, tree_digest
 from codegenie.eval._run.spec import RunSpec, TreeRef
 from codegenie.eval._sandbox.policy import Interpreter
@@ -57,10 +58,12 @@ from codegenie.eval.rubrics import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from codegenie.eval._sandbox.provider import Sandbox
     from codegenie.eval._warm.worker import WarmWorkers
 
-__all__ = ("Shipped", "result_from_node", "run_shipped")
+__all__ = ("Shipped", "result_from_node", "run_shipped", "sweep_node_directories")
 
 #: What a node's run directory is called, so a node's leftovers can be recognised.
 STAGE_PREFIX: Final = "codegenie-node-"
@@ -288,15 +291,22 @@ def _process_home() -> str:
     global _home  # noqa: PLW0603 - one directory a process, made on first use
     if _home is None:
         parent = tempfile.gettempdir()
-        _sweep(parent)
+        sweep_node_directories(parent)
         _home = tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{os.getpid()}-", dir=parent)
         atexit.register(remove_tree, _home)
         tempfile.tempdir = _home
     return _home
 
 
-def _sweep(parent: str) -> None:
-    """Remove the node directories in ``parent`` of this user's processes that are gone."""
+def sweep_node_directories(parent: str, pids: Collection[int] | None = None) -> None:
+    """Remove the node directories in ``parent`` of this user's processes that are gone.
+
+    ``pids``: only those of these processes, which the caller ended (the
+    worker processes of a local Ray instance it killed), once each has
+    ended — a zombie that nobody reaped yet has. Without it, those of every
+    process of this user that no longer exists (a worker that Ray ended
+    without running ``atexit``, found by the next one).
+    """
     try:
         names = os.listdir(parent)
     except OSError:
@@ -305,11 +315,16 @@ def _sweep(parent: str) -> None:
         pid_text = name[len(STAGE_PREFIX) :].partition("-")[0]
         if not name.startswith(STAGE_PREFIX) or not pid_text.isdigit():
             continue
+        pid = int(pid_text)
         path = os.path.join(parent, name)
         try:
             if os.lstat(path).st_uid != os.getuid():
                 continue
-            os.kill(int(pid_text), 0)
+            if pids is not None:
+                if pid in pids and not procfs.running(pid):
+                    remove_tree(path)
+                continue
+            os.kill(pid, 0)
         except ProcessLookupError:
             remove_tree(path)
         except OSError:  # alive (another user's), or already gone

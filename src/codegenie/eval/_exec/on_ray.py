@@ -22,11 +22,17 @@ or whose trees cannot be sent, is an ``error`` result that says why (node
 lost, object too large, ...), never ``failed``. A node without a working
 sandbox returns ``SandboxUnavailable`` errors for its runs, the node named.
 
-``KeyboardInterrupt`` (Ctrl-C; the CLI's SIGTERM and SIGHUP) cancels every
-pending and running task with ``ray.cancel(force=True)``: Ray kills the
-worker processes, and each run's bubblewrap dies with its parent
-(``--die-with-parent``; nothing relies on SIGINT reaching a rubric, which
-Ray's workers block). What ended before is kept: ``on_result`` saw it.
+``KeyboardInterrupt`` (Ctrl-C; the CLI's SIGTERM and SIGHUP) stops every
+pending and running task. On a cluster the command joined, each is asked
+to stop (``ray.cancel``: the run kills its rubric and removes its copies),
+and those still running after a few seconds are killed
+(``ray.cancel(force=True)``: Ray kills the worker process, and each run's
+bubblewrap dies with its parent; nothing relies on SIGINT reaching a
+rubric, which Ray's workers block). On the local instance the command
+started, nothing is asked: :meth:`RayExecutor.close` kills the whole
+instance at once, runs and all, and removes what it left
+(:mod:`codegenie.eval._exec.ray_instance`). What ended before is kept:
+``on_result`` saw it.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from codegenie.eval._exec import RayMissing
 from codegenie.eval._exec.node import Shipped, result_from_node, run_shipped
+from codegenie.eval._exec.ray_instance import LocalInstance
 from codegenie.eval._exec.shipping import TreeNotShipped, pack_tree
 from codegenie.eval._run.spec import Digests
 from codegenie.eval._sandbox.policy import Interpreter
@@ -59,7 +66,8 @@ RETRIES: Final = 3
 #: How long a cancelled batch waits for its tasks to stop when asked, then once killed (s).
 _ASKED_WITHIN: Final = 3.0
 _CANCEL_WITHIN: Final = 10.0
-_WAKE_S: Final = 0.25
+# How long a wait for results lasts at most: a signal's handler runs once Ray's wait returns.
+_WAKE_S: Final = 0.05
 _SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # The terminal's colour codes Ray puts in an exception's text.
 _ESCAPES: Final = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -120,6 +128,7 @@ class RayExecutor:
         self.retries = retries
         self.starved_after = starved_after
         self._started = False
+        self._instance: LocalInstance | None = None
 
     def run(
         self,
@@ -139,7 +148,7 @@ class RayExecutor:
             address = self.address or self._ray.get_runtime_context().gcs_address
             raise ExecutorUnavailable("ray", address, cause)
         batch = _Batch(self._ray, runs, sandbox.name, self.retries, on_result)
-        return batch.run(self.starved_after)
+        return batch.run(self.starved_after, ask=self._instance is None)
 
     def _connect(self, jobs: int) -> None:
         """Join the cluster, or start a local instance of ``jobs`` CPUs; once an executor."""
@@ -158,7 +167,7 @@ class RayExecutor:
         saved = {number: signal.getsignal(number) for number in _SIGNALS} if main else {}
         try:
             if self.address is None:
-                ray.init(address="local", num_cpus=max(1, jobs), **options)
+                self._instance = LocalInstance.start(ray, max(1, jobs), options)
             else:
                 _answers(self.address)
                 ray.init(address=self.address, **options)
@@ -173,10 +182,19 @@ class RayExecutor:
         self._started = True
 
     def close(self) -> None:
-        """Shut down what this executor started (a local instance, or its connection)."""
+        """Shut down what this executor started: a local instance, whole, or its connection.
+
+        A local instance ends at once, every process killed and everything
+        it left removed (:meth:`LocalInstance.end`), whether its batches
+        succeeded or were stopped: no run of it is waited for.
+        """
         if self._started:
             self._started = False
-            self._ray.shutdown()
+            instance, self._instance = self._instance, None
+            if instance is not None:
+                instance.end()
+            else:
+                self._ray.shutdown()
 
 
 class _Batch:
@@ -202,7 +220,13 @@ class _Batch:
         self.digests = Digests()
         self.here = Interpreter.current()
 
-    def run(self, starved_after: float) -> list[RubricResult]:
+    def run(self, starved_after: float, *, ask: bool = True) -> list[RubricResult]:
+        """Make the batch's runs; on an exception stop those in flight and re-raise it.
+
+        ``ask``: ask the tasks in flight to stop, then kill those that do
+        not (a cluster's); else leave them to the end of the instance they
+        run on, which kills them all at once (the command's own).
+        """
         ray = self.ray
         cpus = int(_cpus(ray)) or 1
         window = max(2, 2 * cpus)  # every node fed, and a bounded number of refs to wait on
@@ -234,7 +258,8 @@ class _Batch:
                     pending.clear()
                     more = False
         except BaseException:
-            self._cancel(pending)
+            if ask:
+                self._cancel(pending)
             raise
         return [result for result in self.results if result is not None]
 

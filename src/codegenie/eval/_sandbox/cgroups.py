@@ -43,6 +43,7 @@ import os
 import secrets
 import signal
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, final
@@ -54,6 +55,7 @@ __all__ = (
     "RunCgroup",
     "discover",
     "parse_hierarchies",
+    "remove_run_cgroups",
 )
 
 Controller = Literal["memory", "pids", "cpu"]
@@ -323,6 +325,21 @@ class RunCgroup:
         for directory in dict.fromkeys(d for _, d in self.directories.values()):
             _empty_and_remove(directory)
         self.directories.clear()
+
+
+def remove_run_cgroups(makers: Collection[int]) -> None:
+    """Empty and remove the run cgroups made by the processes ``makers``, which have ended.
+
+    A process killed outright while it made a run (a Ray worker process of
+    a local instance that a command ended) never removed that run's
+    cgroups; their names hold their maker's pid. Never raises.
+    """
+    if not makers:
+        return
+    for hierarchy in dict.fromkeys(discover().values()):
+        for pid in makers:
+            for directory in hierarchy.parent.glob(f"codegenie-run-{pid}-*"):
+                _empty_and_remove(directory)
 
 
 def _keyed(text: str, key: str) -> int | None:
