@@ -186,7 +186,7 @@ def _make(tmp_path: Path, kind: str) -> tuple[str, str]:
         )
     assert kind == "broken-result"
     write(bad, report(result("a", "passed")) | {"results": [{"case": "a"}]})
-    return "bad.json", "bad.json: results[0] ('a') has no status passed, failed, missing or error"
+    return "bad.json", "bad.json: results[0].status: Field required"
 
 
 KINDS = ["missing", "directory", "truncated", "not-utf-8", "array", "check", "broken-result"]

@@ -85,11 +85,15 @@ def test_fail_under_reads_pass_at_1_whatever_k_are_reported(world: World) -> Non
 @pytest.mark.parametrize(
     ("where", "value", "said"),
     [
-        ("run", "model-a", "run is not a run identity"),
-        ("run.name", ["model-a"], "run is not a run identity: name"),
-        ("run.started_at", 5, "run is not a run identity: started_at"),
-        ("results.0.samples", "x", "results[0] is not a grade result: samples"),
-        ("results.0.samples.0.status", "won", "results[0] is not a grade result: samples.0.status"),
+        ("run", "model-a", "run: Input should be an object, not 'model-a'"),
+        ("run.name", ["model-a"], "run.name: Input should be a valid string"),
+        ("run.started_at", 5, "run.started_at: Input should be a valid string, not 5"),
+        ("results.0.samples", "x", "results[0].samples: Input should be a valid array, not 'x'"),
+        (
+            "results.0.samples.0.status",
+            "won",
+            "results[0].samples[0].status: Input should be 'passed', 'failed' or 'error', not 'won'",
+        ),
     ],
 )
 def test_merge_names_a_malformed_run_or_sample(
