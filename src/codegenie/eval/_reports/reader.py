@@ -461,8 +461,7 @@ def _grade(name: str, text: str, value: dict[str, Any]) -> GradeFile:
         run=doc.run,
         environment=doc.environment,
     )
-    if not found:
-        found += _figures(doc, report, value)
+    found += _figures(doc, report, value)
     if found:
         raise _refused(name, found)
     return GradeFile(
