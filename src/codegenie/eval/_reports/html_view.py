@@ -374,11 +374,15 @@ def _grade_view(document: Mapping[str, Any], budget: _Budget) -> View:
         _column("tags", "list"),
         _column("reason", wide=True),
     ]
-    rows = [_grade_row(result, budget, sampled=sampled) for result in results]
+    # The node of each run, under an executor of several machines (none for a local run).
+    nodes = sorted({node for result in results for node in _nodes(result) if node is not None})
+    rows = [_grade_row(result, budget, sampled=sampled, nodes=bool(nodes)) for result in results]
     tags = sorted({tag for result in results for tag in _strs(result.get("tags"))})
     facets = [_facet("status", "status", _ordered(statuses, _GRADE_STATUSES))]
     if tags:
         facets.append(_facet("tag", "tag", tags))
+    if nodes:
+        facets.append(_facet("node", "node", nodes))
 
     summary = [
         ("passed", f"{passed}/{total}"),
@@ -434,12 +438,20 @@ def _grade_view(document: Mapping[str, Any], budget: _Budget) -> View:
             "status_column": 1,
             "facets": facets,
             "rows": rows,
-            "sample_columns": list(_SAMPLE_COLUMNS),
+            "sample_columns": [*_SAMPLE_COLUMNS, *((_column("node"),) if nodes else ())],
         },
     )
 
 
-def _grade_row(result: Mapping[str, Any], budget: _Budget, *, sampled: bool) -> dict[str, Any]:
+def _nodes(result: Mapping[str, Any]) -> list[str | None]:
+    """Return the nodes that made a result's runs: its own, and each of its samples'."""
+    samples = _dicts(result.get("samples"))
+    return [_str(result.get("node")), *(_str(sample.get("node")) for sample in samples)]
+
+
+def _grade_row(
+    result: Mapping[str, Any], budget: _Budget, *, sampled: bool, nodes: bool
+) -> dict[str, Any]:
     status = _str(result.get("status"))
     tags = _strs(result.get("tags"))
     cells: list[Any] = [_str(result.get("case")), status, _num(result.get("score"), 4)]
@@ -456,6 +468,7 @@ def _grade_row(result: Mapping[str, Any], budget: _Budget, *, sampled: bool) -> 
     detail = _detail(
         _fields(
             ("limit exceeded", _str(result.get("limit"))),
+            ("node", _str(result.get("node"))),
             ("candidate digest", _str(result.get("candidate_digest"))),
             ("reused", result.get("reused") if isinstance(result.get("reused"), bool) else None),
         ),
@@ -464,13 +477,12 @@ def _grade_row(result: Mapping[str, Any], budget: _Budget, *, sampled: bool) -> 
             ("traceback", budget.text(result.get("traceback"), *_LOG, tail=True)),
             ("verdict (own keys)", _verdict_text(result.get("verdict"), budget)),
         ),
-        _samples(_dicts(samples), budget) if isinstance(samples, list) else None,
+        _samples(_dicts(samples), budget, nodes=nodes) if isinstance(samples, list) else None,
     )
-    return {
-        "cells": cells,
-        "facets": {"status": [_word(status)], "tag": tags},
-        "detail": detail,
-    }
+    facets: dict[str, list[str]] = {"status": [_word(status)], "tag": tags}
+    if nodes:
+        facets["node"] = sorted({node for node in _nodes(result) if node is not None})
+    return {"cells": cells, "facets": facets, "detail": detail}
 
 
 _SAMPLE_COLUMNS: Final = (
@@ -484,10 +496,16 @@ _SAMPLE_COLUMNS: Final = (
 )
 
 
-def _samples(samples: list[Mapping[str, Any]], budget: _Budget) -> list[dict[str, Any]]:
-    """Return a row per sample: cells in the order of :data:`_SAMPLE_COLUMNS`, and its logs."""
+def _samples(
+    samples: list[Mapping[str, Any]], budget: _Budget, *, nodes: bool
+) -> list[dict[str, Any]]:
+    """Return a row per sample: cells in the order of :data:`_SAMPLE_COLUMNS`, and its logs.
+
+    ``nodes``: a last cell, the node that made the sample's run (a run on a cluster).
+    """
     rows = []
     for sample in samples:
+        node = [_str(sample.get("node"))] if nodes else []
         row: dict[str, Any] = {
             "cells": [
                 _str(sample.get("sample")),
@@ -497,6 +515,7 @@ def _samples(samples: list[Mapping[str, Any]], budget: _Budget) -> list[dict[str
                 _num(sample.get("peak_memory_mib"), 1),
                 _str(sample.get("limit")),
                 budget.text(sample.get("reason"), *_SAMPLE_REASON),
+                *node,
             ]
         }
         blocks = _blocks(
