@@ -7,10 +7,13 @@ script builds (its columns, filters and rows, as JSON data). Nothing here
 writes HTML: :mod:`.html` escapes and lays out what this module returns,
 and the script shows the rows' strings as text only.
 
-A document someone else wrote may lack any key or hold any value: every
-key is read with a default (the keys issue 25 adds included), a value of
-the wrong type is shown as absent, and every string is kept as it is, up
-to bounds. Those bounds keep a page of thousands of runs small: each long
+The document is a typed report's own ``to_json()``: ``merge`` and
+``compare`` take what a user gives them only through the one reader of
+reports (:mod:`.reader`: finite numbers, bounded nesting, figures computed
+from the results), so nothing here meets a ``NaN`` or a verdict nested
+hundreds of levels deep. It still reads every key with a default (the keys
+issue 25 adds included), shows a value of the wrong type as absent, and
+keeps every string as it is, up to bounds. Those bounds keep a page of thousands of runs small: each long
 text (a reason, a stderr tail, a traceback, a verdict) is cut at its own
 length, and beyond a short part each always keeps, all of them share one
 budget of :data:`EMBED_BUDGET` characters; what is cut says how much, and
