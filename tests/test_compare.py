@@ -20,7 +20,7 @@ from codegenie.eval._stats.compare import (
     paired_bootstrap,
 )
 from codegenie.eval.errors import CompareRefused, ReportsInvalid
-from codegenie.eval.grading import GradeResult, SampleResult
+from codegenie.eval.grading import GradeResult, SampleResult, SampleStatus
 from tests.test_grade import assert_shape
 
 DIGEST = "sha256:" + "a" * 64
@@ -64,7 +64,7 @@ def result(
         )
     else:
         total, passed = samples
-        other = "error" if status == "error" else "failed"
+        other: SampleStatus = "error" if status == "error" else "failed"
         made = [
             SampleResult(sample=str(n), status="passed" if n < passed else other, duration_s=0.5)
             for n in range(total)

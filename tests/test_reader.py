@@ -22,7 +22,7 @@ from codegenie.eval._reports.reader import (
     report_of,
 )
 from codegenie.eval.errors import ReportProblem, ReportsInvalid
-from codegenie.eval.grading import GradeReport, GradeResult, RunInfo, SampleResult
+from codegenie.eval.grading import GradeReport, GradeResult, GradeStatus, RunInfo, SampleResult
 
 DIGEST = "sha256:" + "a" * 64
 
@@ -197,9 +197,9 @@ def test_a_verdict_as_deep_as_grade_keeps_one_is_read() -> None:
     kept = report.model_copy(
         update={"results": (first.model_copy(update={"samples": samples}), *report.results[1:])}
     )
-    assert report_of("r.json", text_of(shard(kept))).report.to_json() == kept.to_json() | {
-        "pass_at_k": shard(kept)["pass_at_k"]
-    }
+    read = report_of("r.json", text_of(shard(kept)))
+    assert isinstance(read, GradeFile)
+    assert read.report.to_json() == kept.to_json() | {"pass_at_k": shard(kept)["pass_at_k"]}
 
 
 def test_a_repeated_key_is_refused_where_it_is() -> None:
@@ -455,7 +455,7 @@ def grade_reports(draw: st.DrawFn) -> GradeReport:
             ]
             results.append(GradeResult.of_samples(case, samples, tags=("x",)))
         else:
-            status = draw(st.sampled_from(["passed", "failed", "missing", "error"]))
+            status: GradeStatus = draw(st.sampled_from(["passed", "failed", "missing", "error"]))
             results.append(GradeResult(case=case, status=status, **draw(outcomes())))
     return GradeReport(
         task_class="t",

@@ -13,11 +13,12 @@ reports (:mod:`.reader`: finite numbers, bounded nesting, figures computed
 from the results), so nothing here meets a ``NaN`` or a verdict nested
 hundreds of levels deep. It still reads every key with a default (the keys
 issue 25 adds included), shows a value of the wrong type as absent, and
-keeps every string as it is, up to bounds. Those bounds keep a page of thousands of runs small: each long
-text (a reason, a stderr tail, a traceback, a verdict) is cut at its own
-length, and beyond a short part each always keeps, all of them share one
-budget of :data:`EMBED_BUDGET` characters; what is cut says how much, and
-that ``--format json`` has it whole.
+keeps every string as it is, up to bounds. Those bounds keep a page of
+thousands of runs small: each long text (a reason, a stderr tail, a
+traceback, a verdict) is cut at its own length, and beyond a short part
+each always keeps, all of them share one budget of :data:`EMBED_BUDGET`
+characters; what is cut says how much, and that ``--format json`` has it
+whole.
 """
 
 from __future__ import annotations
