@@ -345,8 +345,10 @@ def test_a_figure_its_results_do_not_give_is_refused(change: str) -> None:
     document = shard(single())
     _edit_single(document, change)
     said = refused(document)
-    assert all("the report contradicts itself" in p.message for p in said.located)
-    assert all(p.path is not None for p in said.located)
+    named = [p for p in said.located if not p.message.endswith("more problems")]
+    assert named
+    assert all("the report contradicts itself" in p.message for p in named)
+    assert all(p.path is not None for p in named)
 
 
 @pytest.mark.parametrize(

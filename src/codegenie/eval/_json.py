@@ -62,32 +62,33 @@ def json_path(parts: tuple[str | int, ...]) -> str:
     return text or "$"
 
 
-# A string (escapes included), or a bracket: what decides nesting outside strings.
-_TOKENS: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},]', re.DOTALL)
+# A string, its escapes included: what a bracket or a comma inside does not count in.
+_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+# Everything but the brackets.
+_NOT_BRACKETS: Final = re.compile(r"[^\[\]{}]+")
 
 
 def _scan(text: str, bounds: Bounds) -> None:
     """Refuse a text nested deeper than ``bounds.depth`` or holding more values than allowed.
 
-    One pass, no recursion: strings are skipped whole, so a bracket inside
-    one does not count. A text that is not JSON may pass: the parser says so.
+    No recursion, and the text is walked by the regular expression engine:
+    strings are blanked whole (a bracket or comma inside one does not count),
+    commas counted, and only the brackets that are left are walked here. A
+    text that is not JSON may pass: the parser says so.
     """
+    bare = _STRING.sub('""', text)
+    if bare.count(",") + 1 > bounds.values:
+        msg = f"the document holds more than {bounds.values:,} values"
+        raise JsonRefused(None, msg)
     depth = 0
-    values = 1
-    for match in _TOKENS.finditer(text):
-        mark = match.group()
+    for mark in _NOT_BRACKETS.sub("", bare):
         if mark in "[{":
             depth += 1
             if depth > bounds.depth:
                 msg = f"the document nests more than {bounds.depth} levels deep"
                 raise JsonRefused(None, msg)
-        elif mark in "]}":
+        else:
             depth -= 1
-        elif mark == ",":
-            values += 1
-            if values > bounds.values:
-                msg = f"the document holds more than {bounds.values:,} values"
-                raise JsonRefused(None, msg)
 
 
 class _Number(float):
@@ -111,20 +112,6 @@ class _Repeated(dict[str, Any]):
     problem: str
 
 
-def _number(text: str) -> float:
-    value = float(text)
-    return value if math.isfinite(value) else _Number(text)
-
-
-def _integer(text: str) -> int | float:
-    value = int(text)
-    try:
-        float(value)
-    except OverflowError:
-        return _Number(text if len(text) <= 24 else f"{text[:12]}…({len(text)} digits)")
-    return value
-
-
 def _first_repeated(items: list[tuple[str, Any]]) -> str:
     seen: set[str] = set()
     for key, _ in items:
@@ -146,11 +133,13 @@ def load_bounded(text: str, bounds: Bounds) -> Any:
     raised.
     """
     _scan(text, bounds)
+    marked: list[bool] = []  # a value was marked: only then is the document walked
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         made: dict[str, Any] = dict(items)
         if len(made) == len(items) and len(items) <= bounds.keys:
             return made
+        marked.append(True)
         kept = _Repeated(made)
         if len(items) > bounds.keys:
             kept.problem = f"the object has {len(items):,} keys, more than {bounds.keys:,}"
@@ -158,13 +147,35 @@ def load_bounded(text: str, bounds: Bounds) -> Any:
             kept.problem = f"the key {_first_repeated(items)!r} appears twice"
         return kept
 
+    def number(text: str) -> float:
+        value = float(text)
+        if math.isfinite(value):
+            return value
+        marked.append(True)
+        return _Number(text)
+
+    def integer(text: str) -> int | float:
+        value = int(text)
+        if len(text) < 300:  # far below a float's 309 digits: no need to convert
+            return value
+        try:
+            float(value)
+        except OverflowError:
+            marked.append(True)
+            return _Number(text if len(text) <= 24 else f"{text[:12]}…({len(text)} digits)")
+        return value
+
+    def constant(text: str) -> float:
+        marked.append(True)
+        return _Number(text)
+
     try:
         value = json.loads(
             text,
             object_pairs_hook=pairs,
-            parse_float=_number,
-            parse_int=_integer,
-            parse_constant=_Number,
+            parse_float=number,
+            parse_int=integer,
+            parse_constant=constant,
         )
     except json.JSONDecodeError as error:
         raise JsonRefused(None, f"not JSON: {error}") from None
@@ -172,7 +183,8 @@ def load_bounded(text: str, bounds: Bounds) -> Any:
         raise JsonRefused(None, f"not JSON this reads: {error}") from None
     except RecursionError:  # pragma: no cover - _scan bounds the depth below the parser's
         raise JsonRefused(None, "the document nests too deeply") from None
-    _refuse_marked(value)
+    if marked:
+        _refuse_marked(value)
     return value
 
 

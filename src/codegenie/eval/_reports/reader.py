@@ -115,7 +115,11 @@ class _OutcomeDoc(_Closed):
 
     def outcome(self) -> dict[str, Any]:
         """Return the outcome's fields, as ``GradeResult`` and ``SampleResult`` take them."""
-        return {name: getattr(self, name) for name in _OutcomeDoc.model_fields}
+        fields = self.__dict__
+        return {name: fields[name] for name in _OUTCOME_FIELDS}
+
+
+_OUTCOME_FIELDS: Final = tuple(_OutcomeDoc.model_fields)
 
 
 class _SampleDoc(_OutcomeDoc):
@@ -478,17 +482,23 @@ def _grade(name: str, text: str, value: dict[str, Any]) -> GradeFile:
     )
 
 
+# What a case of samples sums up from them (GradeResult.of_samples): all but its id, tags, node.
+_SUMMED: Final = tuple(
+    name for name in GradeResult.model_fields if name not in {"case", "tags", "samples", "node"}
+)
+
+
 def _result(given: _ResultDoc) -> tuple[GradeResult, list[tuple[tuple[str | int, ...], str]]]:
     """Return one result typed, and each figure of it its samples contradict (path, message)."""
     found: list[tuple[tuple[str | int, ...], str]] = []
     samples = None
     if given.samples is not None:
-        ids = [sample.sample for sample in given.samples]
-        found += [
-            (("samples", at, "sample"), f"{sample!r} is the id of an earlier sample too")
-            for at, sample in enumerate(ids)
-            if sample in ids[:at]
-        ]
+        seen: set[str] = set()
+        for at, sample in enumerate(given.samples):
+            if sample.sample in seen:
+                said = f"{sample.sample!r} is the id of an earlier sample too"
+                found.append((("samples", at, "sample"), said))
+            seen.add(sample.sample)
         samples = tuple(
             SampleResult(sample=s.sample, status=s.status, **s.outcome()) for s in given.samples
         )
@@ -497,10 +507,10 @@ def _result(given: _ResultDoc) -> tuple[GradeResult, list[tuple[tuple[str | int,
     )
     if samples is not None:
         computed = GradeResult.of_samples(given.case, samples, tags=given.tags)
-        mine, theirs = result.model_dump(exclude={"node"}), computed.model_dump(exclude={"node"})
-        for key, value in mine.items():
-            if not _same(value, theirs[key]):
-                said = _contradicts(value, f"its samples give {_json(theirs[key])}")
+        for key in _SUMMED:
+            value, derived = getattr(result, key), getattr(computed, key)
+            if not _same(value, derived):
+                said = _contradicts(value, f"its samples give {_json(derived)}")
                 found.append(((key,), said))
     for key, computed_count in (
         ("samples_total", result.samples_total),
@@ -553,7 +563,9 @@ def _figures(doc: _GradeDoc, report: GradeReport, value: dict[str, Any]) -> list
     if doc.pass_at_k is not None:
         computed_rates = report.pass_at_k()
         for key, said_rate in doc.pass_at_k.items():
-            rate = computed_rates.get(key)
+            if key not in computed_rates:  # not a k: said already
+                continue
+            rate = computed_rates[key]
             if not _same(said_rate, rate):
                 where = json_path(("pass_at_k", key))
                 found.append((where, _contradicts(said_rate, f"its results give {_json(rate)}")))
