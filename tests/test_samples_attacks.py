@@ -140,8 +140,9 @@ def test_merge_refuses_any_other_malformed_key_with_the_files_named(
 ) -> None:
     """Whatever key of a shard is edited into another type: a refusal (exit 1), never a crash.
 
-    (A ``sandbox`` word no provider has counts as the least contained, and
-    ``pass_at_k`` is computed again from the results: neither is refused.)
+    (A ``sandbox`` word no provider has counts as the least contained: not
+    refused. ``pass_at_k`` is computed again from the results, and refused
+    when the report says otherwise: see tests/test_reader.py.)
     """
     cases(world, "a", "b")
     for case_id in "ab":
