@@ -82,3 +82,13 @@ def test_the_node_that_made_a_run_is_in_the_json_only_when_there_is_one() -> Non
 
 def here_rubric() -> RubricResult:
     return RubricResult(case="c", status="passed", duration_s=0.1)
+
+
+def test_a_verdict_holding_a_number_that_is_not_finite_keeps_what_is_finite() -> None:
+    """Whatever handed it over (the store of results from before the protocol refused them)."""
+    kept = graded({"passed": True, "reason": "ok", "x": float("inf"), "y": [float("nan")]}).verdict
+    assert kept == {
+        "passed": True,
+        "reason": "ok",
+        "omitted": "the verdict holds a number that is not finite",
+    }

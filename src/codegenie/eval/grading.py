@@ -555,10 +555,20 @@ VERDICT_LIMIT: Final = 64 * 1024
 
 
 def _bounded(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Return ``verdict`` whole when it takes at most :data:`VERDICT_LIMIT` bytes, else its gist."""
+    """Return ``verdict`` whole when it takes at most :data:`VERDICT_LIMIT` bytes, else its gist.
+
+    A verdict holding a number that is not finite (one the store of results
+    kept from before the rubric protocol refused them) keeps only
+    ``passed`` and ``reason``: no report holds such a number.
+    """
     if verdict is None:
         return None
-    size = len(json.dumps(verdict, separators=(",", ":"), ensure_ascii=False).encode())
+    try:
+        text = json.dumps(verdict, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        kept = {key: verdict[key] for key in ("passed", "reason") if key in verdict}
+        return kept | {"omitted": "the verdict holds a number that is not finite"}
+    size = len(text.encode())
     if size <= VERDICT_LIMIT:
         return verdict
     return verdict_gist(
