@@ -313,13 +313,16 @@ def report_of(name: str, text: str, *, grade_only: bool = False) -> ReportFile:
         raise _invalid(
             name, f"{name} is not a JSON report of {wanted}: it holds {kind}, not an object"
         )
-    if "task_class" in value and "results" in value:
-        return _grade(name, text, value)
-    if "diagnostics" in value and "checked" in value:
+    grade = "task_class" in value and "results" in value
+    check = "diagnostics" in value and "checked" in value
+    del value  # the typed models are made from the text: the parsed value is not kept meanwhile
+    if grade:
+        return _grade(name, text)
+    if check:
         if grade_only:
             message = f"{name} is a report of check, not of grade: compare compares grade runs"
             raise _invalid(name, message)
-        return _check(name, text, value)
+        return _check(name, text)
     keys = (
         "task_class and results"
         if grade_only
@@ -366,7 +369,7 @@ def _shard(doc: _ShardDoc | None) -> tuple[int, int] | None:
     return None if doc is None else (doc.index, doc.count)
 
 
-def _check(name: str, text: str, value: dict[str, Any]) -> CheckFile:
+def _check(name: str, text: str) -> CheckFile:
     doc = _validated(_CheckDoc, name, text)
     read = CheckFile(
         kind="check",
@@ -384,8 +387,9 @@ def _check(name: str, text: str, value: dict[str, Any]) -> CheckFile:
     )
     found = []
     for key, computed in (("errors", read.errors), ("warnings", read.warnings)):
-        if key in value and value[key] != computed:
-            found.append((key, _contradicts(value[key], f"its diagnostics hold {computed}")))
+        said = getattr(doc, key)
+        if said is not None and said != computed:
+            found.append((key, _contradicts(said, f"its diagnostics hold {computed}")))
     verdict = read.errors == 0 and (not read.strict or read.warnings == 0)
     if read.ok and not verdict:
         found.append(
@@ -431,7 +435,7 @@ def _ks(
     return tuple(sorted(ks)), found
 
 
-def _grade(name: str, text: str, value: dict[str, Any]) -> GradeFile:
+def _grade(name: str, text: str) -> GradeFile:
     doc = _validated(_GradeDoc, name, text)
     ks, found = _ks(doc.pass_at_k)
     results = []
@@ -465,7 +469,7 @@ def _grade(name: str, text: str, value: dict[str, Any]) -> GradeFile:
         run=doc.run,
         environment=doc.environment,
     )
-    found += _figures(doc, report, value)
+    found += _figures(doc, report)
     if found:
         raise _refused(name, found)
     return GradeFile(
@@ -540,7 +544,7 @@ def _same(said: object, computed: object) -> bool:
     return said == computed
 
 
-def _figures(doc: _GradeDoc, report: GradeReport, value: dict[str, Any]) -> list[tuple[str, str]]:
+def _figures(doc: _GradeDoc, report: GradeReport) -> list[tuple[str, str]]:
     """Each figure of the document that its results do not give (path, message)."""
     found = []
     figures: dict[str, object] = {
@@ -550,7 +554,7 @@ def _figures(doc: _GradeDoc, report: GradeReport, value: dict[str, Any]) -> list
         "mean_score": report.mean_score,
     }
     for key, computed in figures.items():
-        if key in value and not _same(getattr(doc, key), computed):
+        if key in doc.model_fields_set and not _same(getattr(doc, key), computed):
             found.append(
                 (key, _contradicts(getattr(doc, key), f"its results give {_json(computed)}"))
             )
