@@ -20,6 +20,7 @@ from codegenie.eval._stats.compare import (
     paired_bootstrap,
 )
 from codegenie.eval.errors import CompareRefused, ReportsInvalid
+from codegenie.eval.grading import GradeResult, SampleResult, SampleStatus
 from tests.test_grade import assert_shape
 
 DIGEST = "sha256:" + "a" * 64
@@ -48,38 +49,48 @@ def result(
 ) -> dict[str, Any]:
     """One entry of a grade report's results; ``samples`` (total, passed) makes it sampled.
 
-    ``old``: the keys of a report older than samples only.
+    Written as ``grade`` writes it, so that its figures agree: a sampled
+    case's ``passed`` samples passed, the rest failed (errors when
+    ``status`` is ``error``), and its status is what they give. ``old``: the keys of a report older than
+    samples only.
     """
-    entry: dict[str, Any] = {
-        "case": case,
-        "status": status,
-        "score": 1.0 if status == "passed" else 0.0,
-        "reason": reason,
-        "duration_s": None if status == "missing" else 0.5,
-        "wall_s": None,
-        "cpu_s": None,
-        "peak_memory_mib": None,
-        "limit": None,
-        "stderr_tail": None,
-        "traceback": None,
-        "verdict": None,
-    }
-    if old:
-        return entry
     if samples is None:
-        total, passed = (0, 0) if status == "missing" else (1, int(status == "passed"))
-        listed = None
+        graded = GradeResult(
+            case=case,
+            status=status,  # type: ignore[arg-type]
+            score=None if status == "missing" else float(status == "passed"),
+            reason=reason,
+            duration_s=None if status == "missing" else 0.5,
+        )
     else:
         total, passed = samples
-        listed = [{"sample": str(n), "status": "passed"} for n in range(total)]
-    return entry | {
-        "tags": [],
-        "candidate_digest": None,
-        "reused": False,
-        "samples_total": total,
-        "samples_passed": passed,
-        "samples": listed,
-    }
+        other: SampleStatus = "error" if status == "error" else "failed"
+        made = [
+            SampleResult(sample=str(n), status="passed" if n < passed else other, duration_s=0.5)
+            for n in range(total)
+        ]
+        graded = GradeResult.of_samples(case, made)
+    entry = graded.to_json()
+    if old:
+        return {key: value for key, value in entry.items() if key in _OLD_KEYS}
+    return entry
+
+
+# The keys of a result in a report older than samples.
+_OLD_KEYS = (
+    "case",
+    "status",
+    "score",
+    "reason",
+    "duration_s",
+    "wall_s",
+    "cpu_s",
+    "peak_memory_mib",
+    "limit",
+    "stderr_tail",
+    "traceback",
+    "verdict",
+)
 
 
 def report(
@@ -91,8 +102,12 @@ def report(
     old: bool = False,
     run: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A grade report; ``old``: without any key issue 25 added (no run, sampled, pass_at_k)."""
+    """A grade report whose figures its results give; ``old``: without any key issue 25 added."""
     passed = sum(r["status"] == "passed" for r in results)
+    scores = [r["score"] for r in results if r["score"] is not None]
+    if sampled is None:
+        sampled = any(r.get("samples") is not None for r in results)
+    bad = any(r["status"] in ("missing", "error") for r in results)
     document: dict[str, Any] = {
         "task_class": task_class,
         "sandbox": "bwrap",
@@ -104,20 +119,26 @@ def report(
             s: sum(r["status"] == s for r in results)
             for s in ("passed", "failed", "missing", "error")
         },
-        "ok": bool(results) and passed == len(results),
-        "mean_score": None,
+        "ok": bool(results) and (not bad if sampled else passed == len(results)),
+        "mean_score": sum(scores) / len(scores) if scores else None,
     }
     if digest is not None:
         document["bench_digest"] = digest
     if old:
         return document
-    if sampled is None:
-        sampled = any(r.get("samples") for r in results)
+    shares = [
+        r["samples_passed"] / r["samples_total"]
+        if r.get("samples_total")
+        else float(r["status"] == "passed" and "samples_total" not in r)
+        for r in results
+    ]
     document["run"] = run if run is not None else RUN
     document["sampled"] = sampled
     document["fail_under"] = None
     document["pass_at_k"] = (
-        pass_at_k if pass_at_k is not None else {"1": passed / len(results) if results else None}
+        pass_at_k
+        if pass_at_k is not None
+        else {"1": sum(shares) / len(shares) if results else None}
     )
     return document
 
@@ -128,8 +149,11 @@ def compare(base: Any, new: Any) -> CompareDocument:
 
 def change_of(base: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
     """The change of case ``x`` between two one-case reports (``None``: the case is absent)."""
-    filler = result("zz-filler", "passed")
-    documents = [report(*(r for r in (one, filler) if r is not None)) for one in (base, new)]
+    documents = []
+    for one in (base, new):
+        sampled = one is not None and one.get("samples") is not None
+        filler = result("zz-filler", "passed", samples=(1, 1) if sampled else None)
+        documents.append(report(*(r for r in (one, filler) if r is not None)))
     (case,) = [c for c in compare(*documents).cases if c.case == "x"]
     return case.change
 
@@ -343,15 +367,21 @@ def test_no_case_in_both_reports_means_no_test() -> None:
 
 def test_pass_at_k_is_the_reports_own_for_the_ks_both_have() -> None:
     base = report(
-        result("a", "failed", samples=(10, 3)), pass_at_k={"1": 0.3, "10": 0.9, "100": None}
+        result("a", "failed", samples=(10, 3)),
+        result("b", "failed", samples=(10, 0)),
+        pass_at_k={"1": 0.15, "10": 0.5, "100": None},
     )
-    new = report(result("a", "failed", samples=(10, 5)), pass_at_k={"1": 0.5, "10": 0.95})
+    new = report(
+        result("a", "failed", samples=(10, 5)),
+        result("b", "failed", samples=(10, 0)),
+        pass_at_k={"1": 0.25, "10": 0.5},
+    )
     document = compare(base, new).to_json()
     assert document["pass_at_k"] == {
-        "1": {"base": 0.3, "new": 0.5, "difference": 0.5 - 0.3},
-        "10": {"base": 0.9, "new": 0.95, "difference": 0.95 - 0.9},
+        "1": {"base": pytest.approx(0.15), "new": 0.25, "difference": pytest.approx(0.1)},
+        "10": {"base": 0.5, "new": 0.5, "difference": 0.0},
     }
-    assert document["base"]["pass_at_k"] == {"1": 0.3, "10": 0.9, "100": None}
+    assert document["base"]["pass_at_k"] == {"1": pytest.approx(0.15), "10": 0.5, "100": None}
 
 
 def test_pass_at_1_is_computed_where_the_report_has_none() -> None:
@@ -526,33 +556,44 @@ def test_a_report_without_a_digest_is_compared_with_one_that_has_it() -> None:
             {"slug": "x"},
             "base.json is not a JSON report of grade: it has no task_class and results",
         ),
-        ({"task_class": "grader", "results": {}}, "base.json: results is not an array"),
-        ({"task_class": 3, "results": []}, "base.json: task_class is not a task class's slug"),
-        ({"task_class": "grader", "results": [7]}, "base.json: results[0] is not an object"),
+        (
+            {"task_class": "grader", "results": {}},
+            "base.json: results: Input should be a valid array",
+        ),
+        (
+            {"task_class": 3, "results": []},
+            "base.json: task_class: Input should be a valid string, not 3",
+        ),
+        (
+            {"task_class": "grader", "results": [7]},
+            "base.json: results[0]: Input should be an object, not 7",
+        ),
         (
             {"task_class": "grader", "results": [{"status": "passed"}]},
-            "base.json: results[0] has no case id",
+            "base.json: results[0].case: Field required",
         ),
         (
             {"task_class": "grader", "results": [{"case": "a", "status": "fine"}]},
-            "base.json: results[0] ('a') has no status passed, failed, missing or error",
+            "base.json: results[0].status: Input should be 'passed', 'failed', 'missing' or 'error', "
+            "not 'fine'",
         ),
         (
             {"task_class": "grader", "results": [{"case": "a", "status": "passed", "reason": 3}]},
-            "base.json: results[0] ('a') has a reason that is not text",
+            "base.json: results[0].reason: Input should be a valid string, not 3",
         ),
         (
             {"task_class": "grader", "results": [{"case": "a", "status": "passed"}] * 2},
-            "base.json: results[1]: case 'a' has a result already",
+            "base.json: results[1].case: 'a' has a result already",
         ),
         (
             {
                 "task_class": "grader",
                 "results": [
-                    {"case": "a", "status": "passed", "samples_total": 2, "samples_passed": 3}
+                    {"case": "a", "status": "passed", "samples_total": 1, "samples_passed": 3}
                 ],
             },
-            "base.json: results[0] ('a') has samples_passed 3 of samples_total 2",
+            "base.json: results[0].samples_passed: says 3, but its status gives 1: the report "
+            "contradicts itself; give the report the command wrote, unedited",
         ),
         (
             {
@@ -561,24 +602,27 @@ def test_a_report_without_a_digest_is_compared_with_one_that_has_it() -> None:
                     {"case": "a", "status": "passed", "samples_total": True, "samples_passed": 1}
                 ],
             },
-            "base.json: results[0] ('a') has samples_passed 1 of samples_total True",
+            "base.json: results[0].samples_total: Input should be a valid integer, not True",
         ),
         (
             {"task_class": "grader", "results": [], "pass_at_k": {"1": float("nan")}},
-            "base.json: pass_at_k['1'] is nan, not a number from 0 to 1 or null",
+            'base.json: pass_at_k["1"]: NaN is not a finite number; a report holds only finite numbers',
         ),
         (
             {"task_class": "grader", "results": [], "pass_at_k": {"0": 0.5}},
-            "base.json: pass_at_k has a key '0' that is not a k of 1 or more",
+            'base.json: pass_at_k["0"]: the key is not a k, a whole number of 1 or more',
         ),
         (
             {"task_class": "grader", "results": [], "sampled": "yes"},
-            "base.json: sampled is neither true nor false",
+            "base.json: sampled: Input should be a valid boolean, not 'yes'",
         ),
-        ({"task_class": "grader", "results": [], "run": []}, "base.json: run is not an object"),
+        (
+            {"task_class": "grader", "results": [], "run": []},
+            "base.json: run: Input should be an object",
+        ),
         (
             {"task_class": "grader", "results": [], "bench_digest": 1},
-            "base.json: bench_digest is not text",
+            "base.json: bench_digest: Input should be a valid string, not 1",
         ),
     ],
 )
@@ -639,7 +683,9 @@ def test_text_of_sampled_runs_shows_the_samples_and_the_interval() -> None:
     new = report(*(result(f"c{n}", "failed", samples=(4, 2 + (n == 0))) for n in range(3)))
     lines = compare_lines(compare(base, new))
     assert lines[1] == "base: base.json (run model-a): 0/3 passed, sampled"
-    assert lines[4] == "improved   c0  failed 1/4 → failed 3/4"
+    assert lines[4] == (
+        "improved   c0  failed 1/4 → failed 3/4  (base: 1/4 samples passed; new: 3/4 samples passed)"
+    )
     interval = paired_bootstrap([0.25] * 3, [0.75, 0.5, 0.5])
     assert lines[-1] == (
         f"pass@1 difference +{interval.difference:.3f}, 95% CI [+{interval.low:.3f}, "

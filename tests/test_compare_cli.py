@@ -186,7 +186,7 @@ def _make(tmp_path: Path, kind: str) -> tuple[str, str]:
         )
     assert kind == "broken-result"
     write(bad, report(result("a", "passed")) | {"results": [{"case": "a"}]})
-    return "bad.json", "bad.json: results[0] ('a') has no status passed, failed, missing or error"
+    return "bad.json", "bad.json: results[0].status: Field required"
 
 
 KINDS = ["missing", "directory", "truncated", "not-utf-8", "array", "check", "broken-result"]
@@ -356,3 +356,70 @@ def test_reports_of_a_changed_bench_are_refused(graded: Bench) -> None:
     assert (
         "the reports saw different benches (bench_digest differs: base.json: sha256:" in done.stderr
     )
+
+
+# -- hostile reports: refused by the one reader, never believed --------------------------------
+
+
+def _lying(document: dict[str, Any]) -> dict[str, Any]:
+    """NEW as the issue found it: every status failed, the counts and pass@k say all passed."""
+    for entry in document["results"]:
+        entry["status"] = "failed"
+    return document
+
+
+def test_a_report_whose_figures_contradict_its_statuses_is_refused_not_believed(
+    tmp_path: Path,
+) -> None:
+    """(Was: believed, no regression, --fail-on-regression exited 0.)"""
+    passing = report(result("a", "passed"), result("b", "passed"))
+    write(tmp_path / "base.json", passing)
+    write(tmp_path / "new.json", _lying(report(result("a", "passed"), result("b", "passed"))))
+    done = run(tmp_path, "compare", "base.json", "new.json", "--fail-on-regression")
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert lines[0] == (
+        "codegenie-bench: error[report-invalid]: new.json: results[0].samples_passed: says 1, "
+        "but its status gives 0: the report contradicts itself; give the report the command "
+        "wrote, unedited"
+    )
+    assert any("new.json: passed: says 2, but its results give 0" in line for line in lines)
+    as_json = run(tmp_path, "compare", "base.json", "new.json", "--format", "json")
+    error = json.loads(as_json.stdout)["error"]
+    assert (error["type"], error["exit_code"]) == ("ReportsInvalid", 2)
+    assert error["attributes"]["located"][0] == {
+        "file": "new.json",
+        "path": "results[0].samples_passed",
+        "message": "says 1, but its status gives 0: the report contradicts itself; give the "
+        "report the command wrote, unedited",
+    }
+    assert_shape(json.loads(as_json.stdout), "error")
+    honest = report(result("a", "failed"), result("b", "failed"))
+    write(tmp_path / "new.json", honest)
+    gate = run(tmp_path, "compare", "base.json", "new.json", "--fail-on-regression")
+    assert gate.returncode == 1, gate.stderr  # the truth: both regressed
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        ('"score": 1.0', '"score": NaN', "new.json: results[0].score: NaN is not a finite"),
+        ('"duration_s": 0.5', '"duration_s": 1e309', "new.json: results[0].duration_s: 1e309"),
+        ('"1": 1.0', '"1": -Infinity', 'new.json: pass_at_k["1"]: -Infinity is not a finite'),
+        ('"verdict": null', '"verdict": ' + "[" * 900 + "]" * 900, "nests more than 100 levels"),
+        ('"reused": 0', '"reused": 0, "reused": 0', "new.json: $: the key 'reused' appears twice"),
+    ],
+)
+def test_a_report_with_a_number_that_is_not_finite_or_too_deep_is_a_usage_error(
+    tmp_path: Path, old: str, new: str, said: str
+) -> None:
+    write(tmp_path / "base.json", report(result("a", "passed")))
+    text = json.dumps(report(result("a", "passed")))
+    assert old in text
+    (tmp_path / "new.json").write_text(text.replace(old, new, 1), encoding="utf-8")
+    done = run(tmp_path, "compare", "base.json", "new.json", "--fail-on-regression")
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert said in done.stderr
+    assert "internal error" not in done.stderr

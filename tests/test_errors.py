@@ -264,7 +264,7 @@ EXAMPLES: list[tuple[EvalError, int, dict[str, object]]] = [
     (
         errors.ReportsInvalid(("cannot read base.json: No such file or directory",)),
         2,
-        {"problems": ("cannot read base.json: No such file or directory",)},
+        {"problems": ("cannot read base.json: No such file or directory",), "located": ()},
     ),
     (
         errors.CompareRefused(

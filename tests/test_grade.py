@@ -340,6 +340,60 @@ def test_a_verdict_nested_too_deep_is_kept_as_its_gist(world: World, form: str) 
     }
 
 
+# Prints the candidate's verdict.txt as it is, and exits as its first word says.
+RAW_RUBRIC = """\
+import sys
+from pathlib import Path
+status, _, verdict = (Path(sys.argv[2]) / "verdict.txt").read_text().partition(" ")
+print(verdict)
+sys.exit(int(status))
+"""
+
+
+def _strict_json(text: str) -> Any:
+    """Parse ``text`` as RFC 8259 JSON: NaN and Infinity are not JSON."""
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} in the output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize(
+    "verdict",
+    [
+        '{"passed": true, "score": 1e309}',
+        '{"passed": true, "score": -1e309}',
+        '{"passed": true, "tests_run": 1e309}',
+        '{"passed": false, "coverage": {"lines": [0.5, -1e309]}}',
+        '{"passed": true, "big": 1' + "0" * 400 + "}",
+        '{"passed": true, "x": NaN}',
+        '{"passed": true, "x": -Infinity}',
+    ],
+)
+def test_grade_never_writes_a_number_that_is_not_finite(world: World, verdict: str) -> None:
+    """A verdict holding 1e309 (inf to Python) is a rubric error, and the JSON stays JSON.
+
+    (Was: ``"score": Infinity`` in grade's JSON, which no reader takes, merge included.)
+    """
+    (world.package / "rubric.py").write_text(RAW_RUBRIC, encoding="utf-8")
+    world.case("a", None)
+    (world.candidates / "a").mkdir()
+    code = "1" if '"passed": false' in verdict else "0"
+    (world.candidates / "a" / "verdict.txt").write_text(f"{code} {verdict}", encoding="utf-8")
+    done = world.grade("--format", "json", "--no-cache")
+    assert done.returncode == 1, done.stderr
+    (graded,) = _strict_json(done.stdout)["results"]
+    assert graded["status"] == "error"
+    assert graded["verdict"] is None
+    assert "stdout is not one JSON object" in graded["reason"]
+    shard = world.bench.base / "graded.json"
+    shard.write_text(done.stdout, encoding="utf-8")
+    merged = world.run("merge", str(shard), "--format", "json")
+    assert "internal error" not in merged.stderr
+    _strict_json(merged.stdout)
+
+
 def test_every_case_passing_exits_0(world: World) -> None:
     """Exit 0 when every graded case passed."""
     world.case("one", "pass")

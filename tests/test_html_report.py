@@ -578,3 +578,36 @@ def test_check_and_merge_write_the_page(graded: Bench) -> None:
     page = assert_inert(merged.stdout)
     assert sorted(row["cells"][0] for row in page.data()["rows"]) == ["evil", "example", "gone"]
     assert "merged reports" in page.text
+
+
+# -- the node that made each run (an executor of several machines) ---------------------------------
+
+
+def test_the_node_of_each_run_is_on_the_page_and_a_filter() -> None:
+    """Each result's node in its detail, each sample's in a column, and a facet of nodes."""
+    single = grade_document(cases=4, samples=0)
+    for index, result in enumerate(single["results"]):
+        result["node"] = f"node-{index % 2}"
+    data = assert_inert(html_of("grade", single)).data()
+    assert [f for f in data["facets"] if f["key"] == "node"] == [
+        {"key": "node", "label": "node", "options": ["node-0", "node-1"]}
+    ]
+    for index, row in enumerate(data["rows"]):
+        assert row["facets"]["node"] == [f"node-{index % 2}"]
+        assert ["node", f"node-{index % 2}"] in row["detail"]["fields"]
+    sampled = grade_document(cases=2, samples=3)
+    for result in sampled["results"]:
+        for number, sample in enumerate(result["samples"]):
+            sample["node"] = f"node-{number}"
+    data = assert_inert(html_of("grade", sampled)).data()
+    assert data["sample_columns"][-1]["label"] == "node"
+    for row in data["rows"]:
+        assert [s["cells"][-1] for s in row["detail"]["samples"]] == ["node-0", "node-1", "node-2"]
+        assert row["facets"]["node"] == ["node-0", "node-1", "node-2"]
+
+
+def test_a_local_report_has_no_node_column_or_filter() -> None:
+    data = assert_inert(html_of("grade", grade_document(cases=3, samples=2))).data()
+    assert "node" not in [f["key"] for f in data["facets"]]
+    assert "node" not in [c["label"] for c in data["sample_columns"]]
+    assert all("node" not in row["facets"] for row in data["rows"])

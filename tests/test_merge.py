@@ -208,3 +208,118 @@ def test_merged_reports_have_the_documented_shape(bench: Bench, graded: Bench) -
     grade = run(graded.base, "merge", str(path), "--format", "json")
     assert grade.returncode == 0, grade.stderr
     assert_shape(json.loads(grade.stdout), "grade")
+
+
+# -- hostile shards: the one reader refuses them, whatever the format -------------------------
+
+
+def _shard_document() -> dict[str, Any]:
+    """A grade shard's report as grade --format json writes it: a passed, b failed."""
+    from codegenie.eval._reports.documents import GradeDocument, Proof
+    from codegenie.eval.grading import GradeReport, GradeResult
+
+    report = GradeReport(
+        task_class="alpha",
+        results=(
+            GradeResult(case="a", status="passed", score=1.0, duration_s=0.5, cpu_s=0.1),
+            GradeResult(
+                case="b",
+                status="failed",
+                score=0.25,
+                duration_s=0.75,
+                peak_memory_mib=3.5,
+                verdict={"passed": False, "detail": "HERE"},
+            ),
+        ),
+    )
+    return GradeDocument(
+        report=report,
+        manifest=Path("/r/bench.toml"),
+        case_files={},
+        cases=("a", "b"),
+        proof=Proof("sha256:" + "a" * 64, (1, 1)),
+    ).to_json()
+
+
+HOSTILE: dict[str, tuple[str, str]] = {
+    # name: (what replaces a value in the text, what stderr says)
+    "nan-score": ('"score": 1.0', '"score": NaN'),
+    "infinity-duration": ('"duration_s": 0.75', '"duration_s": Infinity'),
+    "minus-infinity-cpu": ('"cpu_s": 0.1', '"cpu_s": -Infinity'),
+    "overflow-memory": ('"peak_memory_mib": 3.5', '"peak_memory_mib": 1e309'),
+    "nan-pass-at-k": ('"1": 0.5', '"1": NaN'),
+    "deep-objects": ('"HERE"', '{"k":' * 900 + "0" + "}" * 900),
+    "deep-arrays": ('"HERE"', "[" * 900 + "]" * 900),
+    "repeated-key": ('"cpu_s": 0.1', '"cpu_s": 0.1, "cpu_s": 0.2'),
+    "wrong-type": ('"score": 1.0', '"score": "1.0"'),
+    "contradiction": ('"status": "failed"', '"status": "passed"'),
+}
+SAID = {
+    "nan-score": "r.json: results[0].score: NaN is not a finite number",
+    "infinity-duration": "r.json: results[1].duration_s: Infinity is not a finite number",
+    "minus-infinity-cpu": "r.json: results[0].cpu_s: -Infinity is not a finite number",
+    "overflow-memory": "r.json: results[1].peak_memory_mib: 1e309 is not a finite number",
+    "nan-pass-at-k": 'r.json: pass_at_k["1"]: NaN is not a finite number',
+    "deep-objects": "r.json is not a report this reads: the document nests more than 100 levels",
+    "deep-arrays": "r.json is not a report this reads: the document nests more than 100 levels",
+    "repeated-key": "r.json: results[0]: the key 'cpu_s' appears twice",
+    "wrong-type": "r.json: results[0].score: Input should be a valid number",
+    "contradiction": "r.json: results[1].samples_passed: says 0, but its status gives 1",
+}
+
+
+# Every attack as JSON; those the issue found in the format it found them in.
+ATTACKS = [(attack, "json") for attack in sorted(HOSTILE)] + [
+    ("nan-score", "junit"),
+    ("infinity-duration", "junit"),
+    ("deep-objects", "html"),
+    ("deep-arrays", "html"),
+    ("contradiction", "html"),
+]
+
+
+@pytest.mark.parametrize(("attack", "form"), ATTACKS)
+def test_merge_refuses_a_hostile_shard_in_every_format(
+    tmp_path: Path, attack: str, form: str
+) -> None:
+    """Non-finite numbers, deep nesting, a repeated key, a wrong type, a lie: exit 1, located.
+
+    (Was: invalid JSON with NaN, a JUnit time="nan", internal error: RecursionError.)
+    """
+    old, new = HOSTILE[attack]
+    text = json.dumps(_shard_document())
+    assert old in text
+    (tmp_path / "r.json").write_text(text.replace(old, new, 1), encoding="utf-8")
+    result = run(tmp_path, "merge", "r.json", "--format", form)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == ""
+    assert "internal error" not in result.stderr
+    assert "Traceback" not in result.stderr
+    assert SAID[attack] in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b"[]", "r.json is not a JSON report of check or grade: it holds an array"),
+        (b"3.5", "r.json is not a JSON report of check or grade: it holds a single value"),
+        (b'{"task_class": "\xff"}', "r.json is not UTF-8 text (byte 16 is not UTF-8)"),
+        (b'{"task_class": "alpha", "results": [', "r.json is not JSON: "),
+    ],
+)
+def test_merge_refuses_what_is_no_report(tmp_path: Path, content: bytes, said: str) -> None:
+    (tmp_path / "r.json").write_bytes(content)
+    result = run(tmp_path, "merge", "r.json", "--format", "json")
+    assert (result.returncode, result.stdout) == (1, "")
+    assert said in result.stderr
+
+
+def test_the_shard_as_written_merges_in_every_format(tmp_path: Path) -> None:
+    """The document the hostile ones are made from is a report merge takes (exit 1: b failed)."""
+    (tmp_path / "r.json").write_text(json.dumps(_shard_document()), encoding="utf-8")
+    for form in ("json", "junit", "html"):
+        result = run(tmp_path, "merge", "r.json", "--format", form)
+        assert result.returncode == 1, result.stderr
+        assert result.stderr == ""
+    merged = json.loads(run(tmp_path, "merge", "r.json", "--format", "json").stdout)
+    assert [r["status"] for r in merged["results"]] == ["passed", "failed"]

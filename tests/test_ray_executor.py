@@ -143,6 +143,11 @@ def test_the_command_output_is_the_local_executor_s_times_aside(
     assert (remote.returncode, local.returncode) == (1, 1), remote.stderr
     assert _timeless(json.loads(remote.stdout)) == _timeless(json.loads(local.stdout))
     assert remote.stderr == local.stderr  # Ray's own notices (-v shows them) are not in it
+    # Each result made on the cluster names its node; the local report has no node at all.
+    ran = [r for r in json.loads(remote.stdout)["results"] if r["status"] != "missing"]
+    assert {r["node"] for r in ran} <= _worker_nodes(cluster)
+    assert all("node" not in r for r in json.loads(remote.stdout)["results"] if r not in ran)
+    assert all("node" not in r for r in json.loads(local.stdout)["results"])
     # The ledger stays on the driver: what came back conclusive is answered from it next time.
     address = ("--executor", "ray", "--ray-address", cluster.address)
     first = world.grade("--format", "json", *address)
@@ -158,9 +163,10 @@ def test_the_command_output_is_the_local_executor_s_times_aside(
 
 
 def _timeless(document: Any) -> Any:
+    """The document without its times, and without the node that made each run (Ray's only)."""
     if isinstance(document, dict):
         times = {"started_at", "finished_at", "duration_s", "wall_s", "cpu_s", "peak_memory_mib"}
-        return {k: None if k in times else _timeless(v) for k, v in document.items()}
+        return {k: None if k in times else _timeless(v) for k, v in document.items() if k != "node"}
     if isinstance(document, list):
         return [_timeless(each) for each in document]
     return document

@@ -85,11 +85,15 @@ def test_fail_under_reads_pass_at_1_whatever_k_are_reported(world: World) -> Non
 @pytest.mark.parametrize(
     ("where", "value", "said"),
     [
-        ("run", "model-a", "run is not a run identity"),
-        ("run.name", ["model-a"], "run is not a run identity: name"),
-        ("run.started_at", 5, "run is not a run identity: started_at"),
-        ("results.0.samples", "x", "results[0] is not a grade result: samples"),
-        ("results.0.samples.0.status", "won", "results[0] is not a grade result: samples.0.status"),
+        ("run", "model-a", "run: Input should be an object, not 'model-a'"),
+        ("run.name", ["model-a"], "run.name: Input should be a valid string"),
+        ("run.started_at", 5, "run.started_at: Input should be a valid string, not 5"),
+        ("results.0.samples", "x", "results[0].samples: Input should be a valid array, not 'x'"),
+        (
+            "results.0.samples.0.status",
+            "won",
+            "results[0].samples[0].status: Input should be 'passed', 'failed' or 'error', not 'won'",
+        ),
     ],
 )
 def test_merge_names_a_malformed_run_or_sample(
@@ -136,8 +140,9 @@ def test_merge_refuses_any_other_malformed_key_with_the_files_named(
 ) -> None:
     """Whatever key of a shard is edited into another type: a refusal (exit 1), never a crash.
 
-    (A ``sandbox`` word no provider has counts as the least contained, and
-    ``pass_at_k`` is computed again from the results: neither is refused.)
+    (A ``sandbox`` word no provider has counts as the least contained: not
+    refused. ``pass_at_k`` is computed again from the results, and refused
+    when the report says otherwise: see tests/test_reader.py.)
     """
     cases(world, "a", "b")
     for case_id in "ab":

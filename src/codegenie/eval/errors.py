@@ -43,6 +43,7 @@ __all__ = (
     "InvalidTaskClassName",
     "ManifestProblem",
     "PythonUnavailable",
+    "ReportProblem",
     "ReportsInvalid",
     "RubricMissing",
     "RunPlanError",
@@ -1081,24 +1082,56 @@ class RubricMissing(EvalError):
 
 
 @final
+@dataclass(frozen=True, slots=True)
+class ReportProblem:
+    """One problem of a report file: the file, where in its JSON (``None``: all of it), what.
+
+    ``path`` is a JSON path (``results[3].samples[0].score``; ``$`` the
+    top-level value).
+    """
+
+    file: str
+    path: str | None
+    message: str
+
+    def render(self) -> str:
+        """Return ``FILE: PATH: MESSAGE`` (``FILE: MESSAGE`` for the file as a whole)."""
+        return (
+            f"{self.file}: {self.message}"
+            if self.path is None
+            else (f"{self.file}: {self.path}: {self.message}")
+        )
+
+
+@final
 class ReportsInvalid(EvalError):
     """A report given on the command line cannot be read as what the command takes (exit 2).
 
-    ``problems`` holds one sentence per file, each naming its file: it does
+    ``problems`` holds one sentence per problem, each naming its file: it does
     not exist, is not a regular file, is not UTF-8 or not JSON (a truncated
-    file), or is JSON but not a ``--format json`` report of ``grade`` (a
-    ``check`` report, an array, a result without a case id). A mistake in
-    what was typed, as a ``CANDIDATES_DIR`` that is not a directory is:
-    exit 2, nothing was compared.
+    file), holds a number that is not finite or nests too deeply, is JSON
+    but not a ``--format json`` report of ``grade`` (a ``check`` report, an
+    array, a result without a case id), or contradicts itself (a count or a
+    pass@k that its results do not give). ``located`` holds the same
+    problems as data, where the reader found them
+    (:class:`ReportProblem`: file, JSON path, message). A mistake in what
+    was typed, as a ``CANDIDATES_DIR`` that is not a directory is: exit 2,
+    nothing was compared.
     """
 
     code = "report-invalid"
     exit_code = 2
-    fields = ("problems",)
+    fields = ("problems", "located")
 
-    def __init__(self, problems: tuple[str, ...]) -> None:
+    def __init__(self, problems: tuple[str, ...], located: tuple[ReportProblem, ...] = ()) -> None:
         self.problems = tuple(problems)
+        self.located = tuple(located)
         super().__init__("; ".join(self.problems))
+
+    @classmethod
+    def of(cls, located: tuple[ReportProblem, ...]) -> ReportsInvalid:
+        """Return the error of ``located`` problems, each rendered as one of ``problems``."""
+        return cls(tuple(problem.render() for problem in located), located)
 
     @property
     def hint(self) -> str:

@@ -126,6 +126,14 @@ class _Outcome(BaseModel):
     verdict: dict[str, Any] | None = None
     candidate_digest: str | None = None
     reused: bool = False
+    node: str | None = None
+
+    def _dumped(self, *, exclude: set[str] | None = None) -> dict[str, Any]:
+        """Return the fields as JSON values, ``node`` left out when the run was made here."""
+        document = self.model_dump(exclude=exclude)
+        if document.get("node", "") is None:
+            del document["node"]
+        return document
 
 
 def _of_run(
@@ -152,6 +160,7 @@ def _of_run(
         "verdict": _bounded(result.verdict),
         "candidate_digest": candidate_digest,
         "reused": reused,
+        "node": result.node,
     }
 
 
@@ -181,7 +190,7 @@ class SampleResult(_Outcome):
 
     def to_json(self) -> dict[str, Any]:
         """Return one entry of a result's ``samples``: ``sample``, then the outcome's keys."""
-        document = self.model_dump()
+        document = self._dumped()
         return {"sample": document.pop("sample"), **document}
 
 
@@ -291,11 +300,12 @@ class GradeResult(_Outcome):
 
         ``case``, then the outcome's keys in order (status, score, reason,
         duration_s, wall_s, cpu_s, peak_memory_mib, limit, stderr_tail,
-        traceback, verdict, candidate_digest, reused), then ``tags``,
-        ``samples_total``, ``samples_passed`` and ``samples`` (``null`` for
-        a case graded from one candidate).
+        traceback, verdict, candidate_digest, reused, and ``node`` when a
+        cluster node made the run), then ``tags``, ``samples_total``,
+        ``samples_passed`` and ``samples`` (``null`` for a case graded from
+        one candidate).
         """
-        document = self.model_dump(exclude={"case", "tags", "samples"})
+        document = self._dumped(exclude={"case", "tags", "samples"})
         return {
             "case": self.case,
             **document,
@@ -550,10 +560,20 @@ VERDICT_LIMIT: Final = 64 * 1024
 
 
 def _bounded(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Return ``verdict`` whole when it takes at most :data:`VERDICT_LIMIT` bytes, else its gist."""
+    """Return ``verdict`` whole when it takes at most :data:`VERDICT_LIMIT` bytes, else its gist.
+
+    A verdict holding a number that is not finite (one the store of results
+    kept from before the rubric protocol refused them) keeps only
+    ``passed`` and ``reason``: no report holds such a number.
+    """
     if verdict is None:
         return None
-    size = len(json.dumps(verdict, separators=(",", ":"), ensure_ascii=False).encode())
+    try:
+        text = json.dumps(verdict, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        kept = {key: verdict[key] for key in ("passed", "reason") if key in verdict}
+        return kept | {"omitted": "the verdict holds a number that is not finite"}
+    size = len(text.encode())
     if size <= VERDICT_LIMIT:
         return verdict
     return verdict_gist(

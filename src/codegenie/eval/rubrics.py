@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import os
 import re
 import stat
@@ -593,6 +594,27 @@ def _no_constant(name: str) -> float:
     raise ValueError(msg)
 
 
+def _finite_float(text: str) -> float:
+    """Return a JSON number as a float; refuse ``1e309`` (Python: ``inf``): JSON has no infinity."""
+    value = float(text)
+    if not math.isfinite(value):
+        msg = f"{text} is beyond the range of a number: a verdict holds only finite numbers"
+        raise ValueError(msg)
+    return value
+
+
+def _finite_int(text: str) -> int:
+    """Return a JSON integer; refuse one beyond a float's range, as every report reader does."""
+    value = int(text)
+    try:
+        float(value)
+    except OverflowError:
+        shown = text if len(text) <= 24 else f"{text[:12]}… ({len(text)} digits)"
+        msg = f"{shown} is beyond the range of a number: a verdict holds only finite numbers"
+        raise ValueError(msg) from None
+    return value
+
+
 # A JSON escape that may be half of a surrogate pair, or a lone one: \ud800 to \udfff.
 _SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 
@@ -677,7 +699,13 @@ def _parse_verdict(stdout: bytes) -> tuple[dict[str, Any] | None, str | None]:
     if not text.strip():
         return None, "the rubric printed nothing on stdout; it must print one JSON object"
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        value = json.loads(
+            text,
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_no_constant,
+            parse_float=_finite_float,
+            parse_int=_finite_int,
+        )
         if _SURROGATE_ESCAPE.search(text):
             value = _without_lone_surrogates(value)
         value = _within_depth(value)

@@ -10,12 +10,14 @@ different benches (``bench_digest``). Its two halves, :func:`read_side` (one
 report) and :func:`compare_sides`, let the command line name every problem
 of both files before it compares.
 
-Reading. A report is read defensively: a result's ``samples_total`` and
-``samples_passed`` when it has them, else (a report older than samples) one
-sample that passed exactly when its status is ``passed``, none for a
-``missing`` case; the report's own ``pass_at_k`` when it has one, else
-pass@1, the mean over its results of each case's share of samples that
-passed, a missing case counting as not passed.
+Reading. A report is read by the one reader of reports
+(:mod:`codegenie.eval._reports.reader`), which refuses a number that is not
+finite, nesting too deep and a report that contradicts itself. Each case
+has the samples it was graded from (a report older than samples: one
+sample, that passed exactly when its status is ``passed``, none for a
+``missing`` case); pass@k is the report's own ks, computed again from its
+results, else pass@1, the mean over its results of each case's share of
+samples that passed, a missing case counting as not passed.
 
 Changes. Each case's pass@1 (its share of samples that passed; 0 for a case
 with none) decides: lower in NEW is ``regressed``, higher ``improved``; equal,
@@ -35,10 +37,8 @@ same reports give the same interval).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
+import json
 from fractions import Fraction
-from typing import TYPE_CHECKING, Final, TypeGuard, cast
 
 from codegenie.eval._reports.documents import (
     Bootstrap,
@@ -50,148 +50,50 @@ from codegenie.eval._reports.documents import (
     Outcome,
     Side,
 )
-from codegenie.eval._reports.merge import kind_of
+from codegenie.eval._reports.reader import GradeFile, report_of
 from codegenie.eval._stats.compare import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
     mcnemar_exact,
     paired_bootstrap,
 )
-from codegenie.eval.errors import CompareRefused, ReportsInvalid
+from codegenie.eval.errors import CompareRefused, ReportProblem, ReportsInvalid
 
-if TYPE_CHECKING:
-    from codegenie.eval.grading import GradeStatus
-
-__all__ = ("compare_reports", "compare_sides", "read_side")
-
-_STATUSES: Final = frozenset({"passed", "failed", "missing", "error"})
-# The most problems named for one report: the rest are counted.
-_PROBLEMS_SHOWN: Final = 5
+__all__ = ("compare_reports", "compare_sides", "read_side", "side_of")
 
 
 # -- reading a report -----------------------------------------------------------------
 
 
-def _count(value: object) -> TypeGuard[int]:
-    """Whether ``value`` is a JSON count: a whole number of at least 0 (not a boolean)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+def side_of(report: GradeFile) -> Side:
+    """Return a grade report, as :mod:`.reader` read it, as one side of a comparison.
 
-
-def _fraction(value: object) -> bool:
-    """Whether ``value`` is a finite JSON number in [0, 1] (not a boolean)."""
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and 0 <= value <= 1
-    )
-
-
-def _outcome(result: object, where: str, problems: list[str]) -> tuple[str, Outcome] | None:
-    """Return one result's case id and outcome, or ``None`` with its problem added."""
-    if not isinstance(result, dict):
-        problems.append(f"{where} is not an object")
-        return None
-    case, status, reason = result.get("case"), result.get("status"), result.get("reason")
-    if not isinstance(case, str) or not case:
-        problems.append(f"{where} has no case id")
-        return None
-    if status not in _STATUSES:
-        problems.append(f"{where} ({case!r}) has no status passed, failed, missing or error")
-        return None
-    if reason is not None and not isinstance(reason, str):
-        problems.append(f"{where} ({case!r}) has a reason that is not text")
-        return None
-    total, passed = result.get("samples_total"), result.get("samples_passed")
-    if total is None and passed is None:  # a report older than samples: one sample, or none
-        total = 0 if status == "missing" else 1
-        passed = 1 if status == "passed" else 0
-    if not (_count(total) and _count(passed) and passed <= total):
-        problems.append(
-            f"{where} ({case!r}) has samples_passed {passed!r} of samples_total {total!r}"
-        )
-        return None
-    return case, Outcome(cast("GradeStatus", status), reason, total, passed)
-
-
-def _pass_at_k(
-    given: object, outcomes: Mapping[str, Outcome], problems: list[str]
-) -> dict[int, float | None]:
-    """Return the report's pass@k by k: its own, else pass@1 over its results."""
-    if given is None:
-        shares = [outcome.share for outcome in outcomes.values()]
-        return {1: float(sum(shares, Fraction()) / len(shares)) if shares else None}
-    if not isinstance(given, dict):
-        problems.append("pass_at_k is not an object")
-        return {}
-    found: dict[int, float | None] = {}
-    for key, value in given.items():
-        if not (key.isascii() and key.isdigit() and len(key) <= 9 and int(key) >= 1):
-            problems.append(f"pass_at_k has a key {key!r} that is not a k of 1 or more")
-        elif value is not None and not _fraction(value):
-            problems.append(f"pass_at_k[{key!r}] is {value!r}, not a number from 0 to 1 or null")
-        else:
-            found[int(key)] = None if value is None else float(value)
-    return dict(sorted(found.items()))
-
-
-def _side(name: str, document: object, problems: list[str]) -> Side | None:
-    """Return the report ``document`` as one side of the comparison, or ``None`` with its problems.
-
-    Each problem names ``name``; at most a few of one report's are named.
+    Each case's outcome is its status and reason and the samples it was
+    graded from (one for a result of one candidate, none when missing);
+    pass@k is the report's own for its ks, computed again from its results
+    (the reader refused a report whose figures its results do not give),
+    else pass@1.
     """
-    if not isinstance(document, dict):
-        kind = "an array" if isinstance(document, list) else "a single value"
-        problems.append(f"{name} is not a JSON report of grade: it holds {kind}, not an object")
-        return None
-    report_kind = kind_of(document)
-    if report_kind == "check":
-        problems.append(f"{name} is a report of check, not of grade: compare compares grade runs")
-        return None
-    if report_kind is None:
-        problems.append(f"{name} is not a JSON report of grade: it has no task_class and results")
-        return None
-    found: list[str] = []
-    task_class, results = document["task_class"], document["results"]
-    if not isinstance(task_class, str) or not task_class:
-        found.append("task_class is not a task class's slug")
-    outcomes: dict[str, Outcome] = {}
-    if not isinstance(results, list):
-        found.append("results is not an array")
-        results = []
-    for index, result in enumerate(results):
-        read = _outcome(result, f"results[{index}]", found)
-        if read is None:
-            continue
-        case, outcome = read
-        if case in outcomes:
-            found.append(f"results[{index}]: case {case!r} has a result already")
-        outcomes[case] = outcome
-    sampled = document.get("sampled")
-    if sampled is None:
-        sampled = any(outcome.samples_total > 1 for outcome in outcomes.values())
-    elif not isinstance(sampled, bool):
-        found.append("sampled is neither true nor false")
-    run, digest = document.get("run"), document.get("bench_digest")
-    if run is not None and not isinstance(run, dict):
-        found.append("run is not an object")
-    if digest is not None and not isinstance(digest, str):
-        found.append("bench_digest is not text")
-    pass_at_k = _pass_at_k(document.get("pass_at_k"), outcomes, found)
-    if found:
-        shown = [f"{name}: {problem}" for problem in found[:_PROBLEMS_SHOWN]]
-        if len(found) > _PROBLEMS_SHOWN:
-            shown.append(f"{name}: {len(found) - _PROBLEMS_SHOWN} more problems")
-        problems += shown
-        return None
+    graded = report.report
+    outcomes = {
+        result.case: Outcome(
+            result.status, result.reason, result.samples_total, result.samples_passed
+        )
+        for result in graded.results
+    }
+    shares = [outcome.share for outcome in outcomes.values()]
+    if report.ks is None:
+        pass_at_k = {1: float(sum(shares, Fraction()) / len(shares)) if shares else None}
+    else:
+        pass_at_k = {int(k): rate for k, rate in graded.pass_at_k().items()}
     return Side(
-        file=name,
-        run=run,
-        task_class=task_class,
-        sampled=bool(sampled),
-        bench_digest=digest or None,
+        file=report.name,
+        run=None if graded.run is None else graded.run.to_json(),
+        task_class=graded.task_class,
+        sampled=graded.sampled,
+        bench_digest=report.bench_digest or None,
         outcomes=dict(sorted(outcomes.items())),
-        pass_at_k=pass_at_k,
+        pass_at_k=dict(sorted(pass_at_k.items())),
     )
 
 
@@ -249,15 +151,20 @@ def _test(base: Side, new: Side, cases: tuple[CaseChange, ...]) -> McNemar | Boo
 def read_side(name: str, document: object) -> Side:
     """Return the grade report ``document`` (parsed JSON) as one side of a comparison.
 
-    ``name`` names the report in the document and in every problem. Raises
-    ``ReportsInvalid`` with every problem (up to a few) when it is not a
-    grade report.
+    ``name`` names the report in the document and in every problem. The
+    value is read as :func:`~codegenie.eval._reports.reader.report_of`
+    reads a report's text: raises ``ReportsInvalid`` with every problem (up
+    to a few) when it is not a grade report, holds a number that is not
+    finite, nests too deeply or contradicts itself.
     """
-    problems: list[str] = []
-    side = _side(name, document, problems)
-    if side is None:
-        raise ReportsInvalid(tuple(problems))
-    return side
+    try:
+        text = json.dumps(document, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError) as error:
+        message = f"{name} is not a JSON report of grade: {error}"
+        raise ReportsInvalid((message,), (ReportProblem(name, None, message),)) from None
+    read = report_of(name, text, grade_only=True)
+    assert isinstance(read, GradeFile)
+    return side_of(read)
 
 
 def compare_sides(base: Side, new: Side) -> CompareDocument:
@@ -301,12 +208,14 @@ def compare_reports(base: object, new: object, *, base_name: str, new_name: str)
     both values).
     """
     problems: list[str] = []
+    located: list[ReportProblem] = []
     sides = []
     for name, document in ((base_name, base), (new_name, new)):
         try:
             sides.append(read_side(name, document))
         except ReportsInvalid as invalid:
             problems += invalid.problems
+            located += invalid.located
     if problems:
-        raise ReportsInvalid(tuple(problems))
+        raise ReportsInvalid(tuple(problems), tuple(located))
     return compare_sides(*sides)

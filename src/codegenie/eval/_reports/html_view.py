@@ -7,14 +7,18 @@ script builds (its columns, filters and rows, as JSON data). Nothing here
 writes HTML: :mod:`.html` escapes and lays out what this module returns,
 and the script shows the rows' strings as text only.
 
-A document someone else wrote may lack any key or hold any value: every
-key is read with a default (the keys issue 25 adds included), a value of
-the wrong type is shown as absent, and every string is kept as it is, up
-to bounds. Those bounds keep a page of thousands of runs small: each long
-text (a reason, a stderr tail, a traceback, a verdict) is cut at its own
-length, and beyond a short part each always keeps, all of them share one
-budget of :data:`EMBED_BUDGET` characters; what is cut says how much, and
-that ``--format json`` has it whole.
+The document is a typed report's own ``to_json()``: ``merge`` and
+``compare`` take what a user gives them only through the one reader of
+reports (:mod:`.reader`: finite numbers, bounded nesting, figures computed
+from the results), so nothing here meets a ``NaN`` or a verdict nested
+hundreds of levels deep. It still reads every key with a default (the keys
+issue 25 adds included), shows a value of the wrong type as absent, and
+keeps every string as it is, up to bounds. Those bounds keep a page of
+thousands of runs small: each long text (a reason, a stderr tail, a
+traceback, a verdict) is cut at its own length, and beyond a short part
+each always keeps, all of them share one budget of :data:`EMBED_BUDGET`
+characters; what is cut says how much, and that ``--format json`` has it
+whole.
 """
 
 from __future__ import annotations
@@ -374,11 +378,15 @@ def _grade_view(document: Mapping[str, Any], budget: _Budget) -> View:
         _column("tags", "list"),
         _column("reason", wide=True),
     ]
-    rows = [_grade_row(result, budget, sampled=sampled) for result in results]
+    # The node of each run, under an executor of several machines (none for a local run).
+    nodes = sorted({node for result in results for node in _nodes(result) if node is not None})
+    rows = [_grade_row(result, budget, sampled=sampled, nodes=bool(nodes)) for result in results]
     tags = sorted({tag for result in results for tag in _strs(result.get("tags"))})
     facets = [_facet("status", "status", _ordered(statuses, _GRADE_STATUSES))]
     if tags:
         facets.append(_facet("tag", "tag", tags))
+    if nodes:
+        facets.append(_facet("node", "node", nodes))
 
     summary = [
         ("passed", f"{passed}/{total}"),
@@ -434,12 +442,20 @@ def _grade_view(document: Mapping[str, Any], budget: _Budget) -> View:
             "status_column": 1,
             "facets": facets,
             "rows": rows,
-            "sample_columns": list(_SAMPLE_COLUMNS),
+            "sample_columns": [*_SAMPLE_COLUMNS, *((_column("node"),) if nodes else ())],
         },
     )
 
 
-def _grade_row(result: Mapping[str, Any], budget: _Budget, *, sampled: bool) -> dict[str, Any]:
+def _nodes(result: Mapping[str, Any]) -> list[str | None]:
+    """Return the nodes that made a result's runs: its own, and each of its samples'."""
+    samples = _dicts(result.get("samples"))
+    return [_str(result.get("node")), *(_str(sample.get("node")) for sample in samples)]
+
+
+def _grade_row(
+    result: Mapping[str, Any], budget: _Budget, *, sampled: bool, nodes: bool
+) -> dict[str, Any]:
     status = _str(result.get("status"))
     tags = _strs(result.get("tags"))
     cells: list[Any] = [_str(result.get("case")), status, _num(result.get("score"), 4)]
@@ -456,6 +472,7 @@ def _grade_row(result: Mapping[str, Any], budget: _Budget, *, sampled: bool) -> 
     detail = _detail(
         _fields(
             ("limit exceeded", _str(result.get("limit"))),
+            ("node", _str(result.get("node"))),
             ("candidate digest", _str(result.get("candidate_digest"))),
             ("reused", result.get("reused") if isinstance(result.get("reused"), bool) else None),
         ),
@@ -464,13 +481,12 @@ def _grade_row(result: Mapping[str, Any], budget: _Budget, *, sampled: bool) -> 
             ("traceback", budget.text(result.get("traceback"), *_LOG, tail=True)),
             ("verdict (own keys)", _verdict_text(result.get("verdict"), budget)),
         ),
-        _samples(_dicts(samples), budget) if isinstance(samples, list) else None,
+        _samples(_dicts(samples), budget, nodes=nodes) if isinstance(samples, list) else None,
     )
-    return {
-        "cells": cells,
-        "facets": {"status": [_word(status)], "tag": tags},
-        "detail": detail,
-    }
+    facets: dict[str, list[str]] = {"status": [_word(status)], "tag": tags}
+    if nodes:
+        facets["node"] = sorted({node for node in _nodes(result) if node is not None})
+    return {"cells": cells, "facets": facets, "detail": detail}
 
 
 _SAMPLE_COLUMNS: Final = (
@@ -484,10 +500,16 @@ _SAMPLE_COLUMNS: Final = (
 )
 
 
-def _samples(samples: list[Mapping[str, Any]], budget: _Budget) -> list[dict[str, Any]]:
-    """Return a row per sample: cells in the order of :data:`_SAMPLE_COLUMNS`, and its logs."""
+def _samples(
+    samples: list[Mapping[str, Any]], budget: _Budget, *, nodes: bool
+) -> list[dict[str, Any]]:
+    """Return a row per sample: cells in the order of :data:`_SAMPLE_COLUMNS`, and its logs.
+
+    ``nodes``: a last cell, the node that made the sample's run (a run on a cluster).
+    """
     rows = []
     for sample in samples:
+        node = [_str(sample.get("node"))] if nodes else []
         row: dict[str, Any] = {
             "cells": [
                 _str(sample.get("sample")),
@@ -497,6 +519,7 @@ def _samples(samples: list[Mapping[str, Any]], budget: _Budget) -> list[dict[str
                 _num(sample.get("peak_memory_mib"), 1),
                 _str(sample.get("limit")),
                 budget.text(sample.get("reason"), *_SAMPLE_REASON),
+                *node,
             ]
         }
         blocks = _blocks(

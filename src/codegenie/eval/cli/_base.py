@@ -246,13 +246,16 @@ def dumps(document: object) -> str:
     A path the locale could not decode holds lone surrogates, which JSON can
     only write as ``\udcc3`` escapes that mean nothing to a reader: such
     strings are written as the text they stand for (:func:`readable_data`).
+    A number that is not finite raises ``ValueError`` (JSON has none, and
+    writing ``NaN`` would print a document no JSON reader takes): the
+    readers and the rubric protocol refuse them, so one here is a bug.
     """
     import json  # noqa: PLC0415 - only --format json and schema print JSON (1 ms at start-up)
 
-    text = json.dumps(document, indent=2, ensure_ascii=True)
+    text = json.dumps(document, indent=2, ensure_ascii=True, allow_nan=False)
     # Rare (a lone surrogate, or a character beyond the BMP): look at the strings again.
     if "\\ud" in text:
-        text = json.dumps(readable_data(document), indent=2, ensure_ascii=True)
+        text = json.dumps(readable_data(document), indent=2, ensure_ascii=True, allow_nan=False)
     return text + "\n"
 
 

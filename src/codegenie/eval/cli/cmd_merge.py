@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from codegenie.eval._output import escape_control
 from codegenie.eval.cli._base import PROG, Command, Output, UsageError, step_summary
@@ -20,37 +19,33 @@ from codegenie.eval.errors import ReportsInvalid
 __all__ = ("COMMAND",)
 
 
-def _read(path: Path) -> dict[str, Any] | str:
-    """Return the JSON document at ``path``, or why it cannot be read (one sentence naming it)."""
-    from codegenie.eval._reports.files import read_json_report  # noqa: PLC0415 - start-up: only this command pays for it
-
-    try:
-        document = read_json_report(path)
-    except ReportsInvalid as invalid:
-        return invalid.problems[0]
-    if not isinstance(document, dict):
-        return f"{path} is not a JSON report of check or grade"
-    return document
-
-
 def run(args: argparse.Namespace, out: Output) -> int:
     """Merge the reports; print the merged one; exit 1 when they do not add up or it failed.
 
-    A format the merged kind of report has no renderer for (``sarif`` of
-    grade reports) is a usage error (exit 2), once the reports are merged.
+    Each report is read by the one reader of reports
+    (:mod:`codegenie.eval._reports.reader`); one it refuses (not a report,
+    a number that is not finite, nesting too deep, figures its results do
+    not give) is a reason the reports do not add up: every such problem of
+    every file is said, and the command exits 1. A format the merged kind
+    of report has no renderer for (``sarif`` of grade reports) is a usage
+    error (exit 2), once the reports are merged.
     """
     from codegenie.eval._reports.formats import FORMATS, REPORT_COMMANDS, render, renderer_path  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.merge import MergeRefused, merge_reports  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval._reports.reader import read_report  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._reports.summary import check_summary, grade_summary  # noqa: PLC0415 - start-up: only this command pays for it
 
-    names = [str(path) for path in args.reports]
-    read = [_read(path) for path in args.reports]
-    unreadable = [problem for problem in read if isinstance(problem, str)]
-    documents = [document for document in read if not isinstance(document, str)]
+    reports = []
+    unreadable: list[str] = []
+    for path in args.reports:
+        try:
+            reports.append(read_report(path))
+        except ReportsInvalid as invalid:
+            unreadable += invalid.problems
     try:
         if unreadable:
             raise MergeRefused(unreadable)
-        merged = merge_reports(names, documents)
+        merged = merge_reports(reports)
     except MergeRefused as refused:
         for problem in refused.problems:
             out.stderr.write(f"{PROG}: error: {escape_control(problem)}\n")
