@@ -23,8 +23,14 @@ stopped by a signal. What the instance made is known, so all of it goes:
   directory made for it (``cg-ray-…``, under ``RAY_TMPDIR``, else
   ``TMPDIR``, else ``/tmp``, where Ray keeps its own), removed last.
 
-Then the driver lets go of Ray (``ray.shutdown``, which finds nothing left
-to terminate). A cluster the command joined is none of this: its nodes are
+First of all the driver lets go of Ray (``ray.shutdown``, with Ray's handle
+on its node taken away, so that it terminates nothing itself): while the
+instance still answers, that takes a fraction of a second; after its
+processes are killed, the driver's disconnection waits out its timeouts on
+the dead GCS and raylet (5 s of a stop, measured). The processes of the
+instance are noted before, with their start times: those Ray ends once the
+driver is gone still have their directories and cgroups removed.
+A cluster the command joined is none of this: its nodes are
 not the command's to end.
 """
 
@@ -65,6 +71,11 @@ class LocalInstance:
         self.roots = roots
         #: The processes :meth:`end` killed (the roots and all below them).
         self.killed: set[int] = set()
+        #: The processes of the instance when its end began, with their start times:
+        #: Ray itself may end them once the driver has let go; their directories and
+        #: cgroups are still removed, and one still running is killed (if its ID does
+        #: not name a later process by then).
+        self.members: dict[int, int | None] = {}
 
     @classmethod
     def start(cls, ray: Any, cpus: int, options: dict[str, Any]) -> LocalInstance:
@@ -83,13 +94,13 @@ class LocalInstance:
         return cls(ray, temp_dir, frozenset(set(procfs.children()) - before))
 
     def end(self) -> None:
-        """Kill every process of the instance at once; remove what it left; let Ray go.
+        """Let Ray go; kill every process of the instance at once; remove what it left.
 
         Never raises but an interrupt, after the end is over: a second
         Ctrl-C does not cut it short.
         """
         interrupted: KeyboardInterrupt | None = None
-        for step in (self._kill, self._let_go, self._sweep):
+        for step in (self._note, self._let_go, self._kill, self._sweep):
             while True:
                 try:
                     # What a step could not do, the next one still does.
@@ -110,6 +121,15 @@ class LocalInstance:
                 for root in self.roots
                 for pid in (root, *procfs.descendants(root))
                 if pid not in self.killed and procfs.running(pid)
+            ]
+            found += [
+                pid
+                for pid, start in self.members.items()
+                if pid not in self.killed
+                and pid not in found
+                and start is not None
+                and procfs.started(pid) == start
+                and procfs.running(pid)
             ]
             found += [
                 pid
@@ -136,14 +156,31 @@ class LocalInstance:
                 return
             time.sleep(0.01)
 
+    def _note(self) -> None:
+        """Note every process of the instance, before the driver lets go of it."""
+        pids = {pid for root in self.roots for pid in (root, *procfs.descendants(root))}
+        self.members = {pid: procfs.started(pid) for pid in pids}
+
     def _let_go(self) -> None:
-        """Let the driver go of Ray (``ray.shutdown``): no process is left for it to terminate."""
+        """Let the driver go of Ray while the instance still answers; leave its processes be.
+
+        ``ray.shutdown`` disconnects the driver, then terminates the
+        instance's processes one after the other, a second of grace each;
+        after they are killed, its disconnection waits out its timeouts on
+        the dead GCS and raylet (5 s of a stop). So the driver lets go
+        first, with the processes left to :meth:`_kill`: Ray's handle on
+        its node is taken from it before the call.
+        """
+        worker = getattr(getattr(self.ray, "_private", None), "worker", None)
+        if worker is not None and getattr(worker, "_global_node", None) is not None:
+            worker._global_node = None  # the processes are :meth:`_kill`'s, all at once
         self.ray.shutdown()
 
     def _sweep(self) -> None:
         """Remove the node directories and run cgroups of the killed processes; the session's."""
-        sweep_node_directories(tempfile.gettempdir(), self.killed)
-        remove_run_cgroups(self.killed)
+        ended = self.killed | set(self.members)
+        sweep_node_directories(tempfile.gettempdir(), ended)
+        remove_run_cgroups(ended)
         remove_tree(self.temp_dir)
 
 

@@ -92,6 +92,16 @@ def running(pid: int) -> bool:
     return fields is not None and bool(fields) and fields[0] not in _ENDED
 
 
+def started(pid: int) -> int | None:
+    """Return when ``pid`` started (clock ticks after boot), or ``None`` if it is gone.
+
+    A process ID and its start time name one process: a later process that
+    is given the same ID has another start time.
+    """
+    fields = _stat_fields(pid)
+    return int(fields[19]) if fields is not None and len(fields) > 19 else None
+
+
 def session_members(sid: int) -> list[int]:
     """Return the running processes of session ``sid``, its leader ``sid`` excepted.
 
