@@ -239,3 +239,16 @@ def test_choosing_the_local_executor_imports_not_the_ray_executors_module() -> N
         "loaded = sorted(m for m in sys.modules if m.startswith('codegenie.eval._exec.'))\n"
         "assert loaded == ['codegenie.eval._exec.local'], loaded\n"
     )
+
+
+def test_the_confining_head_s_source_is_ascii() -> None:
+    """A plain run passes ``confine.py``'s source on the command line (``python -c``).
+
+    A command line is encoded with the file-system encoding, which is ASCII
+    under ``LC_ALL=C`` without UTF-8 mode: one character beyond ASCII there
+    made every sandboxed run of such a locale an internal error.
+    """
+    source = (SOURCE / "_sandbox" / "confine.py").read_bytes()
+    assert source.isascii(), [
+        number for number, line in enumerate(source.splitlines(), start=1) if not line.isascii()
+    ]

@@ -86,6 +86,8 @@ def test_run_plan_dumps_to_the_plan_document(tmp_path: Path) -> None:
             "rubric",
             "cases",
             "case_ids",
+            "environment",
         }
+        assert entry["environment"] is None  # none declared: the harness's interpreter
     assert plan.model_dump(mode="json") == document == plan.to_json()
     assert plan.model_dump()["manifest"] == bench.manifest.absolute()

@@ -527,7 +527,13 @@ def test_a_candidate_s_pycache_is_left_home_on_the_node_as_on_one_machine(
     """A forged .pyc is never loaded: neither a copy nor a node's tree carries __pycache__."""
     rubric, cases = bench(tmp_path, _token() + IMPORT_RUBRIC, ["c0"])
     specs = [
-        RunSpec.of(rubric, cases[0], _solution(tmp_path, name, forged=forged), sandbox=box.policy)
+        RunSpec.of(
+            rubric,
+            cases[0],
+            # One name for both: the name CANDIDATE_DIR keeps is in the key.
+            _solution(tmp_path / name, "candidate", forged=forged),
+            sandbox=box.policy,
+        )
         for name, forged in (("honest", False), ("forged", True))
     ]
     remote, local = _both(specs, box)
@@ -542,7 +548,13 @@ def test_a_candidate_s_pycache_changes_nothing_its_key_does_not_cover(
 ) -> None:
     rubric, cases = bench(tmp_path, _token() + IMPORT_RUBRIC, ["c0"])
     specs = [
-        RunSpec.of(rubric, cases[0], _solution(tmp_path, name, forged=forged), sandbox=box.policy)
+        RunSpec.of(
+            rubric,
+            cases[0],
+            # One name for both: the name CANDIDATE_DIR keeps is in the key.
+            _solution(tmp_path / name, "candidate", forged=forged),
+            sandbox=box.policy,
+        )
         for name, forged in (("honest", False), ("forged", True))
     ]
     local = LocalExecutor().run(specs, jobs=1, sandbox=box)

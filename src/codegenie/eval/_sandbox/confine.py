@@ -77,7 +77,7 @@ _KEPT_FLAGS = (
 
 
 class SetupError(Exception):
-    """A step of a run's setup failed; the message says which and why (``mount /dev/null: …``)."""
+    """A step of a run's setup failed; the message says which and why (``mount /dev/null: ...``)."""
 
 
 def check(result: int, what: str) -> None:
