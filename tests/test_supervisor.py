@@ -12,7 +12,7 @@ import textwrap
 import threading
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,7 @@ from codegenie.eval._process import procfs
 from codegenie.eval._process.output import Bounds, Output, Sink
 from codegenie.eval._process.supervisor import (
     DRAIN_GRACE,
+    Child,
     Ending,
     NotStarted,
     Usage,
@@ -33,6 +34,7 @@ from codegenie.eval._process.supervisor import (
     undumpable,
 )
 
+from .interrupts import interrupts_inside
 from .observe import gone
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
@@ -289,15 +291,6 @@ def test_a_cancel_event_set_from_another_thread_stops_the_child(tmp_path: Path) 
     assert all(gone(pid) for pid in read_pids(pid_file, 2))
 
 
-@pytest.fixture
-def sigint_default() -> Iterator[None]:
-    """SIGINT raises KeyboardInterrupt in the main thread for this test."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, previous)
-
-
-@pytest.mark.usefixtures("sigint_default")
 def test_keyboard_interrupt_kills_and_reaps_the_tree_then_propagates(tmp_path: Path) -> None:
     """Ctrl-C while watching: the child and its child are killed and reaped, the interrupt raised."""
     pid_file = tmp_path / "pids"
@@ -321,7 +314,7 @@ def test_keyboard_interrupt_kills_and_reaps_the_tree_then_propagates(tmp_path: P
         stdout=Bounds(head=100),
     )
     try:
-        with pytest.raises(KeyboardInterrupt):
+        with interrupts_inside(Child.wait), pytest.raises(KeyboardInterrupt):
             child.wait(120)
     finally:
         thread.join()
