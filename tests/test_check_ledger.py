@@ -244,29 +244,44 @@ def test_grade_finds_a_missing_rubric_before_any_case_runs(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_stops_check_rubrics_within_a_second(tmp_path: Path, signum: int) -> None:
-    """SIGINT, SIGTERM or SIGHUP: check ends within a second, nothing left running, bench unchanged."""
-    hang = "import time\ntime.sleep(600)\n"
+    """SIGINT, SIGTERM or SIGHUP while rubrics run: check ends within a second, nothing
+    left running, bench unchanged."""
+    # Each rubric says it runs by a file in its own candidate copy: warm workers fork
+    # rubrics, so no process names rubric.py on its command line.
+    hang = (
+        "import pathlib, sys, time\npathlib.Path(sys.argv[2], 'running').touch()\ntime.sleep(600)\n"
+    )
     bench = ledger_bench(tmp_path / "b", hang, {f"c{i}": "" for i in range(4)})
     before = tree_digest(bench.base)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
     process = subprocess.Popen(
         [script(), "check", "--rubrics", "--jobs", "2"],
         cwd=bench.base,
+        env={**os.environ, "TMPDIR": str(scratch)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         # As from a terminal: a job started in the background ignores SIGINT, and
         # check would rightly keep ignoring it.
         preexec_fn=_default_signals,  # noqa: PLW1509 - the test process starts no threads here
     )
-    deadline = time.monotonic() + 60
-    rubric = str(bench.root / SLUG / "rubric.py")
-    while not alive_with(rubric, within=0) and time.monotonic() < deadline:
-        time.sleep(0.1)  # until the rubrics run (they sleep ten minutes)
-    process.send_signal(signum)
-    started = time.monotonic()
-    process.communicate(timeout=30)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(scratch.rglob("running")) and time.monotonic() < deadline:
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.05)
+        assert list(scratch.rglob("running")), "no rubric started within two minutes"
+        process.send_signal(signum)
+        started = time.monotonic()
+        process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
     assert time.monotonic() - started < 1.5
     assert process.returncode == 128 + signum
     assert alive_with(str(bench.base)) == []
+    assert alive_with(str(scratch)) == []
     assert tree_digest(bench.base) == before
 
 
