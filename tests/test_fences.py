@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -252,3 +253,59 @@ def test_the_confining_head_s_source_is_ascii() -> None:
     assert source.isascii(), [
         number for number, line in enumerate(source.splitlines(), start=1) if not line.isascii()
     ]
+
+
+# -- the public API: its examples and its test import no private name --------------------
+
+API_DOC = REPO / "docs" / "api.md"
+# The sections that document the public checking, reports and environments modules.
+PUBLIC_SECTIONS = ("Checking", "Reports: reading, comparing, merging", "Environments")
+# The test that runs those examples: it imports nothing of the package, public names aside.
+PUBLIC_API_TESTS = (REPO / "tests" / "test_api_examples.py",)
+
+
+def names_a_private_module(name: str) -> bool:
+    """Whether an imported name reaches a ``codegenie.eval`` module or name that is not public."""
+    parts = name.split(".")
+    return parts[:2] == ["codegenie", "eval"] and any(part.startswith("_") for part in parts[2:])
+
+
+def _api_examples() -> list[tuple[str, str]]:
+    text = API_DOC.read_text(encoding="utf-8")
+    examples = []
+    for title in PUBLIC_SECTIONS:
+        start = text.index(f"\n## {title}\n")
+        end = text.find("\n## ", start + 1)
+        section = text[start : end if end != -1 else len(text)]
+        blocks = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+        examples += [(f"{title} #{number}", block) for number, block in enumerate(blocks, 1)]
+    return examples
+
+
+def test_the_private_module_scanner_sees_private_names() -> None:
+    """The scanner flags a private module, a private name of a public one, and nothing public."""
+    source = (
+        "import codegenie.eval._reports.reader\nfrom codegenie.eval.reports import _read\n"
+        "from codegenie.eval import _json\nfrom codegenie.eval.reports import merge\n"
+        "import codegenie.eval.environments\n"
+    )
+    found = [name for name in imported_names(ast.parse(source)) if names_a_private_module(name)]
+    assert found == [
+        "codegenie.eval._reports.reader",
+        "codegenie.eval.reports._read",
+        "codegenie.eval._json",
+    ]
+
+
+@pytest.mark.parametrize("example", _api_examples(), ids=lambda example: example[0])
+def test_the_public_api_examples_import_no_private_name(example: tuple[str, str]) -> None:
+    """Each example of the public modules' sections of docs/api.md uses public names only."""
+    tree = ast.parse(example[1])
+    assert not [name for name in imported_names(tree) if names_a_private_module(name)]
+
+
+@pytest.mark.parametrize("path", PUBLIC_API_TESTS, ids=lambda p: p.name)
+def test_the_public_api_tests_import_no_private_name(path: Path) -> None:
+    """The test of the public API's examples imports no private module or name of the package."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    assert not [name for name in imported_names(tree) if names_a_private_module(name)]

@@ -40,3 +40,29 @@ def test_load_task_class_stays_in_its_submodule() -> None:
 def test_package_ships_py_typed() -> None:
     """The package carries the PEP 561 marker."""
     assert (Path(codegenie.eval.__file__).parent / "py.typed").is_file()
+
+
+# The public modules of checking, reports and environments: each says its names in __all__.
+PUBLIC_MODULES = ("codegenie.eval.check", "codegenie.eval.reports", "codegenie.eval.environments")
+
+
+def test_the_public_modules_export_what_they_name() -> None:
+    """Each public module's __all__ names each public name once, and each one resolves."""
+    import importlib
+
+    for name in PUBLIC_MODULES:
+        module = importlib.import_module(name)
+        exported = module.__all__
+        assert len(set(exported)) == len(exported), name
+        assert not [n for n in exported if n.startswith("_")], name
+        for exported_name in exported:
+            assert getattr(module, exported_name) is not None, (name, exported_name)
+
+
+def test_the_public_modules_leave_the_package_surface_as_it_is() -> None:
+    """Importing them adds nothing to codegenie.eval.__all__: it stays the nine pinned names."""
+    import importlib
+
+    for name in PUBLIC_MODULES:
+        importlib.import_module(name)
+    assert set(codegenie.eval.__all__) == PINNED

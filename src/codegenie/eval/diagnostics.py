@@ -13,6 +13,7 @@ and ``\n`` in data, plus ``:`` and ``,`` in properties.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -20,6 +21,7 @@ from codegenie.eval._output import escape_control
 
 __all__ = (
     "Diagnostic",
+    "DiagnosticCounts",
     "Severity",
     "escape_control",
     "escape_github_data",
@@ -134,6 +136,28 @@ _RED = "\x1b[31m"
 _YELLOW = "\x1b[33m"
 _CYAN = "\x1b[36m"
 _RESET = "\x1b[0m"
+
+
+class DiagnosticCounts:
+    """What every report of diagnostics counts of them: its errors and its warnings.
+
+    A base of the frozen dataclasses that hold ``diagnostics`` (a check run's
+    report, the document a format renders, a report read back), so that the
+    counts are defined once.
+    """
+
+    __slots__ = ()
+    diagnostics: Sequence[Diagnostic]
+
+    @property
+    def errors(self) -> int:
+        """How many diagnostics are errors."""
+        return sum(d.severity == "error" for d in self.diagnostics)
+
+    @property
+    def warnings(self) -> int:
+        """How many diagnostics are warnings."""
+        return sum(d.severity == "warning" for d in self.diagnostics)
 
 
 def escape_github_data(value: str) -> str:

@@ -166,9 +166,13 @@ def _of_run(
 
 @final
 class SampleResult(_Outcome):
-    """What grading found for one sample of a case, ``sample`` its id (see :class:`_Outcome`)."""
+    """What grading found for one sample of a case, ``sample`` its id (see :class:`_Outcome`).
+
+    A sample is a run: its ``status`` is never ``"missing"``.
+    """
 
     sample: str
+    status: SampleStatus
 
     @classmethod
     def from_rubric(

@@ -88,7 +88,7 @@ def side_of(report: GradeFile) -> Side:
         pass_at_k = {int(k): rate for k, rate in graded.pass_at_k().items()}
     return Side(
         file=report.name,
-        run=None if graded.run is None else graded.run.to_json(),
+        run=graded.run,
         task_class=graded.task_class,
         sampled=graded.sampled,
         bench_digest=report.bench_digest or None,

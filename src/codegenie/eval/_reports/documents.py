@@ -19,6 +19,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, final
 
+from codegenie.eval.diagnostics import DiagnosticCounts
+
 if TYPE_CHECKING:
     from codegenie.eval._stats.compare import Interval
     from codegenie.eval.check import CheckReport
@@ -63,7 +65,7 @@ class Proof:
 
 @final
 @dataclass(frozen=True, slots=True)
-class CheckDocument:
+class CheckDocument(DiagnosticCounts):
     """A ``check`` report as the formats render it.
 
     ``summary`` is the line text and GitHub output add on stderr. ``merged``
@@ -104,16 +106,6 @@ class CheckDocument:
             proof=proof,
             environments=report.environments,
         )
-
-    @property
-    def errors(self) -> int:
-        """How many diagnostics are errors."""
-        return sum(d.severity == "error" for d in self.diagnostics)
-
-    @property
-    def warnings(self) -> int:
-        """How many diagnostics are warnings."""
-        return sum(d.severity == "warning" for d in self.diagnostics)
 
     def to_json(self) -> dict[str, Any]:
         """Return the documented JSON shape (``check --format json``, ``merge`` of checks)."""
@@ -290,13 +282,13 @@ class Outcome:
 class Side:
     """One of the two reports, as compared: where it came from and each case's outcome.
 
-    ``file`` is the name it was given by; ``run`` the report's ``run`` object
+    ``file`` is the name it was given by; ``run`` the report's identity
     (``None`` for a report without one); ``outcomes`` map each case id to its
     outcome, in case-id order; ``pass_at_k`` maps k to the report's pass@k.
     """
 
     file: str
-    run: Mapping[str, Any] | None
+    run: RunInfo | None
     task_class: str
     sampled: bool
     bench_digest: str | None
@@ -317,7 +309,7 @@ class Side:
         """Return the document's ``base`` or ``new`` object."""
         return {
             "file": self.file,
-            "run": None if self.run is None else dict(self.run),
+            "run": None if self.run is None else self.run.to_json(),
             "task_class": self.task_class,
             "sampled": self.sampled,
             "total": self.total,

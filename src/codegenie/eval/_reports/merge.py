@@ -25,7 +25,7 @@ from codegenie.eval._paths import fs_path
 from codegenie.eval._reports.documents import CheckDocument, GradeDocument, Proof
 from codegenie.eval._reports.reader import CheckFile, GradeFile, ReportFile
 from codegenie.eval._sandbox.choices import ProviderName, least_contained
-from codegenie.eval.grading import GradeReport, RunInfo
+from codegenie.eval.grading import RunInfo
 
 __all__ = ("MergeRefused", "merge_reports")
 
@@ -155,16 +155,17 @@ def _merge_grade(reports: Sequence[GradeFile]) -> tuple[GradeDocument, list[str]
     first = graded[0]
     kept = [report.ks for report in reports if report.ks is not None]
     ks = tuple(sorted(set.intersection(*map(set, kept)))) if kept else ()
-    whole = GradeReport(
-        task_class=first.task_class,
-        results=tuple(results),
-        sandbox=sandbox,
-        reused=sum(report.reused for report in graded),
-        sampled=first.sampled,
-        pass_at=ks or None,
-        fail_under=first.fail_under,
-        run=_merged_run(runs, sandbox),
-        environment=first.environment,
+    # Every other field is the first shard's, as every shard's is the same (or refused above):
+    # a field a report gains is merged without a line here unless the shards' values differ.
+    whole = first.model_copy(
+        update={
+            "results": tuple(results),
+            "sandbox": sandbox,
+            "reused": sum(report.reused for report in graded),
+            "ledger": None,  # how each shard's store answered is no figure of the whole
+            "pass_at": ks or None,
+            "run": _merged_run(runs, sandbox),
+        }
     )
     manifest = reports[0].manifest
     merged = GradeDocument(

@@ -22,7 +22,12 @@ What is refused, in this order (each stage only when the one before passed):
    out of its range (a score outside 0..1, a negative time, a sample
    ``missing``), a result or sample with a key no report has (keys this
    version does not know at the top level are passed over: a later
-   version's report still reads);
+   version's report still reads). The keys and their types are the
+   writer's own models' fields (:class:`~codegenie.eval.grading.GradeReport`,
+   ``GradeResult``, ``SampleResult``, :class:`~codegenie.eval.diagnostics.Diagnostic`),
+   from which the documents read here are derived: this module adds only
+   the ranges, the figures and what a shard carries, so a field added to a
+   model is read, checked and carried through without an edit here;
 4. the figures: everything a report derives from its results is computed
    again from them (each sampled case's status, score, reason, times and
    sample counts from its samples; ``passed``, ``total``, ``counts``,
@@ -37,25 +42,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
-from typing import Any, Final, Literal, TypeVar, final
+from typing import Annotated, Any, Final, Literal, TypeVar, final, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from codegenie.eval._json import Bounds, JsonRefused, json_path, load_bounded
 from codegenie.eval._paths import FileRefused, read_regular_file
 from codegenie.eval._sandbox.choices import least_contained
-from codegenie.eval.diagnostics import Diagnostic
+from codegenie.eval.diagnostics import Diagnostic, DiagnosticCounts
 from codegenie.eval.errors import ReportProblem, ReportsInvalid
 from codegenie.eval.grading import (
-    EnvironmentInfo,
     GradeReport,
     GradeResult,
     GradeStatus,
-    RunInfo,
     SampleResult,
-    SampleStatus,
 )
 
 __all__ = (
@@ -94,46 +96,76 @@ class _Open(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore", strict=True, allow_inf_nan=False)
 
 
-_Seconds = float | None
-_Fraction = float
+# What the reader adds to the writer's fields: the ranges a report's values keep. Each field
+# itself (its name, type and default) is the writer's own (:mod:`codegenie.eval.grading`): a
+# field added there is read, checked and carried through here without a line of this module.
+_AT_LEAST_0: Final = Field(ge=0)
+_RANGES: Final[Mapping[str, Any]] = {
+    "case": Field(min_length=1),
+    "score": Field(ge=0, le=1),
+    "duration_s": _AT_LEAST_0,
+    "wall_s": _AT_LEAST_0,
+    "cpu_s": _AT_LEAST_0,
+    "peak_memory_mib": _AT_LEAST_0,
+}
 
 
-class _OutcomeDoc(_Closed):
-    score: float | None = Field(None, ge=0, le=1)
-    reason: str | None = None
-    duration_s: _Seconds = Field(None, ge=0)
-    wall_s: _Seconds = Field(None, ge=0)
-    cpu_s: _Seconds = Field(None, ge=0)
-    peak_memory_mib: float | None = Field(None, ge=0)
-    limit: str | None = None
-    stderr_tail: str | None = None
-    traceback: str | None = None
-    verdict: dict[str, Any] | None = None
-    candidate_digest: str | None = None
-    reused: bool = False
-    node: str | None = None
-
-    def outcome(self) -> dict[str, Any]:
-        """Return the outcome's fields, as ``GradeResult`` and ``SampleResult`` take them."""
-        fields = self.__dict__
-        return {name: fields[name] for name in _OUTCOME_FIELDS}
+def _written(model: type[Any]) -> dict[str, tuple[Any, Any]]:
+    """Return each field of ``model`` (a pydantic model or a dataclass): its type and default."""
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return {
+            name: (info.annotation, ... if info.is_required() else info.get_default())
+            for name, info in model.model_fields.items()
+        }
+    hints = get_type_hints(model)
+    return {
+        field.name: (hints[field.name], ... if field.default is MISSING else field.default)
+        for field in fields(model)
+    }
 
 
-_OUTCOME_FIELDS: Final = tuple(_OutcomeDoc.model_fields)
+def _document(
+    model: type[Any],
+    *,
+    base: type[BaseModel] = _Closed,
+    ranges: Mapping[str, Any] = _RANGES,
+    replaced: Mapping[str, tuple[Any, Any] | None] | None = None,
+    added: Mapping[str, tuple[Any, Any]] | None = None,
+) -> type[BaseModel]:
+    """Return the model of ``model`` as a report writes it: its fields, each in its range.
+
+    ``replaced`` gives a field another type (a nested part's own document,
+    a figure the report may leave out) or, as ``None``, drops it (a field
+    the writer does not write); ``added`` are keys the document holds beside
+    the model's fields (figures computed from them, which are checked).
+    """
+    replaced = replaced or {}
+    document: dict[str, Any] = {}
+    for name, (annotation, default) in _written(model).items():
+        if name in replaced:
+            if replaced[name] is not None:
+                document[name] = replaced[name]
+            continue
+        ranged = Annotated[annotation, ranges[name]] if name in ranges else annotation
+        document[name] = (ranged, default)
+    document.update(added or {})
+    return create_model(f"_{model.__name__}Document", __base__=base, **document)
 
 
-class _SampleDoc(_OutcomeDoc):
-    sample: str
-    status: SampleStatus
-
-
-class _ResultDoc(_OutcomeDoc):
-    case: str = Field(min_length=1)
-    status: GradeStatus
-    tags: tuple[str, ...] = ()
-    samples_total: int | None = Field(None, ge=0)
-    samples_passed: int | None = Field(None, ge=0)
-    samples: tuple[_SampleDoc, ...] | None = None
+# A result's sample counts are figures computed from its samples: a report may leave them out.
+_COUNTED: Final = {
+    "samples_total": (int | None, Field(None, ge=0)),
+    "samples_passed": (int | None, Field(None, ge=0)),
+}
+_SampleDoc: Final = _document(SampleResult)
+_ResultDoc: Final = _document(
+    GradeResult,
+    replaced={"samples": (tuple[_SampleDoc, ...] | None, None)},  # type: ignore[valid-type]
+    added=_COUNTED,
+)
+# The fields of a result that are the report's own, not figures computed from them.
+_RESULT_FIELDS: Final = frozenset(GradeResult.model_fields) - {"samples"}
+_SAMPLE_FIELDS: Final = frozenset(SampleResult.model_fields)
 
 
 class _ShardDoc(_Closed):
@@ -154,36 +186,47 @@ class _Proved(_Open):
     merged: int | None = Field(None, ge=1)
 
 
-class _GradeDoc(_Proved):
-    task_class: str = Field(min_length=1)
-    results: tuple[_ResultDoc, ...]
-    sandbox: str = "bwrap"
-    reused: int = Field(0, ge=0)
-    run: RunInfo | None = None
-    environment: EnvironmentInfo | None = None
-    passed: int | None = None
-    total: int | None = None
-    counts: dict[GradeStatus, int] | None = None
-    ok: bool | None = None
-    mean_score: float | None = None
-    sampled: bool | None = None
-    pass_at_k: dict[str, float | None] | None = None
-    fail_under: float | None = Field(None, ge=0, le=1)
-    manifest: str | None = None
-    case_files: dict[str, str] = Field(default_factory=dict)
-    cases: tuple[str, ...] | None = None
+# A grade report: the report's fields (those it writes), its figures, and what a shard carries.
+_GradeDoc: Final = _document(
+    GradeReport,
+    base=_Proved,
+    ranges={
+        **_RANGES,
+        "task_class": Field(min_length=1),
+        "reused": _AT_LEAST_0,
+        "fail_under": Field(ge=0, le=1),
+    },
+    replaced={
+        "results": (tuple[_ResultDoc, ...], ...),  # type: ignore[valid-type]
+        # A provider this version does not know reads as the least contained.
+        "sandbox": (str, "bwrap"),
+        "sampled": (bool | None, None),  # a figure: computed when left out
+        "pass_at": None,  # written as pass_at_k's keys
+        "stopped": None,  # not written
+    },
+    added={
+        "passed": (int | None, None),
+        "total": (int | None, None),
+        "counts": (dict[GradeStatus, int] | None, None),
+        "ok": (bool | None, None),
+        "mean_score": (float | None, None),
+        "pass_at_k": (dict[str, float | None] | None, None),
+        "manifest": (str | None, None),
+        "case_files": (dict[str, str], Field(default_factory=dict)),
+        "cases": (tuple[str, ...] | None, None),
+    },
+)
+# The fields of a report that are carried from the document as they are.
+_REPORT_FIELDS: Final = frozenset(GradeReport.model_fields) - {
+    "results",
+    "sandbox",
+    "sampled",
+    "pass_at",
+    "stopped",
+}
 
 
-class _DiagnosticDoc(_Closed):
-    code: str
-    severity: Literal["error", "warning"]
-    message: str
-    file: str | None = None
-    line: int | None = Field(None, ge=1)
-    column: int | None = Field(None, ge=1)
-    slug: str | None = None
-    hint: str | None = None
-    traceback: str | None = None
+_DiagnosticDoc: Final = _document(Diagnostic, ranges={"line": Field(ge=1), "column": Field(ge=1)})
 
 
 class _CheckDoc(_Proved):
@@ -193,7 +236,7 @@ class _CheckDoc(_Proved):
     declared: int | None = Field(None, ge=0)
     errors: int | None = None
     warnings: int | None = None
-    diagnostics: tuple[_DiagnosticDoc, ...]
+    diagnostics: tuple[_DiagnosticDoc, ...]  # type: ignore[valid-type]
     strict: bool = False
     task_classes: tuple[str, ...] = ()
 
@@ -230,7 +273,7 @@ class GradeFile:
 
 @final
 @dataclass(frozen=True, slots=True)
-class CheckFile:
+class CheckFile(DiagnosticCounts):
     """A ``check`` report as read: its diagnostics typed, its counts and verdict computed from them.
 
     ``errors`` and ``warnings`` count the diagnostics; ``ok`` is the
@@ -250,16 +293,6 @@ class CheckFile:
     bench_digest: str | None
     shard: tuple[int, int] | None
     merged: int | None
-
-    @property
-    def errors(self) -> int:
-        """How many diagnostics are errors."""
-        return sum(d.severity == "error" for d in self.diagnostics)
-
-    @property
-    def warnings(self) -> int:
-        """How many diagnostics are warnings."""
-        return sum(d.severity == "warning" for d in self.diagnostics)
 
 
 #: Either report, as read.
@@ -378,7 +411,7 @@ def _check(name: str, text: str) -> CheckFile:
         manifest=doc.manifest,
         checked=doc.checked,
         declared=doc.checked if doc.declared is None else doc.declared,
-        diagnostics=tuple(Diagnostic(**d.model_dump()) for d in doc.diagnostics),
+        diagnostics=tuple(Diagnostic(**dict(d)) for d in doc.diagnostics),
         strict=doc.strict,
         task_classes=doc.task_classes,
         bench_digest=doc.bench_digest,
@@ -437,20 +470,21 @@ def _ks(
 
 def _grade(name: str, text: str) -> GradeFile:
     doc = _validated(_GradeDoc, name, text)
-    ks, found = _ks(doc.pass_at_k)
+    given: dict[str, Any] = doc.__dict__
+    ks, found = _ks(given["pass_at_k"])
     results = []
     seen: set[str] = set()
-    for at, given in enumerate(doc.results):
-        result, problems = _result(given)
+    for at, part in enumerate(given["results"]):
+        result, problems = _result(part.__dict__)
         results.append(result)
         found += [(json_path(("results", at, *where)), said) for where, said in problems]
-        if given.case in seen:
+        if result.case in seen:
             found.append(
-                (json_path(("results", at, "case")), f"{given.case!r} has a result already")
+                (json_path(("results", at, "case")), f"{result.case!r} has a result already")
             )
-        seen.add(given.case)
+        seen.add(result.case)
     has_samples = {result.samples is not None for result in results}
-    sampled = doc.sampled if doc.sampled is not None else has_samples == {True}
+    sampled = given["sampled"] if given["sampled"] is not None else has_samples == {True}
     if len(has_samples) > 1:
         found.append(
             ("results", f"mixes cases graded from samples and from one candidate each; {_UNEDITED}")
@@ -459,17 +493,13 @@ def _grade(name: str, text: str) -> GradeFile:
         computed = "every result has samples" if sampled is False else "no result has samples"
         found.append(("sampled", _contradicts(sampled, computed)))
     report = GradeReport(
-        task_class=doc.task_class,
         results=tuple(results),
-        sandbox=least_contained([doc.sandbox]),
-        reused=doc.reused,
+        sandbox=least_contained([given["sandbox"]]),
         sampled=sampled,
         pass_at=ks or None,
-        fail_under=doc.fail_under,
-        run=doc.run,
-        environment=doc.environment,
+        **{key: given[key] for key in _REPORT_FIELDS},
     )
-    found += _figures(doc, report)
+    found += _figures(given, doc.model_fields_set, report)
     if found:
         raise _refused(name, found)
     return GradeFile(
@@ -477,12 +507,12 @@ def _grade(name: str, text: str) -> GradeFile:
         name=name,
         report=report,
         ks=ks,
-        manifest=doc.manifest,
-        case_files=dict(doc.case_files),
-        cases=doc.cases,
-        bench_digest=doc.bench_digest,
-        shard=_shard(doc.shard),
-        merged=doc.merged,
+        manifest=given["manifest"],
+        case_files=dict(given["case_files"]),
+        cases=given["cases"],
+        bench_digest=given["bench_digest"],
+        shard=_shard(given["shard"]),
+        merged=given["merged"],
     )
 
 
@@ -492,25 +522,26 @@ _SUMMED: Final = tuple(
 )
 
 
-def _result(given: _ResultDoc) -> tuple[GradeResult, list[tuple[tuple[str | int, ...], str]]]:
+def _result(
+    given: Mapping[str, Any],
+) -> tuple[GradeResult, list[tuple[tuple[str | int, ...], str]]]:
     """Return one result typed, and each figure of it its samples contradict (path, message)."""
     found: list[tuple[tuple[str | int, ...], str]] = []
     samples = None
-    if given.samples is not None:
+    if given["samples"] is not None:
         seen: set[str] = set()
-        for at, sample in enumerate(given.samples):
+        samples = tuple(
+            SampleResult(**{key: part.__dict__[key] for key in _SAMPLE_FIELDS})
+            for part in given["samples"]
+        )
+        for at, sample in enumerate(samples):
             if sample.sample in seen:
                 said = f"{sample.sample!r} is the id of an earlier sample too"
                 found.append((("samples", at, "sample"), said))
             seen.add(sample.sample)
-        samples = tuple(
-            SampleResult(sample=s.sample, status=s.status, **s.outcome()) for s in given.samples
-        )
-    result = GradeResult(
-        case=given.case, status=given.status, tags=given.tags, samples=samples, **given.outcome()
-    )
+    result = GradeResult(samples=samples, **{key: given[key] for key in _RESULT_FIELDS})
     if samples is not None:
-        computed = GradeResult.of_samples(given.case, samples, tags=given.tags)
+        computed = GradeResult.of_samples(result.case, samples, tags=result.tags)
         for key in _SUMMED:
             value, derived = getattr(result, key), getattr(computed, key)
             if not _same(value, derived):
@@ -520,7 +551,7 @@ def _result(given: _ResultDoc) -> tuple[GradeResult, list[tuple[tuple[str | int,
         ("samples_total", result.samples_total),
         ("samples_passed", result.samples_passed),
     ):
-        said_count = getattr(given, key)
+        said_count = given[key]
         if said_count is not None and said_count != computed_count:
             what = "samples" if samples is not None else "status"
             found.append(
@@ -544,8 +575,8 @@ def _same(said: object, computed: object) -> bool:
     return said == computed
 
 
-def _figures(doc: _GradeDoc, report: GradeReport) -> list[tuple[str, str]]:
-    """Each figure of the document that its results do not give (path, message)."""
+def _figures(doc: Mapping[str, Any], given: set[str], report: GradeReport) -> list[tuple[str, str]]:
+    """Each figure of the document (its keys ``given``) that its results do not give."""
     found = []
     figures: dict[str, object] = {
         "passed": report.passed,
@@ -554,19 +585,17 @@ def _figures(doc: _GradeDoc, report: GradeReport) -> list[tuple[str, str]]:
         "mean_score": report.mean_score,
     }
     for key, computed in figures.items():
-        if key in doc.model_fields_set and not _same(getattr(doc, key), computed):
-            found.append(
-                (key, _contradicts(getattr(doc, key), f"its results give {_json(computed)}"))
-            )
-    if doc.counts is not None:
+        if key in given and not _same(doc[key], computed):
+            found.append((key, _contradicts(doc[key], f"its results give {_json(computed)}")))
+    if doc["counts"] is not None:
         for status, computed_count in report.counts().items():
-            said = doc.counts.get(status)
+            said = doc["counts"].get(status)
             if said != computed_count:
                 where = json_path(("counts", status))
                 found.append((where, _contradicts(said, f"its results give {computed_count}")))
-    if doc.pass_at_k is not None:
+    if doc["pass_at_k"] is not None:
         computed_rates = report.pass_at_k()
-        for key, said_rate in doc.pass_at_k.items():
+        for key, said_rate in doc["pass_at_k"].items():
             if key not in computed_rates:  # not a k: said already
                 continue
             rate = computed_rates[key]

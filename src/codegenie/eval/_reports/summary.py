@@ -107,7 +107,7 @@ def compare_summary(report: CompareDocument) -> str:
         "| --- | --- | --- | ---: | ---: | --- |",
     ]
     for label, side in (("base", report.base), ("new", report.new)):
-        name = side.run.get("name") if side.run is not None else None
+        name = side.run.name if side.run is not None else None
         run = _cell(name) if isinstance(name, str) else ""
         sampling = "sampled" if side.sampled else "one a case"
         lines.append(

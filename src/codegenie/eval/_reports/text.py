@@ -183,7 +183,7 @@ def regressions_phrase(report: CompareDocument) -> str:
 
 
 def _side_line(label: str, side: Side) -> str:
-    name = side.run.get("name") if side.run is not None else None
+    name = side.run.name if side.run is not None else None
     run = f" (run {escape_control(name)})" if isinstance(name, str) and name else ""
     sampling = "sampled" if side.sampled else "one sample a case"
     return f"{label}{escape_control(side.file)}{run}: {side.passed}/{side.total} passed, {sampling}"

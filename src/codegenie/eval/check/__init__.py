@@ -25,7 +25,7 @@ from codegenie.eval.check.options import DEFAULT_TIMEOUT, CheckOptions, RubricCh
 from codegenie.eval.check.static import ImportTarget, check_static
 from codegenie.eval.check.workers import Outcome, import_all
 from codegenie.eval.codes import CODES, Code, diagnostic
-from codegenie.eval.diagnostics import Diagnostic
+from codegenie.eval.diagnostics import Diagnostic, DiagnosticCounts
 from codegenie.eval.errors import EvalError
 from codegenie.eval.models import PlannedEnvironment
 from codegenie.eval.naming import closest, slug_to_identifier
@@ -58,7 +58,7 @@ __all__ = (
 
 
 @dataclass(frozen=True, slots=True)
-class CheckReport:
+class CheckReport(DiagnosticCounts):
     """The outcome of one check run.
 
     ``checked`` counts the task classes that were checked, ``declared`` those
@@ -81,16 +81,6 @@ class CheckReport:
     rubrics: GoldenReport | None = None
     task_classes: tuple[str, ...] = ()
     environments: Mapping[str, PlannedEnvironment] = field(default_factory=dict)
-
-    @property
-    def errors(self) -> int:
-        """Return how many diagnostics are errors."""
-        return sum(d.severity == "error" for d in self.diagnostics)
-
-    @property
-    def warnings(self) -> int:
-        """Return how many diagnostics are warnings."""
-        return sum(d.severity == "warning" for d in self.diagnostics)
 
     def ok(self, *, strict: bool = False) -> bool:
         """Whether the bench passes: a readable manifest, no errors (strict: no warnings either)."""

@@ -19,7 +19,6 @@ from codegenie.eval._output import escape_control
 from codegenie.eval.cli._base import Command, Output, UsageError, load_manifest
 
 if TYPE_CHECKING:
-    from codegenie.eval._env.spec import EnvironmentSpec
     from codegenie.eval._manifest.model import BenchManifest
 
 __all__ = ("COMMAND",)
@@ -39,19 +38,6 @@ def run(args: argparse.Namespace, out: Output) -> int:
     return _prune(manifest, out)
 
 
-def _declared(manifest: BenchManifest) -> list[tuple[str, EnvironmentSpec]]:
-    """Each task class that declares an environment, and its spec (in manifest order)."""
-    from codegenie.eval._env.declared import declared_spec  # noqa: PLC0415 - start-up: only this command pays for it
-
-    found = []
-    for slug in manifest.slugs():
-        entry = manifest.entry(slug)
-        spec = declared_spec(manifest.path.parent, entry.environment, entry.python, task_class=slug)
-        if spec is not None:
-            found.append((slug, spec))
-    return found
-
-
 def _size(size: int) -> str:
     amount = float(size)
     for unit in ("B", "kB", "MB", "GB"):
@@ -62,40 +48,21 @@ def _size(size: int) -> str:
 
 
 def _build(manifest: BenchManifest, slugs: list[str], out: Output) -> int:
-    from codegenie.eval._env.declared import ready_environment  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._env.spec import short_digest  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval.errors import InvalidTaskClassName  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval.naming import slug_problem  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.environments import build_environments  # noqa: PLC0415 - start-up: only this command pays for it
 
-    for slug in slugs:
-        # Before anything is built: a slug that breaks the rules (exit 1, as in every command),
-        # then one not declared (TaskClassNotFound); both with the declared slugs close to it.
-        reason = slug_problem(slug)
-        if reason is not None:
-            raise InvalidTaskClassName(slug, reason)
-        manifest.entry(slug)
-    declared = dict(_declared(manifest))
-    chosen = slugs or list(declared)
+    def progress(_slug: str, line: str) -> None:
+        if not out.quiet:
+            out.stderr.write(f"codegenie-bench: {escape_control(line)}\n")
+
+    def undeclared(slug: str) -> None:
+        out.note(f"{slug} declares no environment: its rubric runs in yours")
+
     rows: list[dict[str, Any]] = []
     lines: list[str] = []
-
-    built: set[str] = set()  # the task classes whose environment a build was started for
-
-    for slug in chosen:
-
-        def progress(line: str, slug: str = slug) -> None:
-            built.add(slug)
-            if not out.quiet:
-                out.stderr.write(f"codegenie-bench: {escape_control(line)}\n")
-
-        spec = declared.get(slug)
-        if spec is None:
-            out.note(f"{slug} declares no environment: its rubric runs in yours")
-            continue
-        environment = ready_environment(
-            spec, task_class=slug, manifest=manifest.path, build=True, progress=progress
-        )
-        state = "built" if slug in built else "kept"
+    for ready in build_environments(manifest, slugs, progress=progress, on_undeclared=undeclared):
+        environment, slug = ready.environment, ready.task_class
+        state = "built" if ready.built else "kept"
         rows.append(
             {
                 "task_class": slug,
@@ -115,51 +82,41 @@ def _build(manifest: BenchManifest, slugs: list[str], out: Output) -> int:
 
 
 def _list(manifest: BenchManifest, out: Output) -> int:
-    from codegenie.eval._env.python import find_python  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._env.spec import short_digest  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval._env.store import Inspected, environments_dir, inspect_environment  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.environments import declared_environments, environments_dir  # noqa: PLC0415 - start-up: only this command pays for it
 
     rows: list[dict[str, Any]] = []
     lines: list[str] = []
-    for slug, spec in _declared(manifest):
-        python = find_python(spec.python)
-        digest = None if python is None else spec.digest(python)
-        found = Inspected(None) if digest is None else inspect_environment(digest)
-        environment = found.environment
-        requirements = None if spec.requirements is None else str(spec.requirements)
+    for declared in declared_environments(manifest):
+        slug, digest, environment = declared.task_class, declared.digest, declared.environment
+        requirements = None if declared.requirements is None else str(declared.requirements)
         rows.append(
             {
                 "task_class": slug,
                 "requirements": requirements,
-                "python_request": spec.python,
-                "python": None if python is None else python.version,
+                "python_request": declared.python_request,
+                "python": declared.python,
                 "digest": digest,
                 "built": environment is not None,
-                "state": (
-                    "built"
-                    if environment is not None
-                    else "not built"
-                    if found.damage is None
-                    else "damaged"
-                ),
-                "damage": found.damage,
+                "state": declared.state,
+                "damage": declared.damage,
                 "size": None if environment is None else environment.size,
                 "path": None if environment is None else str(environment.path),
             }
         )
-        if python is None:
-            state = f"Python {spec.python} not found on this machine"
-        elif found.damage is not None:
+        if declared.python is None:
+            state = f"Python {declared.python_request} not found on this machine"
+        elif declared.damage is not None:
             state = (
-                f"{short_digest(digest or '')}  Python {python.version}  damaged: "
-                f"{escape_control(found.damage)} "
+                f"{short_digest(digest or '')}  Python {declared.python}  damaged: "
+                f"{escape_control(declared.damage)} "
                 f"(`env build {escape_control(slug)}` builds it again)"
             )
         elif environment is None:
-            state = f"{short_digest(digest or '')}  Python {python.version}  not built"
+            state = f"{short_digest(digest or '')}  Python {declared.python}  not built"
         else:
             size = _size(environment.size)
-            state = f"{short_digest(environment.digest)}  Python {python.version}  built, {size}"
+            state = f"{short_digest(environment.digest)}  Python {declared.python}  built, {size}"
         lines.append(f"{escape_control(slug)}  {state}")
     if not rows:
         lines.append("no task class declares an environment")
@@ -170,14 +127,10 @@ def _list(manifest: BenchManifest, out: Output) -> int:
 
 
 def _prune(manifest: BenchManifest, out: Output) -> int:
-    from codegenie.eval._env.python import find_python  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval._env.store import prune  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.environments import declared_environments  # noqa: PLC0415 - start-up: only this command pays for it
 
-    keep = set()
-    for _slug, spec in _declared(manifest):
-        python = find_python(spec.python)
-        if python is not None:
-            keep.add(spec.digest(python))
+    keep = {d.digest for d in declared_environments(manifest) if d.digest is not None}
     removed = prune(keep)
     lines = [f"removed {escape_control(str(path))}" for path in removed]
     lines.append(f"{len(removed)} removed, {len(keep)} kept (named by {manifest.path.name})")
