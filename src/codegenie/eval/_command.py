@@ -155,8 +155,12 @@ class RubricCommand:
         for word in self.words:
             if word == "{python}":
                 argv += [python, *PYTHON_FLAGS]
-                continue
-            argv.append(_PART.sub(lambda found: _replaced(found, values), word))
+            elif "{" not in word and "}" not in word:  # the common words, at a run's start
+                argv.append(word)
+            elif word[1:-1] in values and word[0] == "{" and word[-1] == "}":
+                argv.append(values[word[1:-1]])
+            else:
+                argv.append(_PART.sub(lambda found: _replaced(found, values), word))
         return argv
 
     def shown(self) -> str:
