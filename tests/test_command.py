@@ -33,9 +33,16 @@ def test_the_default_command_is_the_rubric_protocol_s() -> None:
 
 
 def test_a_shell_command_renders_its_words_with_the_copies() -> None:
-    command = RubricCommand(("sh", "{rubric}", "--case={case}", "{candidate}", "{{x}}"))
-    assert command.render(**PATHS) == ["sh", "/tc/rubric.py", "--case=/w/c", "/w/d", "{x}"]
-    assert command.shown() == "sh {rubric} --case={case} {candidate} {{x}}"
+    command = RubricCommand(("sh", "{rubric}", "--case={case}", "{candidate}", "{{x}}", "{{case}}"))
+    assert command.render(**PATHS) == [
+        "sh",
+        "/tc/rubric.py",
+        "--case=/w/c",
+        "/w/d",
+        "{x}",
+        "{case}",
+    ]
+    assert command.shown() == "sh {rubric} --case={case} {candidate} {{x}} {{case}}"
 
 
 @pytest.mark.parametrize(
