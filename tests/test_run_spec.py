@@ -11,8 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from codegenie.eval._command import RubricCommand
 from codegenie.eval._env.spec import EnvironmentSpec
+from codegenie.eval._run.environment import HOST_ROOT, RunEnvironment
 from codegenie.eval._run.spec import RunSpec, TreeRef
 from codegenie.eval._sandbox.limits import LIMIT_FIELDS, Limits
 from codegenie.eval._sandbox.packages import installed
@@ -48,6 +52,13 @@ def spec_in(root: Path) -> RunSpec:
     return RunSpec.of(tc / "rubric.py", case, root / "candidate", sandbox="bwrap/2").read()
 
 
+def with_interpreter(spec: RunSpec, interpreter: Interpreter) -> RunSpec:
+    """``spec`` with ``interpreter`` in its environment, nothing else changed."""
+    return dataclasses.replace(
+        spec, environment=dataclasses.replace(spec.environment, interpreter=interpreter)
+    )
+
+
 def other(ref: TreeRef) -> TreeRef:
     return TreeRef(ref.path, "0" * 64)
 
@@ -64,8 +75,11 @@ CHANGES: dict[str, Callable[[RunSpec], RunSpec]] = {
     "case_id": lambda s: dataclasses.replace(s, case_id="two"),
     "case": lambda s: dataclasses.replace(s, case=other(s.case)),
     "candidate": lambda s: dataclasses.replace(s, candidate=other(s.candidate)),
-    "interpreter": lambda s: dataclasses.replace(
-        s, interpreter=dataclasses.replace(s.interpreter, version=s.interpreter.version + "+")
+    "command": lambda s: dataclasses.replace(
+        s, command=RubricCommand(("sh", "{rubric}", "{case}", "{candidate}"))
+    ),
+    "environment": lambda s: with_interpreter(
+        s, dataclasses.replace(s.interpreter, version=s.interpreter.version + "+")
     ),
     "limits": lambda s: dataclasses.replace(s, limits=Limits(memory=256)),
     "timeout": lambda s: dataclasses.replace(s, timeout=s.timeout + 1),
@@ -73,10 +87,10 @@ CHANGES: dict[str, Callable[[RunSpec], RunSpec]] = {
 }
 
 
-# Fields the key covers through another: the declaration of the task class's environment
-# is keyed by its interpreter, whose packages name the environment's digest (a digest of
-# the declaration's bytes, its Python and its uv) and what was installed.
-COVERED_ELSEWHERE = {"environment"}
+# Fields the key covers through another (none: the declaration of the task class's
+# environment, a part of ``environment``, is keyed by its interpreter, whose packages name
+# the environment's digest and what was installed).
+COVERED_ELSEWHERE: set[str] = set()
 
 
 def test_every_field_of_the_spec_has_a_change_that_the_key_sees() -> None:
@@ -91,10 +105,17 @@ def test_the_environment_s_declaration_is_keyed_by_its_interpreter_alone(tmp_pat
     spec = spec_in(tmp_path)
     declared = EnvironmentSpec(Path("/a/envs/np.txt"), b"numpy==2.1\n", "3.12")
     moved = EnvironmentSpec(Path("/node/requirements-1.txt"), b"numpy==2.1\n", "3.12")
-    with_env = dataclasses.replace(spec, environment=declared)
-    assert dataclasses.replace(spec, environment=moved).key() == with_env.key()
-    rebuilt = dataclasses.replace(
-        with_env, interpreter=dataclasses.replace(spec.interpreter, packages="environment other")
+    with_env = dataclasses.replace(
+        spec, environment=dataclasses.replace(spec.environment, declared=declared)
+    )
+    assert (
+        dataclasses.replace(
+            spec, environment=dataclasses.replace(spec.environment, declared=moved)
+        ).key()
+        == with_env.key()
+    )
+    rebuilt = with_interpreter(
+        with_env, dataclasses.replace(spec.interpreter, packages="environment other")
     )
     assert rebuilt.key() != with_env.key()
 
@@ -131,7 +152,7 @@ def test_the_interpreter_that_runs_is_in_the_key_but_not_where_it_lies(
         changed = dataclasses.replace(python, packages="f" * 32)
     else:
         changed = dataclasses.replace(python, executable=Path("/elsewhere/python"), prefixes=())
-    key = dataclasses.replace(spec, interpreter=changed).key()
+    key = with_interpreter(spec, changed).key()
     assert (key == spec.key()) == (part == "executable-and-prefixes")
 
 
@@ -286,9 +307,8 @@ def test_an_editable_source_beyond_its_bounds_leaves_runs_unkeyed(
         (src / f"m{index}.py").write_text("\n")
     monkeypatch.setattr(packages, "_SOURCE_BOUNDS", TreeBounds(entries=2))
     assert installed([str(site)]).digest == packages.UNKEYED
-    spec = dataclasses.replace(
-        spec_in(tmp_path),
-        interpreter=dataclasses.replace(Interpreter.current(), packages=packages.UNKEYED),
+    spec = with_interpreter(
+        spec_in(tmp_path), dataclasses.replace(Interpreter.current(), packages=packages.UNKEYED)
     )
     assert spec.read().key() is None
 
@@ -322,4 +342,73 @@ def test_what_changed_between_two_interpreters_is_said_in_words(
     assert changes(documents[0], documents[1]) == said
     assert changes(documents[0], {**documents[0], "python": "3.12.1 (main) cpython-312"}) == [
         "python 3.11.7 to 3.12.1"
+    ]
+
+
+SHELL = RubricCommand(("sh", "{rubric}", "{case}", "{candidate}"))
+
+
+def test_a_spec_runs_the_rubric_protocol_s_command_on_the_host_unless_told(
+    tmp_path: Path,
+) -> None:
+    """The default spec's command is today's ``python -B RUBRIC CASE CANDIDATE``, on ``/``."""
+    spec = spec_in(tmp_path)
+    assert spec.command == RubricCommand()
+    assert spec.environment == RunEnvironment(Interpreter.current(), None, HOST_ROOT)
+    assert spec.interpreter is spec.environment.interpreter
+    argv = spec.command.render(
+        python=str(spec.interpreter.executable), rubric=spec.rubric, case="C", candidate="D"
+    )
+    assert argv == [sys.executable, "-B", spec.rubric, "C", "D"]
+    case = Case(task_class="t", id="one", directory=tmp_path / "tc" / "cases" / "one")
+    shell = RunSpec.of(spec.rubric, case, tmp_path / "candidate", sandbox="x/1", command=SHELL)
+    assert shell.command is SHELL
+
+
+def test_the_root_of_the_environment_is_in_the_key(tmp_path: Path) -> None:
+    """Another root is another run, whatever else stays."""
+    spec = spec_in(tmp_path)
+    elsewhere = dataclasses.replace(
+        spec, environment=dataclasses.replace(spec.environment, root="/srv/roots/debian")
+    )
+    assert elsewhere.key() not in (None, spec.key())
+
+
+commands = st.lists(
+    st.sampled_from(["sh", "bash", "{rubric}", "-e", "--x={case}", "{{", "a b"]), max_size=3
+).map(lambda words: RubricCommand(("run", *words, "{case}", "{candidate}")))
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=40)
+@given(first=commands, second=commands)
+def test_the_key_follows_the_command_s_words_and_nothing_else(
+    tmp_path: Path, first: RubricCommand, second: RubricCommand
+) -> None:
+    """Two specs differing only in their commands share a key exactly when the words agree."""
+    spec = spec_in(tmp_path)
+    one = dataclasses.replace(spec, command=first)
+    two = dataclasses.replace(spec, command=second)
+    assert one.key() is not None
+    assert (one.key() == two.key()) == (first.words == second.words)
+
+
+def test_a_spec_with_a_command_crosses_a_process_boundary(tmp_path: Path) -> None:
+    """Unpickled in a fresh interpreter, a shell rubric's spec keeps its command and its key."""
+    spec = dataclasses.replace(spec_in(tmp_path), command=SHELL)
+    child = (
+        "import pickle, sys\n"
+        "spec = pickle.loads(sys.stdin.buffer.read())\n"
+        "print(spec.key(), spec.command.python, ' '.join(spec.command.words))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", child],
+        input=pickle.dumps(spec),
+        capture_output=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    assert done.stdout.decode().split(" ", 2) == [
+        str(spec.key()),
+        "False",
+        "sh {rubric} {case} {candidate}\n",
     ]

@@ -148,6 +148,26 @@ DOCUMENTS = [
     ),
     ('schema-version = 1\n[task-classes.foo]\nmodule = "bench.foo.registration"\n', False),
     (
+        'schema-version = 1\n[task-classes.foo]\nmodule = "bench.foo.registration"\nroot = "bench"\n'
+        'command = ["sh", "{rubric}", "{case}", "{candidate}"]\n',
+        True,
+    ),
+    (
+        'schema-version = 1\n[task-classes.foo]\nmodule = "bench.foo.registration"\nroot = "bench"\n'
+        "command = []\n",
+        False,
+    ),
+    (
+        'schema-version = 1\n[task-classes.foo]\nmodule = "bench.foo.registration"\nroot = "bench"\n'
+        'command = ["sh", 1]\n',
+        False,
+    ),
+    (
+        'schema-version = 1\n[task-classes.foo]\nmodule = "bench.foo.registration"\nroot = "bench"\n'
+        'command = "sh {rubric} {case} {candidate}"\n',
+        False,
+    ),
+    (
         'schema-version = 1\n[task-classes.foo]\nmodule = "bench.foo.registration"\nroot = "bench"\nx = 1\n',
         False,
     ),

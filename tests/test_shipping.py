@@ -193,3 +193,36 @@ def test_a_case_or_candidate_leaves_pycache_home_as_a_copy_does(tmp_path: Path) 
     unpack_tree(pack_tree(str(source)), str(tmp_path / "copy"))
     assert sorted(p.name for p in (tmp_path / "copy" / "pkg").iterdir()) == ["m.py"]
     assert tree_digest(tmp_path / "copy") == tree_digest(source)
+
+
+def test_a_shell_rubric_s_spec_travels_and_runs_on_a_node(tmp_path: Path) -> None:
+    """A spec with a declared command pickles with its trees and is made, as a node makes it."""
+    from codegenie.eval._command import RubricCommand
+    from codegenie.eval._exec.node import Shipped, result_from_node, run_shipped
+    from codegenie.eval._run.spec import RunSpec
+    from codegenie.eval.cases import Case
+
+    task_class = tmp_path / "tc"
+    (task_class / "cases" / "one" / "input").mkdir(parents=True)
+    (task_class / "cases" / "one" / "expected").mkdir()
+    (task_class / "cases" / "one" / "case.toml").write_text("")
+    (task_class / "rubric.sh").write_text(
+        'test -f "$2/answer.txt" && { echo \'{"passed": true, "reason": "sh"}\'; exit 0; }\n'
+        "echo '{\"passed\": false}'; exit 1\n"
+    )
+    (tmp_path / "candidate").mkdir()
+    (tmp_path / "candidate" / "answer.txt").write_text("42\n")
+    case = Case(task_class="t", id="one", directory=task_class / "cases" / "one")
+    command = RubricCommand(("sh", "{rubric}", "{case}", "{candidate}"))
+    spec = RunSpec.of(
+        task_class / "rubric.sh", case, tmp_path / "candidate", sandbox="none/2", command=command
+    ).read()
+    shipped = Shipped(
+        pack_tree(str(task_class), exclude=frozenset({"cases"}), caches=True),
+        pack_tree(spec.case.path),
+        pack_tree(spec.candidate.path),
+    )
+    there, parcel = pickle.loads(pickle.dumps((spec, shipped)))
+    assert (there, there.key()) == (spec, spec.key())
+    result = result_from_node(run_shipped(there, "none", parcel, "node-1"))
+    assert (result.status, result.reason, result.node) == ("passed", "sh", "node-1")

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, final
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from codegenie.eval._command import RubricCommand
 from codegenie.eval._env.store import Environment
 from codegenie.eval._exec.local import LocalExecutor
 from codegenie.eval._ledger.reuse import Ledger, LedgerSummary
@@ -649,6 +650,7 @@ def grade(
     fail_under: float | None = None,
     environment: Environment | None = None,
     executor: Executor | None = None,
+    command: RubricCommand | None = None,
 ) -> GradeReport:
     """Grade each of ``cases`` from its candidates with ``rubric``; return the report.
 
@@ -691,6 +693,9 @@ def grade(
     read-only in place of the harness's own, and its digest is part of
     each run's key in the store of results. ``None``: the harness's own
     interpreter.
+    ``command`` is the rubric's command, as the task class's entry
+    declares it (``None``: the rubric protocol's, ``{python} {rubric}
+    {case} {candidate}``); its words are part of each run's key.
     ``executor`` makes the runs the store does not answer
     (:mod:`codegenie.eval._exec`; ``None``: this machine's threads, the
     local executor); the report is the same whichever made them.
@@ -766,6 +771,7 @@ def grade(
                     interpreter=interpreter,
                     declared=None if environment is None else environment.declared,
                     executor=LocalExecutor() if executor is None else executor,
+                    command=RubricCommand() if command is None else command,
                 )
             finally:  # however the runs end, the results answered from the store count
                 reused, summary = ledger.reused, ledger.summary()
@@ -926,6 +932,7 @@ def _grade_runs(
     interpreter: Interpreter,
     declared: EnvironmentSpec | None,
     executor: Executor,
+    command: RubricCommand,
 ) -> None:
     """Grade every sample of ``cases_runs``: from ``ledger`` what it holds, the rest by running."""
     requests: list[tuple[_CaseRuns, int, RunSpec, str | None]] = []
@@ -946,6 +953,7 @@ def _grade_runs(
                 sandbox=sandbox.policy,
                 interpreter=interpreter,
                 environment=declared,
+                command=command,
             )
             if ledger.enabled:
                 spec, key = ledger.keyed(spec)

@@ -12,9 +12,11 @@ passed, 1 when not. Anything else is a rubric error, never a pass.
 :func:`execute` makes one run as a :class:`~codegenie.eval._run.spec.RunSpec`
 says (``grade`` and ``check --rubrics`` build the specs, :func:`run_rubrics`
 makes many); :func:`run_rubric` builds the spec of one run and makes it. The
-rubric runs with the spec's interpreter (by default the harness's own,
-``sys.executable``, with ``-B`` so that no ``__pycache__`` is written into
-the bench), in a sandbox provider's run, in a fresh temporary
+rubric runs as the spec's command says (by default the protocol's, with the
+spec's interpreter — the harness's own, ``sys.executable``, unless the task
+class has an environment — with ``-B`` so that no ``__pycache__`` is written
+into the bench; a task class may declare another command, such as ``sh
+rubric.sh``: :mod:`codegenie.eval._command`), in a sandbox provider's run, in a fresh temporary
 working directory, with stdin at end of file, in a session of its own that
 is killed whole when the case's timeout expires (and once the rubric has
 exited, so that nothing it started outlives it): the process supervisor of
@@ -272,10 +274,11 @@ def execute(
     verdict, the same contract. ``sandbox`` must be the provider whose
     policy the spec names. Raises ``NotImplementedError`` off POSIX.
 
-    ``workers``: under bubblewrap, the run is made by the calling thread's
-    warm worker (:mod:`codegenie.eval._warm.worker`) where one can start:
-    what it sees, its limits and its verdict are the same, its start is a
-    fork. Where none can, it is made the plain way.
+    ``workers``: under bubblewrap, a Python rubric's run (its command
+    ``{python} {rubric} …``) is made by the calling thread's warm worker
+    (:mod:`codegenie.eval._warm.worker`) where one can start: what it
+    sees, its limits and its verdict are the same, its start is a fork.
+    Where none can, and for any other command, it is made the plain way.
     """
     if os.name != "posix":  # pragma: no cover - process groups are POSIX
         msg = "rubrics are run in a process group of their own, which needs POSIX"
@@ -301,7 +304,8 @@ def execute(
     if cancel is not None and cancel.is_set():
         return error(CANCELLED_REASON)
     worker = None
-    if workers is not None and sandbox.contained:
+    # Only a Python rubric (``{python} {rubric} …``) can be a warm worker's fork.
+    if workers is not None and sandbox.contained and spec.command.python:
         worker = workers.worker(
             spec.interpreter,
             Path(spec.task_class.path),
@@ -334,8 +338,12 @@ def execute(
             return error(f"cannot copy{where}: {exc.strerror or type(exc).__name__}")
         if cancel is not None and cancel.is_set():  # while the copies were made
             return error(CANCELLED_REASON)
-        python = str(spec.interpreter.executable)
-        command = [python, "-B", rubric_file, case_copy, candidate_copy]
+        command = spec.command.render(
+            python=str(spec.interpreter.executable),
+            rubric=rubric_file,
+            case=case_copy,
+            candidate=candidate_copy,
+        )
         try:
             warm = (worker, workers)
             return _run_in(spec, sandbox, Path(workspace), command, cancel, warm, (started, error))

@@ -9,7 +9,8 @@ version. An entry is written only for a manifest that validated, and holds
 what was learnt from it: the slugs in file order, ``list``'s text output, and
 every entry's module, root and positions (line, column of its table header,
 ``module`` and ``root`` keys), and each optional key it sets (``accept``,
-``environment``, ``python``: value and position) in blocks sorted by slug, so that one slug is
+``environment``, ``python``, ``command``: value and position) in blocks
+sorted by slug, so that one slug is
 found by a binary search over the blocks' first slugs and one block read,
 whatever the number of slugs. Large manifests also get a bigram index for
 suggestions (:meth:`Entry.shortlist`).
@@ -72,9 +73,9 @@ _HEAD_READ = 1 << 16
 #: Where an entry's table header, ``module`` key and ``root`` key are written:
 #: ``(header_line, header_column, module_line, module_column, root_line, root_column)``.
 Positions = tuple[int, int, int, int, int, int]
-#: An optional key an entry sets (``accept``, ``environment``, ``python``): the key, the
-#: line and column where it is written, and its value as text (``accept``: its codes,
-#: space-separated).
+#: An optional key an entry sets (``accept``, ``environment``, ``python``, ``command``): the
+#: key, the line and column where it is written, and its value as text (``accept``: its
+#: codes, space-separated; ``command``: its words as a JSON array).
 Extra = tuple[str, int, int, str]
 #: What the cache keeps of one entry: its module, root, positions, and the optional keys it sets.
 Record = tuple[str, str, Positions, tuple[Extra, ...]]

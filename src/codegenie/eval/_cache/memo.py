@@ -9,6 +9,7 @@ reads the same entries through the same reader.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -104,7 +105,7 @@ def _from_cache_or_validated(data: bytes, digest: str, path: Path) -> BenchManif
     """Return the manifest of ``data``: from the cache, else validated (then cached).
 
     The cache keeps every entry whole: its module and root, and the optional
-    keys it sets (``accept``, ``environment``, ``python``).
+    keys it sets (``accept``, ``environment``, ``python``, ``command``).
     """
     entry = open_entry(digest)
     if entry is not None:
@@ -132,7 +133,12 @@ def _optional_keys(entry: ManifestEntry) -> dict[str, str]:
     for key in OPTIONAL_ENTRY_KEYS:
         if key in entry.model_fields_set:
             value = getattr(entry, key)
-            kept[key] = " ".join(value) if key == "accept" else value
+            if key == "accept":
+                kept[key] = " ".join(value)
+            elif key == "command":  # JSON: no tab or newline, whatever the words hold
+                kept[key] = json.dumps(list(value))
+            else:
+                kept[key] = value
     return kept
 
 

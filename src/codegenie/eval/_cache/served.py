@@ -17,6 +17,7 @@ The model itself knows nothing of this: the cache's failure modes stay here.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, final
 
@@ -38,7 +39,8 @@ def _trusted_entry(module: str, root: str, extras: tuple[Extra, ...]) -> Manifes
     """Return the ``ManifestEntry`` validating ``{module, root, *extras}`` gives, unvalidated.
 
     ``extras`` are the optional keys the entry sets (``accept``,
-    ``environment``, ``python``) and their values as the cache keeps them;
+    ``environment``, ``python``, ``command``) and their values as the cache
+    keeps them (``command``: its words as a JSON array);
     the others keep their defaults and are not among the fields set.
 
     For entries read back from the cache, which only ever holds entries that
@@ -52,18 +54,34 @@ def _trusted_entry(module: str, root: str, extras: tuple[Extra, ...]) -> Manifes
         "accept": (),
         "environment": None,
         "python": None,
+        "command": None,
     }
     fields_set = {"module", "root"}
     for key, _, _, value in extras:
         if key not in fields or key in fields_set:
             raise Damaged("a record with an unknown or repeated key")
-        fields[key] = (tuple(value.split(" ")) if value else ()) if key == "accept" else value
+        fields[key] = _field(key, value)
         fields_set.add(key)
     _object_setattr(entry, "__dict__", fields)
     _object_setattr(entry, "__pydantic_fields_set__", fields_set)
     _object_setattr(entry, "__pydantic_extra__", None)
     _object_setattr(entry, "__pydantic_private__", None)
     return entry
+
+
+def _field(key: str, value: str) -> object:
+    """Return the value of optional ``key`` from its text in the cache (:func:`_optional_text`)."""
+    if key == "accept":
+        return tuple(value.split(" ")) if value else ()
+    if key == "command":
+        try:
+            words = json.loads(value)
+        except ValueError:
+            raise Damaged("a command that is not JSON") from None
+        if not isinstance(words, list) or not all(isinstance(word, str) for word in words):
+            raise Damaged("a command that is not a list of words")
+        return tuple(words)
+    return value
 
 
 #: Where a slug's keys are written, as the cache keeps them: the six positions, and each

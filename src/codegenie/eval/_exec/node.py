@@ -135,7 +135,7 @@ def run_shipped(
         )
         return _as_the_driver_sees_it(failed, {}, node)
 
-    if spec.environment is not None:
+    if spec.environment.declared is not None:
         try:
             here = _environment(spec)
         except EvalError as exc:
@@ -169,14 +169,15 @@ def run_shipped(
         except OSError as exc:  # a full disk, say: the node's trouble, not the run's
             where = f" {exc.filename}" if exc.filename else ""
             return error(f"the run's trees cannot be made on the node{where}: {exc.strerror}")
-        local = replace(local, interpreter=here)  # the same version and packages, here
+        # The same version and packages, here.
+        local = replace(local, environment=replace(local.environment, interpreter=here))
         result = execute(local, box, cancel=cancel, workers=workers)
         moved = {
             local.task_class.path: spec.task_class.path,
             local.case.path: spec.case.path,
             local.candidate.path: spec.candidate.path,
         }
-        if spec.environment is not None:  # the environment's directory: <it>/bin/python
+        if spec.environment.declared is not None:  # the environment's directory: <it>/bin/python
             moved[str(here.executable.parent.parent)] = str(
                 spec.interpreter.executable.parent.parent
             )
@@ -221,7 +222,7 @@ def _environment(spec: RunSpec) -> Interpreter:
     digest; remembered for this process. Raises ``EvalError`` subclasses
     (``PythonUnavailable``, ``EnvironmentBuildFailed``).
     """
-    declared = spec.environment
+    declared = spec.environment.declared
     assert declared is not None
     memo = (declared.data, declared.python)
     with _lock:

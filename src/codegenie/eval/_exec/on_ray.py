@@ -272,7 +272,7 @@ class _Batch:
         """Submit run ``index``; ``None`` when it ended at once (an ``error`` result given)."""
         spec = self.runs[index]
         theirs = (spec.interpreter.version, spec.interpreter.packages)
-        if spec.environment is None and theirs != (self.here.version, self.here.packages):
+        if spec.environment.declared is None and theirs != (self.here.version, self.here.packages):
             reason = (
                 f"the run's Python ({spec.interpreter.executable}) is neither the harness's nor "
                 "a declared environment's, which a node could build"

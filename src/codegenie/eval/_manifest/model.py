@@ -35,11 +35,13 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    StrictStr,
     ValidationError,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
+from codegenie.eval._command import MAX_WORD_LENGTH, MAX_WORDS, RubricCommand, command_problem
 from codegenie.eval._located import locate_errors, render_key
 from codegenie.eval._manifest.read import file_problem, find_manifest, read_manifest_bytes
 from codegenie.eval._paths import MANIFEST_NAME, MANIFEST_SIZE_LIMIT, fs_path
@@ -266,6 +268,27 @@ def _check_python(value: str | None) -> str | None:
     return value
 
 
+def _check_command(value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    problem = command_problem(value)
+    if problem is not None:
+        raise _fail("command_syntax", f"command {problem}")
+    return value
+
+
+def _optional_command(schema: dict[str, Any]) -> None:
+    """State the schema of ``command``: an array of words, and no ``null`` default."""
+    schema.pop("default", None)
+    schema.pop("anyOf", None)
+    schema.update(
+        type="array",
+        items={"type": "string", "minLength": 1, "maxLength": MAX_WORD_LENGTH},
+        minItems=1,
+        maxItems=MAX_WORDS,
+    )
+
+
 def _check_accept(value: tuple[str, ...]) -> tuple[str, ...]:
     for code in value:
         if code not in CODES:
@@ -342,7 +365,10 @@ class ManifestEntry(BaseModel):
     POSIX path from the manifest's directory that stays inside it (any file
     name); ``python`` (``None``: the harness's own) the version of that
     environment's Python, ``3.12`` or ``3.12.1``. Whether the file and the
-    Python exist is ``check``'s to say, not the model's.
+    Python exist is ``check``'s to say, not the model's. ``command``
+    (``None``: the rubric protocol's, ``{python} {rubric} {case}
+    {candidate}``) is the rubric's command, its words with placeholders
+    (:mod:`codegenie.eval._command`).
     """
 
     model_config = ConfigDict(
@@ -403,6 +429,18 @@ class ManifestEntry(BaseModel):
             json_schema_extra=_optional_string(pattern=PYTHON_VERSION_PATTERN),
         ),
     ] = None
+    command: Annotated[
+        # A TOML array is a list; its items stay strictly strings.
+        Annotated[tuple[StrictStr, ...], Field(strict=False)] | None,
+        AfterValidator(_check_command),
+        Field(
+            description="The rubric's command: its words, with the placeholders {python} (the "
+            "task class's interpreter, started with -B; only as the first word), {rubric} (its "
+            "rubric file), {case} and {candidate} (the run's copies, both required). Default: "
+            '["{python}", "{rubric}", "{case}", "{candidate}"].',
+            json_schema_extra=_optional_command,
+        ),
+    ] = None
 
     @model_validator(mode="after")
     def _module_under_root(self) -> Self:
@@ -414,6 +452,11 @@ class ManifestEntry(BaseModel):
                 f"its first part must be {package!r}",
             )
         return self
+
+    @property
+    def rubric_command(self) -> RubricCommand:
+        """The rubric's command: the declared ``command``, else the rubric protocol's."""
+        return RubricCommand() if self.command is None else RubricCommand(self.command)
 
     @property
     def package_parts(self) -> tuple[str, ...]:
@@ -646,7 +689,7 @@ def _known_keys(loc: KeyPath) -> tuple[str, ...]:
     if len(loc) == 1:
         return ("schema-version", "task-classes")
     if len(loc) == 3 and loc[0] == "task-classes":
-        return ("module", "root", "accept", "environment", "python")
+        return ("module", "root", "accept", "environment", "python", "command")
     return ()
 
 

@@ -3,8 +3,9 @@
 A :class:`RunSpec` says everything a run depends on: the rubric, the trees
 it reads — the task class's directory (``cases/`` left out), the case, the
 candidate, each by path and, once read (:meth:`RunSpec.read`), by digest —,
-the interpreter that runs it (its version and what its site-packages
-hold), the limits and timeout, and the sandbox provider's policy. Nothing
+the command that runs it and the environment it runs in (a root and the
+interpreter on it: its version and what its site-packages hold), the
+limits and timeout, and the sandbox provider's policy. Nothing
 else decides what a run is: the runner executes a spec
 (:func:`codegenie.eval.rubrics.execute`), the validation ledger stores
 results under :meth:`RunSpec.key`, which reads the spec and nothing else,
@@ -22,8 +23,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, final
 
+from codegenie.eval._command import RubricCommand
 from codegenie.eval._env.spec import EnvironmentSpec
 from codegenie.eval._run.digest import task_class_digest, tree_digest
+from codegenie.eval._run.environment import RunEnvironment
 from codegenie.eval._sandbox.limits import LIMIT_NAMES, Limits
 from codegenie.eval._sandbox.packages import UNKEYED
 from codegenie.eval._sandbox.policy import Interpreter
@@ -34,10 +37,12 @@ if TYPE_CHECKING:
 
 __all__ = ("Digests", "RunSpec", "TreeRef")
 
+# 5: a run is a command in an environment: the command's words (a task class may declare
+# its own) and the environment's root joined the key, so that a changed command re-runs;
 # 4: the copies carry only what the key covers (fixed modes and times), and the key the
 # name the candidate's copy keeps; 3: the interpreter's packages and the sandbox's policy
 # revision joined it (2 was the sandbox of the seccomp filter, 1 the sandbox before it).
-_FORMAT: Final = "codegenie-eval run key 4"
+_FORMAT: Final = "codegenie-eval run key 5"
 
 
 @final
@@ -64,13 +69,14 @@ class RunSpec:
     ``rubric`` is the rubric file (in ``task_class``'s directory);
     ``cases`` the task class's cases directory, left out of
     ``task_class``'s digest and hidden from the run; ``case_id`` and
-    ``case`` the case; ``candidate`` the tree graded; ``interpreter`` the
-    Python that runs the rubric; ``limits`` and ``timeout`` (seconds) its
-    bounds; ``sandbox`` the provider's policy (``"bwrap/2"``). Make one with
-    :meth:`of`. Paths are absolute. ``environment``: the declaration of the
-    task class's environment, when ``interpreter`` is that environment's —
-    what another machine builds it from; not part of the key, which the
-    interpreter's identity (the environment's digest) covers.
+    ``case`` the case; ``candidate`` the tree graded; ``command`` the
+    rubric's command, its placeholders unreplaced (the run's copies are
+    made where it runs); ``environment`` what it runs in: the root and the
+    Python ``{python}`` names (:attr:`interpreter`), with the declaration
+    of the task class's environment when it is that environment's;
+    ``limits`` and ``timeout`` (seconds) its bounds; ``sandbox`` the
+    provider's policy (``"bwrap/2"``). Make one with :meth:`of`. Paths are
+    absolute.
     """
 
     rubric: str
@@ -79,11 +85,11 @@ class RunSpec:
     case_id: str
     case: TreeRef
     candidate: TreeRef
-    interpreter: Interpreter
+    command: RubricCommand
+    environment: RunEnvironment
     limits: Limits
     timeout: float
     sandbox: str
-    environment: EnvironmentSpec | None = None
 
     @classmethod
     def of(
@@ -96,11 +102,15 @@ class RunSpec:
         timeout: float | None = None,
         interpreter: Interpreter | None = None,
         environment: EnvironmentSpec | None = None,
+        command: RubricCommand | None = None,
     ) -> RunSpec:
         """Return the spec of running ``rubric`` on ``candidate`` for ``case`` (not yet read).
 
         ``timeout`` defaults to the case's; ``interpreter`` to the running
-        one; ``sandbox`` is the provider's policy
+        one, on the host's root; ``environment`` is the declaration of the
+        task class's environment when ``interpreter`` is its; ``command``
+        defaults to the rubric protocol's (``{python} {rubric} {case}
+        {candidate}``); ``sandbox`` is the provider's policy
         (:attr:`codegenie.eval._sandbox.provider.Sandbox.policy`).
         """
         rubric_file = os.path.abspath(rubric)
@@ -111,11 +121,11 @@ class RunSpec:
             case_id=case.id,
             case=TreeRef(os.path.abspath(case.directory)),
             candidate=TreeRef(os.path.abspath(candidate)),
-            interpreter=Interpreter.current() if interpreter is None else interpreter,
+            command=RubricCommand() if command is None else command,
+            environment=RunEnvironment.host(interpreter, environment),
             limits=case.limits,
             timeout=case.timeout if timeout is None else timeout,
             sandbox=sandbox,
-            environment=environment,
         )
 
     def read(self, digests: Digests | None = None) -> RunSpec:
@@ -135,6 +145,11 @@ class RunSpec:
         )
 
     @property
+    def interpreter(self) -> Interpreter:
+        """The Python that ``{python}`` names: the environment's."""
+        return self.environment.interpreter
+
+    @property
     def candidate_name(self) -> str:
         """The name of the candidate's copy (``CANDIDATE_DIR``'s last part): its directory's."""
         return os.path.basename(self.candidate.path) or "candidate"
@@ -148,7 +163,8 @@ class RunSpec:
 
         Covered: the package's version, the rubric's name, the digests of the
         three trees, the case's id, the name the candidate's copy keeps (its
-        directory's), the interpreter's version and packages, every limit
+        directory's), the command's words, the environment's root and its
+        interpreter's version and packages, every limit
         and the timeout, and the sandbox's policy (``None`` also when the
         packages have no digest: an editable source beyond its bounds). The
         copies a run reads
@@ -177,8 +193,8 @@ class RunSpec:
             "case": self.case.digest,
             "candidate": self.candidate.digest,
             "candidate_name": self.candidate_name,
-            "python": self.interpreter.version,
-            "packages": self.interpreter.packages,
+            "command": list(self.command.words),
+            **self.environment.keyed(),
             "limits": {name: self.limits.value(name) for name in LIMIT_NAMES},
             "timeout": self.timeout,
             "sandbox": self.sandbox,

@@ -285,7 +285,7 @@ def value_position(line: str, key_at: Position) -> Position | None:
 
 
 #: The optional keys of an entry whose positions :func:`entry_positions` also finds, when set.
-OPTIONAL_ENTRY_KEYS: Final = ("accept", "environment", "python")
+OPTIONAL_ENTRY_KEYS: Final = ("accept", "environment", "python", "command")
 
 
 def entry_positions(
@@ -298,7 +298,7 @@ def entry_positions(
     ``task-classes``, for each slug those of its table header, its
     ``module`` key and its ``root`` key, and for each slug those of the
     :data:`OPTIONAL_ENTRY_KEYS` it sets (``accept``, ``environment``,
-    ``python``). A manifest in the plain layout (statements at the start of
+    ``python``, ``command``). A manifest in the plain layout (statements at the start of
     their line, ``[task-classes.<slug>]`` headers, one-line values) is read
     in one pass over its lines; any other is left to :class:`TomlPositions`,
     which gives the same answers more slowly.
@@ -407,7 +407,7 @@ _OPTIONAL_FIRST: Final = {key[0]: key for key in OPTIONAL_ENTRY_KEYS}
 def _one_line_value(line: str) -> bool:
     """Whether ``line`` (``key = value``) holds its whole value: no array left open.
 
-    An ``accept`` array written over several lines continues on lines this
+    An ``accept`` or ``command`` array written over several lines continues on lines this
     reader does not look at: such a manifest is left to :class:`TomlPositions`.
     """
     value = line.partition("=")[2].strip()

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codegenie.eval import codes
+from codegenie.eval._command import RubricCommand
 from codegenie.eval._sandbox.limits import Limits
 from codegenie.eval.cases import Case
 from codegenie.eval.check._protocol import Failure, Parts, Raised
@@ -258,6 +259,7 @@ def _case_runs(target: ImportTarget, outcome: Outcome) -> list[CaseRun]:
                 limits=Limits.of(case),
             ),
             side,
+            RubricCommand() if target.command is None else RubricCommand(target.command),
         )
         for case in parts["cases"]
         for side in ("expected", "input")

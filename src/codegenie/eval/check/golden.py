@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from codegenie.eval import codes
+from codegenie.eval._command import PROTOCOL_COMMAND, RubricCommand
 from codegenie.eval._exec.local import LocalExecutor
 from codegenie.eval._ledger.reuse import Ledger, LedgerSummary
 from codegenie.eval._paths import FileRefused, read_regular_file
@@ -67,6 +68,8 @@ class CaseRun:
     rubric: Path
     case: Case
     side: Side
+    #: The rubric's command (by default the rubric protocol's).
+    command: RubricCommand = PROTOCOL_COMMAND
 
     @property
     def case_id(self) -> str:
@@ -245,7 +248,7 @@ def golden(
 def _spec(run: CaseRun, sandbox: Sandbox, environment: Environment | None) -> RunSpec:
     side = run.directory / run.side
     if environment is None:
-        return RunSpec.of(run.rubric, run.case, side, sandbox=sandbox.policy)
+        return RunSpec.of(run.rubric, run.case, side, sandbox=sandbox.policy, command=run.command)
     return RunSpec.of(
         run.rubric,
         run.case,
@@ -253,6 +256,7 @@ def _spec(run: CaseRun, sandbox: Sandbox, environment: Environment | None) -> Ru
         sandbox=sandbox.policy,
         interpreter=environment.interpreter(),
         environment=environment.declared,
+        command=run.command,
     )
 
 

@@ -59,6 +59,8 @@ class ImportTarget:
     manifest_line: int
     manifest_column: int = 1
     register_lines: tuple[tuple[str, int], ...] = ()
+    #: The rubric's command the entry declares (``None``: the rubric protocol's).
+    command: tuple[str, ...] | None = None
 
     @property
     def root_dir(self) -> str:
@@ -383,6 +385,7 @@ def _check_entry(
             manifest_line=where("task-classes", slug)[0],
             manifest_column=where("task-classes", slug)[1],
             register_lines=register_lines,
+            command=entry.command,
         )
     )
 

@@ -299,6 +299,7 @@ class _Grading:
                     fail_under=args.fail_under,
                     environment=self.environments.get(task_class.name),
                     executor=self.executor,
+                    command=manifest.entry(task_class.name).rubric_command,
                 )
             finally:
                 progress.clear()
