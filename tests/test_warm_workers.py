@@ -746,3 +746,86 @@ def test_a_worker_never_makes_the_same_run_twice_so_repeats_have_their_own_hash_
     seeds = [result.reason for result in results]
     assert seeds[0::2] == seeds[1::2]  # a and b of one worker: its seed
     assert len(set(seeds[0::2])) == 3  # each round a worker, each worker a seed
+
+
+# A rubric whose verdict a warm run and a plain run disagree on (one of the differences
+# above): a plain run's import in a finalizer fails, and the run exits 3.
+DISAGREES = """\
+import json, os, sys
+from pathlib import Path
+
+class Late:
+    def __del__(self):
+        try:
+            import colorsys
+        except ImportError:
+            os._exit(3)
+
+late = Late()
+solved = (Path(sys.argv[2]) / "answer.txt").is_file()
+print(json.dumps({"passed": solved, "reason": "answer.txt" if solved else "no answer.txt"}))
+sys.exit(0 if solved else 1)
+"""
+
+
+def test_a_run_spec_that_says_warm_false_is_made_the_plain_way(
+    tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
+) -> None:
+    """warm=False: no warm worker makes the run, and it ends as the interpreter ends it."""
+    rubric, cases = bench(tmp_path, DISAGREES, ["c1", "c2"])
+    runs = [
+        RunSpec.of(rubric, case, case.input, sandbox=bwrap.policy, warm=warm)
+        for case, warm in zip(cases, (False, True), strict=True)
+    ]
+    plain, warmed = rubrics.run_rubrics(runs, jobs=1, sandbox=bwrap)
+    assert spy == ["c2"]
+    assert (plain.status, plain.exit_status) == ("error", 3)
+    assert (warmed.status, warmed.exit_status) == ("failed", 1)
+
+
+def test_a_task_class_registered_with_warm_false_is_graded_and_checked_the_plain_way(
+    tmp_path: Path, bwrap: rubrics.Sandbox
+) -> None:
+    """`@register_task_class(..., warm=False)` reaches `grade` and `check --rubrics`."""
+    import shutil
+    import sys
+
+    from .factory import make_bench
+
+    made = make_bench(tmp_path)
+    for slug, declared in (("warm-one", ""), ("plain-one", ", warm=False")):
+        made.add(
+            slug,
+            parts=True,
+            source=(
+                "from codegenie.eval.registry import register_task_class\n\n\n"
+                f"@register_task_class({slug!r}{declared})\n"
+                "class TaskClassImpl:\n"
+                '    """A task class whose rubric a finalizer can break."""\n'
+            ),
+        )
+        (made.root / slug.replace("-", "_") / "rubric.py").write_text(DISAGREES, encoding="utf-8")
+    candidates = tmp_path / "candidates"
+    (candidates / "example").mkdir(parents=True)
+    (candidates / "example" / "answer.txt").write_text("solved\n", encoding="utf-8")
+    script = shutil.which("codegenie-bench", path=str(Path(sys.executable).parent))
+    assert script is not None
+
+    def run(*args: str) -> Any:
+        done = subprocess.run(
+            [script, *args, "--format", "json"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+        )
+        return json.loads(done.stdout)
+
+    graded = {slug: run("grade", slug, str(candidates)) for slug in ("warm-one", "plain-one")}
+    assert graded["warm-one"]["results"][0]["status"] == "passed"
+    assert graded["plain-one"]["results"][0]["status"] == "error"
+    checked = run("check", "--rubrics")
+    found = {(d["slug"], d["code"]) for d in checked["diagnostics"]}
+    assert not any(slug == "warm-one" for slug, _ in found), found
+    assert any(slug == "plain-one" for slug, _ in found), found

@@ -301,7 +301,7 @@ def execute(
     if cancel is not None and cancel.is_set():
         return error(CANCELLED_REASON)
     worker = None
-    if workers is not None and sandbox.contained:
+    if workers is not None and sandbox.contained and spec.warm:
         worker = workers.worker(
             spec.interpreter,
             Path(spec.task_class.path),

@@ -70,7 +70,9 @@ class RunSpec:
     :meth:`of`. Paths are absolute. ``environment``: the declaration of the
     task class's environment, when ``interpreter`` is that environment's —
     what another machine builds it from; not part of the key, which the
-    interpreter's identity (the environment's digest) covers.
+    interpreter's identity (the environment's digest) covers. ``warm``:
+    ``False`` when the task class asks for an interpreter of the run's own
+    (``register_task_class(..., warm=False)``), never a warm worker's fork.
     """
 
     rubric: str
@@ -84,6 +86,7 @@ class RunSpec:
     timeout: float
     sandbox: str
     environment: EnvironmentSpec | None = None
+    warm: bool = True
 
     @classmethod
     def of(
@@ -96,6 +99,7 @@ class RunSpec:
         timeout: float | None = None,
         interpreter: Interpreter | None = None,
         environment: EnvironmentSpec | None = None,
+        warm: bool = True,
     ) -> RunSpec:
         """Return the spec of running ``rubric`` on ``candidate`` for ``case`` (not yet read).
 
@@ -116,6 +120,7 @@ class RunSpec:
             timeout=case.timeout if timeout is None else timeout,
             sandbox=sandbox,
             environment=environment,
+            warm=warm,
         )
 
     def read(self, digests: Digests | None = None) -> RunSpec:
@@ -150,7 +155,10 @@ class RunSpec:
         three trees, the case's id, the name the candidate's copy keeps (its
         directory's), the interpreter's version and packages, every limit
         and the timeout, and the sandbox's policy (``None`` also when the
-        packages have no digest: an editable source beyond its bounds). The
+        packages have no digest: an editable source beyond its bounds), and
+        whether the run must end as the interpreter ends (``warm=False``:
+        in the key only then, so that the keys of every other run stay as
+        they were). The
         copies a run reads
         carry nothing the digests do not cover
         (:mod:`codegenie.eval._run.digest`). Not covered: the rest of the
@@ -168,7 +176,7 @@ class RunSpec:
         trees = (self.task_class.digest, self.case.digest, self.candidate.digest)
         if any(digest is None for digest in trees) or self.interpreter.packages == UNKEYED:
             return None
-        return {
+        document: dict[str, object] = {
             "format": _FORMAT,
             "package": __version__,
             "rubric": os.path.basename(self.rubric),
@@ -183,6 +191,9 @@ class RunSpec:
             "timeout": self.timeout,
             "sandbox": self.sandbox,
         }
+        if not self.warm:
+            document["warm"] = False
+        return document
 
 
 @final

@@ -268,6 +268,7 @@ def _case_runs(target: ImportTarget, outcome: Outcome) -> list[CaseRun]:
                 limits=Limits.of(case),
             ),
             side,
+            warm=parts.get("warm", True),
         )
         for case in parts["cases"]
         for side in ("expected", "input")

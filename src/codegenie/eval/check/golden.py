@@ -61,12 +61,16 @@ _FRAME: Final = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re
 
 @dataclass(frozen=True, slots=True)
 class CaseRun:
-    """One side of one case to check: ``case`` of ``slug`` on its ``side`` (run N times)."""
+    """One side of one case to check: ``case`` of ``slug`` on its ``side`` (run N times).
+
+    ``warm``: the task class's (``False``: never a warm worker's fork).
+    """
 
     slug: str
     rubric: Path
     case: Case
     side: Side
+    warm: bool = True
 
     @property
     def case_id(self) -> str:
@@ -245,7 +249,7 @@ def golden(
 def _spec(run: CaseRun, sandbox: Sandbox, environment: Environment | None) -> RunSpec:
     side = run.directory / run.side
     if environment is None:
-        return RunSpec.of(run.rubric, run.case, side, sandbox=sandbox.policy)
+        return RunSpec.of(run.rubric, run.case, side, sandbox=sandbox.policy, warm=run.warm)
     return RunSpec.of(
         run.rubric,
         run.case,
@@ -253,6 +257,7 @@ def _spec(run: CaseRun, sandbox: Sandbox, environment: Environment | None) -> Ru
         sandbox=sandbox.policy,
         interpreter=environment.interpreter(),
         environment=environment.declared,
+        warm=run.warm,
     )
 
 

@@ -299,6 +299,7 @@ class _Grading:
                     fail_under=args.fail_under,
                     environment=self.environments.get(task_class.name),
                     executor=self.executor,
+                    warm=task_class.warm,
                 )
             finally:
                 progress.clear()
