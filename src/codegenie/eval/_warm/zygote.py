@@ -303,7 +303,7 @@ def _end(code: int) -> int:
     as a forked child of ``multiprocessing`` does), the ``atexit``
     functions run (those registered through the module the worker imported,
     whatever a run put in ``sys.modules``), the standard streams flushed
-    (120 if stdout cannot be), the signal handlers the run set in Python put
+    (120 if either cannot be), the signal handlers the run set in Python put
     back to the default, then the run's modules cleared (:func:`_clear_modules`)
     and the streams flushed again, silently: what their finalizers printed.
     The caller ends the process with ``os._exit``. Not done: the rest of the
@@ -349,7 +349,7 @@ def _closed(stream: object) -> bool:
 
 
 def _flush(code: int) -> int:
-    """Flush ``sys.stdout``, then ``sys.stderr``, as the interpreter does; 120 if stdout fails."""
+    """Flush ``sys.stdout``, then ``sys.stderr``, as the interpreter does; 120 if either fails."""
     stdout = getattr(sys, "stdout", None)
     try:
         if stdout is not None and not _closed(stdout):
