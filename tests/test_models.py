@@ -91,3 +91,11 @@ def test_run_plan_dumps_to_the_plan_document(tmp_path: Path) -> None:
         assert entry["environment"] is None  # none declared: the harness's interpreter
     assert plan.model_dump(mode="json") == document == plan.to_json()
     assert plan.model_dump()["manifest"] == bench.manifest.absolute()
+
+
+def test_a_task_class_that_asks_for_no_warm_worker_says_so_in_its_dump() -> None:
+    """warm=False is in the dumps (JSON and Python); the default True is in neither."""
+    plain = _task_class(Outer).model_copy(update={"warm": False})
+    assert json.loads(plain.model_dump_json())["warm"] is False
+    assert plain.model_dump()["warm"] is False
+    assert "warm" not in _task_class(Outer).model_dump()

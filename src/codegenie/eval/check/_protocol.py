@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Annotated, Final, Literal
+from typing import Annotated, Final, Literal, NotRequired
 
 from pydantic import ConfigDict, Field, PositiveInt, TypeAdapter, ValidationError, with_config
 
@@ -138,7 +138,9 @@ class Parts(TypedDict):
     exists. ``cases_found``: whether its cases directory exists. ``cases``:
     every valid case. ``case_problems``: the first
     :data:`MAX_LISTED_PROBLEMS` problems of its cases;
-    ``case_problems_unlisted``: how many more there are.
+    ``case_problems_unlisted``: how many more there are. ``warm``: the
+    task class's (``False``: its runs never fork from a warm worker; absent:
+    ``True``).
     """
 
     rubric_file: str | None
@@ -146,6 +148,7 @@ class Parts(TypedDict):
     cases_found: bool
     case_problems: list[CaseProblemFound]
     case_problems_unlisted: Annotated[int, Field(ge=0)]
+    warm: NotRequired[bool]
     cases: list[CaseFound]
 
 

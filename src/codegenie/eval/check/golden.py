@@ -62,7 +62,10 @@ _FRAME: Final = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re
 
 @dataclass(frozen=True, slots=True)
 class CaseRun:
-    """One side of one case to check: ``case`` of ``slug`` on its ``side`` (run N times)."""
+    """One side of one case to check: ``case`` of ``slug`` on its ``side`` (run N times).
+
+    ``warm``: the task class's (``False``: never a warm worker's fork).
+    """
 
     slug: str
     rubric: Path
@@ -70,6 +73,7 @@ class CaseRun:
     side: Side
     #: The rubric's command (by default the rubric protocol's).
     command: RubricCommand = PROTOCOL_COMMAND
+    warm: bool = True
 
     @property
     def case_id(self) -> str:
@@ -248,7 +252,9 @@ def golden(
 def _spec(run: CaseRun, sandbox: Sandbox, environment: Environment | None) -> RunSpec:
     side = run.directory / run.side
     if environment is None:
-        return RunSpec.of(run.rubric, run.case, side, sandbox=sandbox.policy, command=run.command)
+        return RunSpec.of(
+            run.rubric, run.case, side, sandbox=sandbox.policy, command=run.command, warm=run.warm
+        )
     return RunSpec.of(
         run.rubric,
         run.case,
@@ -257,6 +263,7 @@ def _spec(run: CaseRun, sandbox: Sandbox, environment: Environment | None) -> Ru
         interpreter=environment.interpreter(),
         environment=environment.declared,
         command=run.command,
+        warm=run.warm,
     )
 
 

@@ -300,6 +300,7 @@ class _Grading:
                     environment=self.environments.get(task_class.name),
                     executor=self.executor,
                     command=manifest.entry(task_class.name).rubric_command,
+                    warm=task_class.warm,
                 )
             finally:
                 progress.clear()
