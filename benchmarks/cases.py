@@ -49,13 +49,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:  # run.py is a script, not a package
+if str(HERE) not in sys.path:  # the scripts are not a package
     sys.path.insert(0, str(HERE))
 
 if TYPE_CHECKING:  # mypy reads benchmarks/ as a package; run.py runs it as a directory of scripts
-    from benchmarks.run import PYTHON, SCRIPT, Row, load_average, render, timed
+    from benchmarks._common import PYTHON, SCRIPT, Row, load_average, render, timed
 else:
-    from run import PYTHON, SCRIPT, Row, load_average, render, timed
+    from _common import PYTHON, SCRIPT, Row, load_average, render, timed
 
 REGISTRATION = '''\
 import re

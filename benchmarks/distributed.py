@@ -36,13 +36,13 @@ from codegenie.eval.cases import Case
 from codegenie.eval.rubrics import choose_sandbox
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:  # run.py is a script, not a package
+if str(HERE) not in sys.path:  # the scripts are not a package
     sys.path.insert(0, str(HERE))
 
 if TYPE_CHECKING:  # mypy reads benchmarks/ as a package; run.py runs it as a directory of scripts
-    from benchmarks.run import Row, load_average, render
+    from benchmarks._common import Row, load_average, render
 else:
-    from run import Row, load_average, render
+    from _common import Row, load_average, render
 
 TRIVIAL = """\
 import json, sys

@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING
 from codegenie.eval._env.store import contents_digest, listing_digest
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:  # run.py is a script, not a package
+if str(HERE) not in sys.path:  # the scripts are not a package
     sys.path.insert(0, str(HERE))
 
 if TYPE_CHECKING:  # mypy reads benchmarks/ as a package; run.py runs it as a directory of scripts
-    from benchmarks.run import Row, load_average, render
+    from benchmarks._common import Row, load_average, render
 else:
-    from run import Row, load_average, render
+    from _common import Row, load_average, render
 
 
 def _walk(top: str) -> int:

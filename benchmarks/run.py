@@ -22,7 +22,6 @@ import argparse
 import functools
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -30,35 +29,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 HERE = Path(__file__).resolve().parent
-PYTHON = sys.executable
-SCRIPT = shutil.which("codegenie-bench", path=str(Path(PYTHON).parent)) or "codegenie-bench"
 
-
-@dataclass
-class Row:
-    what: str
-    n: int
-    value: float
-    floor: float | None
-    floor_name: str
-    target: str
-    limit: float | None  # ratio limit (value / floor <= limit), or None
-    unit: str = "ms"
-    note: str = ""
-
-    @property
-    def ratio(self) -> float | None:
-        return self.value / self.floor if self.floor else None
-
-    def verdict(self) -> str:
-        if self.limit is None:
-            return "-"
-        ratio = self.ratio
-        return "met" if ratio is not None and ratio <= self.limit else "not met"
+if TYPE_CHECKING:  # mypy reads benchmarks/ as a package; run.py runs it as a directory of scripts
+    from benchmarks._common import PYTHON, SCRIPT, Row, load_average, render, timed
+else:
+    from _common import PYTHON, SCRIPT, Row, load_average, render, timed
 
 
 def build_bench(base: Path, n: int) -> Path:
@@ -96,19 +75,6 @@ def build_bench(base: Path, n: int) -> Path:
         ]
     (base / "bench.toml").write_text("\n".join(lines))
     return base
-
-
-def timed(command: list[str], cwd: Path, env: dict[str, str], *, check: bool = True) -> float:
-    started = time.perf_counter()
-    subprocess.run(
-        command,
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=None if check else subprocess.DEVNULL,
-        check=check,
-    )
-    return time.perf_counter() - started
 
 
 def alternate(
@@ -703,43 +669,6 @@ def measure_check(
         )
     )
     return rows
-
-
-def bytecode_cached() -> bool:
-    import importlib.util
-
-    import codegenie.eval.loader as loader
-
-    cached = importlib.util.cache_from_source(loader.__file__)
-    return Path(cached).exists()
-
-
-def load_average() -> str:
-    try:
-        return " ".join(f"{value:.2f}" for value in os.getloadavg())
-    except OSError:
-        return "unknown"
-
-
-def render(rows: list[Row], runs: int, loads: tuple[str, str] = ("", "")) -> str:
-    header = [
-        f"Python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; "
-        f"bytecode of codegenie-eval cached: {'yes' if bytecode_cached() else 'no'}; "
-        f"median of {runs} runs; {time.strftime('%Y-%m-%d')}; "
-        f"load average (1, 5, 15 min) {loads[0]} at the start, {loads[1]} at the end.",
-        "",
-        "| measurement | N | median | floor | floor is | ratio | target | verdict |",
-        "|---|---:|---:|---:|---|---:|---|---|",
-    ]
-    lines = []
-    for row in rows:
-        ratio = f"{row.ratio:.2f}x" if row.ratio is not None else "-"
-        floor = f"{row.floor:.2f} {row.unit}" if row.floor is not None else "-"
-        what = row.what + (f" ({row.note})" if row.note else "")
-        cells = [what, f"{row.n:,}", f"{row.value:.2f} {row.unit}", floor]
-        cells += [row.floor_name or "-", ratio, row.target, row.verdict()]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(header + lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

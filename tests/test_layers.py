@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,16 @@ def test_every_deferred_import_says_why(path: Path) -> None:
                 if not said:
                     unexplained.append(f"{path.name}:{node.lineno}: {line.strip()}")
     assert unexplained == []
+
+
+SEAMS = ("sandbox-seam", "executor-seam", "report-seam", "supervisor-seam", "ray-seam")
+
+
+@pytest.mark.parametrize("seam", SEAMS)
+def test_each_seam_is_a_contract_that_says_why(seam: str) -> None:
+    """A seam between concepts is a forbidden-import contract, with a comment above it saying why."""
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    contracts = tomllib.loads(text)["tool"]["importlinter"]["contracts"]
+    assert {c["id"]: c["type"] for c in contracts}.get(seam) == "forbidden"
+    before = text.split(f'id = "{seam}"')[0].rsplit("[[tool.importlinter.contracts]]", 1)[0]
+    assert before.rstrip().splitlines()[-1].startswith("# ")
