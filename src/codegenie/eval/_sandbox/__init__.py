@@ -25,14 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from codegenie.eval._sandbox.bwrap import Bubblewrap, bubblewrap, clear_bubblewrap_cache
+    from codegenie.eval._sandbox.bwrap_run import bwrap_args
+    from codegenie.eval._sandbox.confinement import confinement
     from codegenie.eval._sandbox.env import sandbox_environment
     from codegenie.eval._sandbox.limits import DEFAULT_LIMITS, Breach, LimitName, Limits
-    from codegenie.eval._sandbox.policy import (
-        Interpreter,
-        SandboxMode,
-        SandboxPolicy,
-        bwrap_args,
-    )
+    from codegenie.eval._sandbox.plan import Confinement
+    from codegenie.eval._sandbox.policy import Interpreter, SandboxMode, SandboxPolicy
     from codegenie.eval._sandbox.preparation import Enforcement, PreparedRun, Usage, prepare
     from codegenie.eval._sandbox.provider import Sandbox, choose_sandbox
     from codegenie.eval.errors import SandboxUnavailable
@@ -41,6 +39,7 @@ __all__ = (
     "DEFAULT_LIMITS",
     "Breach",
     "Bubblewrap",
+    "Confinement",
     "Enforcement",
     "Interpreter",
     "LimitName",
@@ -55,6 +54,7 @@ __all__ = (
     "bwrap_args",
     "choose_sandbox",
     "clear_bubblewrap_cache",
+    "confinement",
     "prepare",
     "sandbox_environment",
 )
@@ -72,7 +72,9 @@ _HOME = {
     "Interpreter": "policy",
     "SandboxMode": "policy",
     "SandboxPolicy": "policy",
-    "bwrap_args": "policy",
+    "bwrap_args": "bwrap_run",
+    "confinement": "confinement",
+    "Confinement": "plan",
     "Enforcement": "preparation",
     "PreparedRun": "preparation",
     "Usage": "preparation",
