@@ -26,7 +26,7 @@ from structlog.testing import capture_logs
 from codegenie.eval import rubrics
 from codegenie.eval._process.supervisor import NotStarted
 from codegenie.eval._run.spec import RunSpec
-from codegenie.eval._warm import worker as warm
+from codegenie.eval._sandbox.warm import worker as warm
 from codegenie.eval.rubrics import RubricResult
 
 from .warm import bench, bwrap, grade, spy

@@ -4,7 +4,7 @@ A :class:`Confinement` is data, made once per run from its policy
 (:func:`codegenie.eval._sandbox.confinement.confinement`) and rendered two
 ways: as bubblewrap's arguments for a plain run
 (:func:`codegenie.eval._sandbox.bwrap.render_mounts`) and as the setup a
-warm worker's fork makes for each run (:mod:`codegenie.eval._warm`). Every
+warm worker's fork makes for each run (:mod:`codegenie.eval._sandbox.warm`). Every
 fact of what a run sees is stated here, once: the namespaces, the host
 name, the system directories, what of ``/proc`` is hidden, the scratch
 file systems, the read-only root.

@@ -468,7 +468,7 @@ def prepare(
     apply.
 
     ``warm``: the run is made by a warm worker
-    (:mod:`codegenie.eval._warm.worker`), which joins the cgroups, sets
+    (:mod:`codegenie.eval._sandbox.warm.worker`), which joins the cgroups, sets
     the rlimits (:attr:`PreparedRun.rlimits`) and loads the filter itself:
     no argv head and no pipes for bubblewrap.
     """

@@ -4,7 +4,7 @@ Starting a run the plain way costs a bubblewrap (a user namespace, ~25
 mounts) and an interpreter (site, the rubric's imports) every time: about
 two thirds of a cheap run. A warm worker pays both once. It is a bubblewrap
 sandbox with the run policy's mounts around a Python (the run's
-interpreter) that runs :mod:`codegenie.eval._warm.zygote`; for each run
+interpreter) that runs :mod:`codegenie.eval._sandbox.warm.zygote`; for each run
 the worker forks a process that takes new mount, PID, IPC, network and
 cgroup namespaces, a fresh ``/tmp`` and ``/dev/shm`` and ``/proc``, the
 run's cgroups and rlimits, a new session keyring, no capabilities and the

@@ -1,7 +1,7 @@
 """The warm worker's program: an interpreter in a sandbox, forking each run into new namespaces.
 
 This module is not imported by the harness: its source is the program of a
-worker's interpreter (:mod:`codegenie.eval._warm.worker`), read from a pipe,
+worker's interpreter (:mod:`codegenie.eval._sandbox.warm.worker`), read from a pipe,
 started once per worker inside a bubblewrap sandbox that has the run
 policy's mounts, and capabilities in its user namespace (``CAP_SYS_ADMIN``,
 ``CAP_NET_ADMIN``, ``CAP_SETPCAP``) but no seccomp filter. It uses the
@@ -11,7 +11,7 @@ a plain run's first process (:mod:`codegenie.eval._sandbox.confine`) come
 with its source, as the module ``confine``. What each run sees is not
 stated here: each request carries its run's plan
 (:class:`~codegenie.eval._sandbox.plan.Confinement`, rendered by
-``codegenie.eval._warm.worker._setup``), and this program only makes it.
+``codegenie.eval._sandbox.warm.worker._setup``), and this program only makes it.
 
 For each request read from its control socket it forks a process that
 
