@@ -510,9 +510,10 @@ def _init(
     sealed = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY
     for name in proc["hidden"]:  # an empty read-only directory in its place
         _mount("tmpfs", name, "tmpfs", sealed, "size=0")
-    for name in proc["masked"]:  # behind /dev/null, where it exists
-        if os.path.exists(name):
+    for name in proc["masked"]:  # behind /dev/null, where it exists, as bubblewrap's bind:
+        if os.path.exists(name):  # read-only, nodev (so it cannot even be opened)
             _mount("/dev/null", name, None, _MS_BIND)
+            _mount(None, name, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
     if proc["read_only"]:
         _mount(None, "/proc", None, _MS_REMOUNT | _MS_BIND | sealed)
     if "net" in request["unshare"]:  # type: ignore[operator]
