@@ -28,6 +28,7 @@ from codegenie.eval._sandbox.bwrap import Bubblewrap
 from codegenie.eval._sandbox.bwrap_run import bwrap_args, render
 from codegenie.eval._sandbox.confinement import confinement
 from codegenie.eval._sandbox.env import sandbox_environment
+from codegenie.eval._sandbox.keyring import keyctl_join
 from codegenie.eval._sandbox.limits import Limits
 from codegenie.eval._sandbox.policy import SandboxPolicy
 from codegenie.eval._sandbox.warm import worker as warm
@@ -145,6 +146,7 @@ def test_the_warm_setup_renders_namespaces_scratch_cwd_and_environment(tmp_path:
     assert setup["tmp_size"] == 4 * 1024 * 1024
     assert setup["cwd"] == str(policy.workdir)
     assert setup["env"] == {**run.env, "PWD": str(policy.workdir)}
+    assert setup["keyctl"] == keyctl_join()  # the plain run's starting thread's very call
     fewer = dataclasses.replace(run, namespaces=("user", "mount", "pid"))
     assert warm._setup(fewer)["unshare"] == ["mount", "pid"]
 

@@ -65,6 +65,7 @@ from codegenie.eval._sandbox.bwrap import Bubblewrap, isolation_args
 from codegenie.eval._sandbox.bwrap_run import render
 from codegenie.eval._sandbox.cgroups import discover
 from codegenie.eval._sandbox.confinement import confinement
+from codegenie.eval._sandbox.keyring import keyctl_join
 from codegenie.eval._sandbox.plan import Confinement, Mount, Namespace, ProcView
 from codegenie.eval._sandbox.policy import Interpreter, SandboxPolicy
 from codegenie.eval._sandbox.seccomp import program as seccomp_program
@@ -148,9 +149,12 @@ def _setup(plan: Confinement) -> dict[str, object]:
     hidden, masked, whether read-only), its ``/dev`` and scratch file
     systems (tmpfs, sized as the plan says), its working directory and
     environment (bubblewrap's ``--chdir`` also sets ``PWD``, which a plain
-    run therefore has).
+    run therefore has). And the call that joins the run a new session keyring,
+    as a plain run's starting thread joins one
+    (:func:`~codegenie.eval._sandbox.keyring.keyctl_join`).
     """
     return {
+        "keyctl": keyctl_join(),
         "unshare": [name for name in plan.namespaces if name not in _WORKER_GIVES],
         "proc": {
             "hidden": list(plan.proc.hidden),

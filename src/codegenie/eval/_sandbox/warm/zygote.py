@@ -131,9 +131,6 @@ _MS_REC = confine.MS_REC
 _MS_PRIVATE = confine.MS_PRIVATE
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
-_KEYCTL_JOIN_SESSION_KEYRING = 1
-# keyctl's number by machine: x86_64 has its own table, the others the generic one.
-_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}
 _SIOCGIFFLAGS = 0x8913
 _SIOCSIFFLAGS = 0x8914
 _IFF_UP = 1
@@ -497,7 +494,9 @@ def _init(
     holds: at end of file, the parent has ended (its parent is outside this
     namespace, so ``getppid`` cannot say).
     """
-    keyctl = _KEYCTL[os.uname().machine]
+    call = request["keyctl"]  # keyctl's number here, and the operation that joins a keyring
+    assert isinstance(call, list)
+    keyctl, join = int(call[0]), int(call[1])
     _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     import select  # noqa: PLC0415 - the init's only
 
@@ -518,7 +517,7 @@ def _init(
         _mount(None, "/proc", None, _MS_REMOUNT | _MS_BIND | sealed)
     if "net" in request["unshare"]:  # type: ignore[operator]
         _loopback_up()
-    if _LIBC.syscall(keyctl, _KEYCTL_JOIN_SESSION_KEYRING, None) < 0:  # the new keyring's serial
+    if _LIBC.syscall(keyctl, join, None) < 0:  # the new keyring's serial
         _check(-1, "keyctl")
     os.setsid()  # the session the rubric is in, as bubblewrap's --new-session makes it
     _LIBC.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
