@@ -9,8 +9,14 @@ run a spec describes, starts ``run.argv(command)`` with ``run.env`` in
 ``run.cwd`` (passing ``run.pass_fds``) however it supervises processes,
 and asks the prepared run what it used (:meth:`PreparedRun.usage`) and
 whether it exceeded a limit (:meth:`PreparedRun.verdict_of_limits`) once
-the process is reaped. Nothing outside this package branches on a
-provider's name. ADR-0004 says why bubblewrap, and what each part contains.
+the process is reaped. A batch of runs asks the provider for its way of
+making them (:meth:`Sandbox.runs`): under bubblewrap, warm workers
+(:mod:`codegenie.eval._sandbox.warm`) where they fit and can start, else
+plainly. What a contained run sees is one value, its
+:class:`~codegenie.eval._sandbox.plan.Confinement`, which both ways
+render. Nothing outside this package branches on a provider's name or on
+the way a run is made. ADR-0004 says why bubblewrap, and what each part
+contains.
 
 The names below are imported on first use: :mod:`codegenie.eval.cases`
 reads the limits' defaults from :mod:`codegenie.eval._sandbox.limits`
