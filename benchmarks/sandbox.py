@@ -263,11 +263,11 @@ def _rubric_samples(bench: Path, runs: int) -> dict[str, list[float]]:
 
         return run
 
-    workers = rubrics.warm_workers(sandboxed)
+    way = sandboxed.runs()
 
     def warm(case: Any) -> float | None:
         spec = RunSpec.of(rubric, case, case.expected, sandbox=sandboxed.policy)
-        result = rubrics.execute(spec, sandboxed, workers=workers)
+        result = rubrics.execute(spec, sandboxed, runs=way)
         assert result.status == "passed", result
         return result.cpu_s
 
@@ -287,7 +287,7 @@ def _rubric_samples(bench: Path, runs: int) -> dict[str, list[float]]:
     try:
         for action in measured.values():  # warm the page cache once, and start the worker
             action(cases[0])
-        if workers is not None and workers.unavailable is not None:
+        if way.unavailable is not None:
             del measured["warm"]
         samples: dict[str, list[float]] = {}
         for _ in range(runs):
@@ -300,8 +300,7 @@ def _rubric_samples(bench: Path, runs: int) -> dict[str, list[float]]:
                         samples.setdefault(f"cpu-{name}", []).append(_cpu() - cpu + inside)
     finally:
         fork_server.close()
-        if workers is not None:
-            workers.close()
+        way.close()
     return samples
 
 

@@ -155,7 +155,7 @@ FORBIDDEN_CALLS = {"print", "exit", "basicConfig", "configure", "_exit"}
 FORKED_CHILD_EXITS = {
     "check/_worker.py": {"_exit"},
     "_process/supervisor.py": {"_exit"},
-    "_warm/zygote.py": {"_exit"},
+    "_sandbox/warm/zygote.py": {"_exit"},
     "_sandbox/confine.py": {"_exit"},
 }
 

@@ -14,6 +14,7 @@ import pytest
 
 from codegenie.eval._command import RubricCommand
 from codegenie.eval._run.spec import RunSpec
+from codegenie.eval._sandbox.runs import Runs
 from codegenie.eval.cases import Case
 from codegenie.eval.rubrics import choose_sandbox, execute
 
@@ -162,7 +163,8 @@ def test_a_command_that_is_not_a_python_rubric_takes_the_plain_path(tmp_path: Pa
         sandbox=box.policy,
         command=RubricCommand(("sh", "{rubric}", "{case}", "{candidate}")),
     )
-    result = execute(spec, box, workers=_NoWarmWorkers())  # type: ignore[arg-type]
+    runs = Runs(box.prepare, _NoWarmWorkers())  # type: ignore[arg-type]
+    result = execute(spec, box, runs=runs)
     assert (result.status, result.reason, result.sandbox) == (
         "passed",
         "sh saw answer.txt",

@@ -1,6 +1,6 @@
 """Attacks on the warm workers: what a rubric (or the candidate it runs) does to a warm run.
 
-A warm worker (:mod:`codegenie.eval._warm`) is one long-lived bubblewrap
+A warm worker (:mod:`codegenie.eval._sandbox.warm`) is one long-lived bubblewrap
 sandbox whose interpreter forks every run into new mount, PID, IPC, network
 and cgroup namespaces. What is new, and attacked here, is what the runs of
 one worker share — the worker's memory image, its mounts, its user

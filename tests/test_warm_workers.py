@@ -29,7 +29,7 @@ from codegenie.eval._env.python import find_python
 from codegenie.eval._process.supervisor import NotStarted
 from codegenie.eval._run.spec import RunSpec
 from codegenie.eval._sandbox.policy import Interpreter, interpreter_prefixes
-from codegenie.eval._warm import worker as warm
+from codegenie.eval._sandbox.warm import worker as warm
 from codegenie.eval.rubrics import RubricResult
 
 from .warm import bench, bwrap, grade, spy

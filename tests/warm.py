@@ -18,7 +18,7 @@ import pytest
 from codegenie.eval import rubrics
 from codegenie.eval._run.spec import RunSpec
 from codegenie.eval._sandbox.limits import Limits
-from codegenie.eval._warm import worker as warm
+from codegenie.eval._sandbox.warm import worker as warm
 from codegenie.eval.cases import Case
 from codegenie.eval.rubrics import RubricResult
 

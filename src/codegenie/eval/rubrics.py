@@ -79,6 +79,7 @@ from codegenie.eval._sandbox.keyring import run_in_new_keyring
 from codegenie.eval._sandbox.limits import Breach
 from codegenie.eval._sandbox.preparation import PreparedRun
 from codegenie.eval._sandbox.provider import Sandbox, choose_sandbox
+from codegenie.eval._sandbox.runs import Place, Runs
 from codegenie.eval._tree import (
     BYTES_LIMIT,
     DEPTH_LIMIT,
@@ -91,7 +92,6 @@ from codegenie.eval._tree import (
     Walk,
     special_kind,
 )
-from codegenie.eval._warm.worker import WarmWorker, WarmWorkers
 from codegenie.eval.cases import Case, case_id_problem
 
 __all__ = (
@@ -265,7 +265,7 @@ def execute(
     sandbox: Sandbox,
     *,
     cancel: threading.Event | None = None,
-    workers: WarmWorkers | None = None,
+    runs: Runs | None = None,
 ) -> RubricResult:
     """Make the run ``spec`` says, in ``sandbox``; return what the rubric decided.
 
@@ -274,11 +274,13 @@ def execute(
     verdict, the same contract. ``sandbox`` must be the provider whose
     policy the spec names. Raises ``NotImplementedError`` off POSIX.
 
-    ``workers``: under bubblewrap, a Python rubric's run (its command
-    ``{python} {rubric} …``) is made by the calling thread's warm worker
-    (:mod:`codegenie.eval._warm.worker`) where one can start: what it
-    sees, its limits and its verdict are the same, its start is a fork.
-    Where none can, and for any other command, it is made the plain way.
+    ``runs``: the way the batch the run belongs to makes its runs
+    (:meth:`Sandbox.runs`; a warm worker's fork, say, where the sandbox
+    has one: what the run sees, its limits and its verdict are the same);
+    by default, the sandbox's way of making a single run. Only a Python
+    rubric (its command ``{python} {rubric} …``, its task class not
+    ``warm=False``) may be a warm worker's fork; any other is made the
+    plain way.
     """
     if os.name != "posix":  # pragma: no cover - process groups are POSIX
         msg = "rubrics are run in a process group of their own, which needs POSIX"
@@ -303,24 +305,17 @@ def execute(
         return error(f"the candidate {candidate_dir} is not a directory")
     if cancel is not None and cancel.is_set():
         return error(CANCELLED_REASON)
-    worker = None
-    # Only a Python rubric (``{python} {rubric} …``) can be a warm worker's fork.
-    if workers is not None and sandbox.contained and spec.command.python and spec.warm:
-        worker = workers.worker(
-            spec.interpreter,
-            Path(spec.task_class.path),
-            (Path(spec.cases),),
-            # What the run runs: by content where it was read (a node unpacks each run's
-            # trees at paths of their own), else by path.
-            run=(
-                spec.rubric,
-                spec.case.digest or spec.case.path,
-                spec.candidate.digest or spec.candidate.path,
-            ),
-        )
+    way = sandbox.runs(many=False) if runs is None else runs
+    # What the run runs: by content where it was read (a node unpacks each run's trees at
+    # paths of their own), else by path.
+    run = (
+        spec.rubric,
+        spec.case.digest or spec.case.path,
+        spec.candidate.digest or spec.candidate.path,
+    )
+    place = way.place(spec, run, python=spec.command.python and spec.warm)
     try:
-        parent = None if worker is None else str(worker.directory)
-        workspace = tempfile.mkdtemp(prefix="codegenie-rubric-", dir=parent)
+        workspace = tempfile.mkdtemp(prefix="codegenie-rubric-", dir=place.directory)
     except OSError as exc:
         return error(f"cannot create a temporary directory: {exc.strerror or exc}")
     try:
@@ -345,8 +340,7 @@ def execute(
             candidate=candidate_copy,
         )
         try:
-            warm = (worker, workers)
-            return _run_in(spec, sandbox, Path(workspace), command, cancel, warm, (started, error))
+            return _run_in(spec, (way, place), Path(workspace), command, cancel, (started, error))
         except NotStarted as exc:
             return error(f"cannot start the rubric: {exc.reason}")
         except OSError as exc:  # out of file descriptors, say; the rubric was killed
@@ -357,36 +351,34 @@ def execute(
 
 def _run_in(  # noqa: PLR0917 - execute's own steps
     spec: RunSpec,
-    sandbox: Sandbox,
+    where: tuple[Runs, Place],
     workspace: Path,
     command: list[str],
     cancel: threading.Event | None,
-    warm: tuple[WarmWorker | None, WarmWorkers | None],
     since: tuple[float, Callable[[str], RubricResult]],
 ) -> RubricResult:
-    """Make the run in ``workspace`` (its copies made): by the warm worker if any, else plainly."""
+    """Make the run in ``workspace`` (its copies made), the way ``where`` says; judge it."""
     started, error = since
-    worker, workers = warm
-    if worker is not None:
-        try:
-            with sandbox.prepare(spec, workspace, warm=True) as prepared:
-                ending = worker.run(
-                    prepared,
-                    command,
-                    spec.timeout,
-                    cancel=cancel,
-                    stdout=Bounds(head=STDOUT_LIMIT),
-                    stderr=Bounds(tail=STDERR_TAIL_LIMIT),
-                )
-                return _ended(spec, ending, prepared, started, error)
-        except NotStarted as exc:
-            if not worker.broken or worker.succeeded or workers is None:
-                raise
-            # The worker could not set up a first run here: the plain way, from now on.
-            workers.give_up(exc.reason)
-    with sandbox.prepare(spec, workspace) as prepared:
-        ending = _start_and_watch(prepared, command, spec.timeout, cancel)
+    runs, place = where
+
+    def plain(prepared: PreparedRun) -> Ending:
+        return _start_and_watch(prepared, command, spec.timeout, cancel)
+
+    def judge(ending: Ending, prepared: PreparedRun) -> RubricResult:
         return _ended(spec, ending, prepared, started, error)
+
+    output = (Bounds(head=STDOUT_LIMIT), Bounds(tail=STDERR_TAIL_LIMIT))
+    return runs.make(
+        place,
+        spec,
+        workspace,
+        command,
+        spec.timeout,
+        cancel,
+        output=output,
+        plain=plain,
+        judge=judge,
+    )
 
 
 def _ended(
@@ -466,7 +458,7 @@ def run_rubrics(
         return []
     cancel = threading.Event()
     workers = max(1, min(jobs, len(runs), most_at_once(_FDS_PER_RUN) or jobs))
-    warm = warm_workers(sandbox)
+    way = sandbox.runs()
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rubric")
     submitted: list[Future[RubricResult]] = []
     # Each run says when it ends: waiting on every pending future after each
@@ -475,7 +467,7 @@ def run_rubrics(
     ended: queue.SimpleQueue[int] = queue.SimpleQueue()
     try:
         for index, run in enumerate(runs):
-            future = pool.submit(execute, run, sandbox, cancel=cancel, workers=warm)
+            future = pool.submit(execute, run, sandbox, cancel=cancel, runs=way)
             future.add_done_callback(functools.partial(_say_ended, ended, index))
             submitted.append(future)
         for _ in submitted:
@@ -492,22 +484,9 @@ def run_rubrics(
         _stop_through_interrupts(pool, submitted, cancel)
         raise
     finally:
-        if warm is not None:
-            pool.shutdown(wait=True)
-            warm.close()
-    pool.shutdown(wait=True)
+        pool.shutdown(wait=True)
+        way.close()
     return [result for result in results if result is not None]
-
-
-def warm_workers(sandbox: Sandbox) -> WarmWorkers | None:
-    """Return the warm workers a batch of runs in ``sandbox`` uses, or ``None`` (the plain way).
-
-    Under bubblewrap, unless ``CODEGENIE_WARM_WORKERS=0`` asks for the
-    plain way (for comparing the two, and as a way out).
-    """
-    if sandbox.bubblewrap is None or os.environ.get("CODEGENIE_WARM_WORKERS", "1") == "0":
-        return None
-    return WarmWorkers(sandbox.bubblewrap)
 
 
 def _say_ended(ended: queue.SimpleQueue[int], index: int, _: object) -> None:

@@ -54,14 +54,13 @@ from codegenie.eval.rubrics import (
     RubricResult,
     execute,
     remove_tree,
-    warm_workers,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Collection
 
     from codegenie.eval._sandbox.provider import Sandbox
-    from codegenie.eval._warm.worker import WarmWorkers
+    from codegenie.eval._sandbox.runs import Runs
 
 __all__ = ("Shipped", "result_from_node", "run_shipped", "sweep_node_directories")
 
@@ -85,7 +84,7 @@ class Shipped:
 
 
 _lock = threading.Lock()
-_workers: dict[str, WarmWorkers | None] = {}
+_workers: dict[str, Runs] = {}
 # This process's unpacked task classes, by digest, under one directory of its own.
 _task_classes: dict[str, tuple[str, str]] = {}
 # The interpreters of the environments this process made ready, by declaration.
@@ -93,21 +92,21 @@ _environments: dict[tuple[bytes, str | None], Interpreter] = {}
 _home: str | None = None
 
 
-def _node_sandbox(name: str) -> tuple[Sandbox, WarmWorkers | None]:
-    """Return this process's sandbox ``name`` and its warm workers, chosen once a process."""
+def _node_sandbox(name: str) -> tuple[Sandbox, Runs]:
+    """Return this process's sandbox ``name`` and its way of making runs, chosen once a process."""
     box = choose_sandbox(name)  # probed once a process
     with _lock:
         if name not in _workers:
             if not _workers:
                 atexit.register(close_workers)
-            _workers[name] = warm_workers(box)
+            _workers[name] = box.runs()
         return box, _workers[name]
 
 
 def close_workers() -> None:
     """End this process's warm workers (a node process that is told to stop)."""
     with _lock:
-        found = [w for w in _workers.values() if w is not None]
+        found = list(_workers.values())
         _workers.clear()
     for each in found:
         each.close()
@@ -171,7 +170,7 @@ def run_shipped(
             return error(f"the run's trees cannot be made on the node{where}: {exc.strerror}")
         # The same version and packages, here.
         local = replace(local, environment=replace(local.environment, interpreter=here))
-        result = execute(local, box, cancel=cancel, workers=workers)
+        result = execute(local, box, cancel=cancel, runs=workers)
         moved = {
             local.task_class.path: spec.task_class.path,
             local.case.path: spec.case.path,

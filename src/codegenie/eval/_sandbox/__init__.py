@@ -9,8 +9,14 @@ run a spec describes, starts ``run.argv(command)`` with ``run.env`` in
 ``run.cwd`` (passing ``run.pass_fds``) however it supervises processes,
 and asks the prepared run what it used (:meth:`PreparedRun.usage`) and
 whether it exceeded a limit (:meth:`PreparedRun.verdict_of_limits`) once
-the process is reaped. Nothing outside this package branches on a
-provider's name. ADR-0004 says why bubblewrap, and what each part contains.
+the process is reaped. A batch of runs asks the provider for its way of
+making them (:meth:`Sandbox.runs`): under bubblewrap, warm workers
+(:mod:`codegenie.eval._sandbox.warm`) where they fit and can start, else
+plainly. What a contained run sees is one value, its
+:class:`~codegenie.eval._sandbox.plan.Confinement`, which both ways
+render. Nothing outside this package branches on a provider's name or on
+the way a run is made. ADR-0004 says why bubblewrap, and what each part
+contains.
 
 The names below are imported on first use: :mod:`codegenie.eval.cases`
 reads the limits' defaults from :mod:`codegenie.eval._sandbox.limits`
@@ -25,14 +31,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from codegenie.eval._sandbox.bwrap import Bubblewrap, bubblewrap, clear_bubblewrap_cache
+    from codegenie.eval._sandbox.bwrap_run import bwrap_args
+    from codegenie.eval._sandbox.confinement import confinement
     from codegenie.eval._sandbox.env import sandbox_environment
     from codegenie.eval._sandbox.limits import DEFAULT_LIMITS, Breach, LimitName, Limits
-    from codegenie.eval._sandbox.policy import (
-        Interpreter,
-        SandboxMode,
-        SandboxPolicy,
-        bwrap_args,
-    )
+    from codegenie.eval._sandbox.plan import Confinement
+    from codegenie.eval._sandbox.policy import Interpreter, SandboxMode, SandboxPolicy
     from codegenie.eval._sandbox.preparation import Enforcement, PreparedRun, Usage, prepare
     from codegenie.eval._sandbox.provider import Sandbox, choose_sandbox
     from codegenie.eval.errors import SandboxUnavailable
@@ -41,6 +45,7 @@ __all__ = (
     "DEFAULT_LIMITS",
     "Breach",
     "Bubblewrap",
+    "Confinement",
     "Enforcement",
     "Interpreter",
     "LimitName",
@@ -55,6 +60,7 @@ __all__ = (
     "bwrap_args",
     "choose_sandbox",
     "clear_bubblewrap_cache",
+    "confinement",
     "prepare",
     "sandbox_environment",
 )
@@ -72,7 +78,9 @@ _HOME = {
     "Interpreter": "policy",
     "SandboxMode": "policy",
     "SandboxPolicy": "policy",
-    "bwrap_args": "policy",
+    "bwrap_args": "bwrap_run",
+    "confinement": "confinement",
+    "Confinement": "plan",
     "Enforcement": "preparation",
     "PreparedRun": "preparation",
     "Usage": "preparation",

@@ -31,6 +31,15 @@ from typing import Final, Literal
 
 from codegenie.eval._sandbox import confining
 from codegenie.eval._sandbox.devices import check_device_nodes
+from codegenie.eval._sandbox.plan import (
+    HOSTNAME,
+    NAMESPACES,
+    PROC,
+    Mount,
+    Namespace,
+    ProcView,
+    system_mounts,
+)
 from codegenie.eval._sandbox.seccomp import program as seccomp_program
 from codegenie.eval.errors import SandboxUnavailable
 
@@ -45,6 +54,8 @@ __all__ = (
     "clear_bubblewrap_cache",
     "isolation_args",
     "probe",
+    "render_mounts",
+    "render_proc",
     "system_args",
 )
 
@@ -121,41 +132,95 @@ class Bubblewrap:
         return "size" in self.features
 
 
-def isolation_args(bwrap: Bubblewrap) -> list[str]:
+def isolation_args(
+    bwrap: Bubblewrap,
+    namespaces: Iterable[Namespace] = NAMESPACES,
+    *,
+    nested_userns: bool = False,
+) -> list[str]:
     """Return the namespace and privilege arguments of every sandboxed run (and of the probe).
 
-    Every namespace is new (user, PID, network — only a loopback —, IPC,
-    UTS, cgroup where the kernel has it); the sandbox dies with the process
+    Every namespace of ``namespaces`` is new (:data:`~codegenie.eval._sandbox.plan.NAMESPACES`:
+    user, PID, network — only a loopback —, IPC, UTS, cgroup where the
+    kernel has it), the host name
+    :data:`~codegenie.eval._sandbox.plan.HOSTNAME`; the sandbox dies with the process
     that started bubblewrap and has no controlling terminal (``--new-session``,
     so it cannot push input into the harness's terminal); every capability is
     dropped (bubblewrap run by root keeps them otherwise, inside its user
     namespace; a confined run's head gets two back, and drops them:
-    :mod:`codegenie.eval._sandbox.confining`) and, where bubblewrap can, no
-    further user namespace can be made inside.
+    :mod:`codegenie.eval._sandbox.confining`) and, where bubblewrap can and
+    ``nested_userns`` is false, no further user namespace can be made inside.
     """
-    args = ["--unshare-all", "--unshare-user", "--hostname", "sandbox"]
+    wanted = set(namespaces)
+    if wanted == set(NAMESPACES):
+        args = ["--unshare-all", "--unshare-user"]
+    else:
+        args = [_UNSHARE[name] for name in NAMESPACES if name in wanted and name in _UNSHARE]
+    if "uts" in wanted:
+        args += ["--hostname", HOSTNAME]
     args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-    if bwrap.can_disable_userns:
+    if bwrap.can_disable_userns and not nested_userns:
         args.append("--disable-userns")
     return args
 
 
-#: What of the sandbox's ``/proc`` is hidden behind an empty file: the kernel's
-#: keyrings (which are not namespaced; the seccomp filter already denies the
-#: calls, and these list every key its user may view, the host's included).
-PROC_MASKED: Final = ("/proc/keys", "/proc/key-users")
+# bubblewrap's option for each namespace (--unshare-all is all but the user one); every
+# bubblewrap sandbox has a mount namespace of its own.
+_UNSHARE: Final[dict[Namespace, str]] = {
+    "user": "--unshare-user",
+    "pid": "--unshare-pid",
+    "net": "--unshare-net",
+    "ipc": "--unshare-ipc",
+    "uts": "--unshare-uts",
+    "cgroup": "--unshare-cgroup-try",
+}
 
 
-def system_args() -> list[str]:
+def render_mounts(mounts: Iterable[Mount], bwrap: Bubblewrap | None = None) -> list[str]:
+    """Return bubblewrap's arguments for ``mounts``, in order.
+
+    A tmpfs's size is given only where ``bwrap`` can (:attr:`Bubblewrap.can_size_tmpfs`).
+    """
+    args: list[str] = []
+    for mount in mounts:
+        if mount.kind == "bind":
+            kind = "--bind" if mount.writable else "--ro-bind"
+            args += [f"{kind}-try" if mount.optional else kind, mount.source, mount.target]
+        elif mount.kind == "symlink":
+            args += ["--symlink", mount.source, mount.target]
+        elif mount.kind == "tmpfs":
+            if mount.size is not None and bwrap is not None and bwrap.can_size_tmpfs:
+                args += ["--size", str(mount.size)]
+            args += ["--tmpfs", mount.target]
+        else:
+            args += ["--remount-ro", mount.target]
+    return args
+
+
+def render_proc(proc: ProcView, at: str = "/proc") -> list[str]:
+    """Return bubblewrap's arguments for a fresh ``/proc`` with what ``proc`` puts out of reach."""
+    args = ["--proc", at]
+    for hidden in proc.hidden:
+        args += ["--tmpfs", hidden, "--remount-ro", hidden]
+    for name in proc.masked:
+        args += ["--ro-bind-try", "/dev/null", name]
+    if proc.read_only:
+        args += ["--remount-ro", at]
+    return args
+
+
+def system_args(proc: ProcView = PROC) -> list[str]:
     """Return the mounts any program needs to start: ``/usr``, ``/bin``, ``/lib``… as here.
 
     On a merged-``/usr`` system ``/bin``, ``/sbin`` and ``/lib*`` are links
     into ``/usr`` and are recreated as links; where they are directories
-    they are bound read-only. A fresh ``/proc`` (of the sandbox's PID
-    namespace) and a minimal ``/dev`` complete it, with two things of
-    ``/proc`` out of reach:
+    they are bound read-only (:func:`~codegenie.eval._sandbox.plan.system_mounts`).
+    A fresh ``/proc`` (of the sandbox's PID namespace) and a minimal ``/dev``
+    complete it, with two things of ``/proc`` out of reach (``proc``,
+    :data:`~codegenie.eval._sandbox.plan.PROC`):
 
-    - ``/proc/1``, bubblewrap's init in the sandbox, is an empty read-only
+    - ``/proc/1`` (:data:`~codegenie.eval._sandbox.plan.PROC_HIDDEN`),
+      bubblewrap's init in the sandbox, is an empty read-only
       directory. That process belongs to the harness: it holds the
       harness's pipes and tells the harness how the rubric ended, and it is
       dumpable, so through ``/proc/1/fd`` or ``/proc/1/mem`` any process of
@@ -163,7 +228,7 @@ def system_args() -> list[str]:
       its directory hidden (and ``ptrace``, ``process_vm_writev`` and
       ``pidfd_getfd`` denied by the seccomp filter) nothing of the run can
       reach it.
-    - :data:`PROC_MASKED`, behind ``/dev/null``.
+    - :data:`~codegenie.eval._sandbox.plan.PROC_MASKED`, behind ``/dev/null``.
 
     And ``/proc`` is read-only: a harness run as root has a sandbox whose
     uid 0 is the host's root, and the kernel lets the host's root write
@@ -174,17 +239,7 @@ def system_args() -> list[str]:
     ``/proc/PID/mem`` of any process, ``/proc/self/oom_score_adj`` — can
     be written.
     """
-    args = ["--ro-bind", "/usr", "/usr"]
-    for name in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
-        if os.path.islink(name):
-            args += ["--symlink", os.readlink(name), name]
-        elif os.path.isdir(name):
-            args += ["--ro-bind", name, name]
-    args += ["--proc", "/proc", "--tmpfs", "/proc/1", "--remount-ro", "/proc/1"]
-    for name in PROC_MASKED:
-        args += ["--ro-bind-try", "/dev/null", name]
-    args += ["--remount-ro", "/proc", "--dev", "/dev"]
-    return args
+    return [*render_mounts(system_mounts()), *render_proc(proc), "--dev", "/dev"]
 
 
 def candidates(path_env: str | None = None) -> list[tuple[Path, BwrapOrigin]]:

@@ -15,7 +15,7 @@ programs use it:
   (:func:`drop_capabilities`), loads the seccomp filter read from
   ``FILTER_FD`` (:func:`load_filter`) and execs ``COMMAND`` in its place:
   the rubric keeps the process, so bubblewrap's status is the rubric's;
-- the warm worker (:mod:`codegenie.eval._warm.zygote`), which receives this
+- the warm worker (:mod:`codegenie.eval._sandbox.warm.zygote`), which receives this
   source with its own and runs it as a module, for the same steps in each
   run it forks.
 

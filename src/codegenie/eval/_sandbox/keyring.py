@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable
 from typing import Final, TypeVar
 
-__all__ = ("join_new_session_keyring", "run_in_new_keyring")
+__all__ = ("join_new_session_keyring", "keyctl_join", "run_in_new_keyring")
 
 _T = TypeVar("_T")
 
@@ -50,12 +50,22 @@ def _load_syscall() -> Callable[..., int] | None:
 _SYSCALL: Final = _load_syscall()
 
 
+def keyctl_join() -> tuple[int, int] | None:
+    """Return the call that joins a new session keyring here: keyctl's number and the operation.
+
+    ``None`` on a machine whose table this module does not know. A warm run's
+    init makes the same call (it is given these numbers with its setup).
+    """
+    number = _KEYCTL.get(os.uname().machine)
+    return None if number is None else (number, _KEYCTL_JOIN_SESSION_KEYRING)
+
+
 def join_new_session_keyring() -> bool:
     """Join a new anonymous session keyring in this thread; return whether that was done."""
-    number = _KEYCTL.get(os.uname().machine)
-    if _SYSCALL is None or number is None:
+    call = keyctl_join()
+    if _SYSCALL is None or call is None:
         return False
-    return _SYSCALL(number, _KEYCTL_JOIN_SESSION_KEYRING, None) >= 0
+    return _SYSCALL(*call, None) >= 0
 
 
 def run_in_new_keyring(body: Callable[[], _T], *, stop: Callable[[], None]) -> tuple[_T, bool]:

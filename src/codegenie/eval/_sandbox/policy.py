@@ -1,10 +1,12 @@
-"""What one sandboxed run may see and touch, and the bubblewrap arguments that say it.
+"""What one sandboxed run may see and touch.
 
 A :class:`SandboxPolicy` is data: the mode, the interpreter, the task
 class's directory (read-only), the run's directory (read-write, at the same
 path as outside, so that ``CASE_DIR`` and ``CANDIDATE_DIR`` on the command
-line stay valid), and the limits. :func:`bwrap_args` turns it into
-bubblewrap's arguments. Everything not named is invisible: the user's home,
+line stay valid), and the limits.
+:func:`~codegenie.eval._sandbox.confinement.confinement` turns it into the
+run's mounts, namespaces and environment, one value that each way of
+starting a run renders. Everything not named is invisible: the user's home,
 the repository, the rest of ``/etc``, other temporary directories.
 """
 
@@ -19,8 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
-from codegenie.eval._sandbox import confining
-from codegenie.eval._sandbox.bwrap import Bubblewrap, isolation_args, system_args
 from codegenie.eval._sandbox.limits import DEFAULT_LIMITS, Limits
 from codegenie.eval._sandbox.packages import Installed, installed
 
@@ -29,9 +29,9 @@ __all__ = (
     "Interpreter",
     "SandboxMode",
     "SandboxPolicy",
-    "bwrap_args",
     "installed_packages",
     "interpreter_prefixes",
+    "outermost",
     "read_only_paths",
 )
 
@@ -196,7 +196,7 @@ class SandboxPolicy:
         return self.run_dir / "home"
 
 
-def _outermost(paths: Iterable[str]) -> list[str]:
+def outermost(paths: Iterable[str]) -> list[str]:
     """Return ``paths`` without those inside another of them, sorted."""
     kept: list[str] = []
     for path in sorted(set(paths)):
@@ -227,77 +227,4 @@ def read_only_paths(policy: SandboxPolicy) -> list[str]:
             wanted.append(text)
     for extra in (policy.task_class_dir, *policy.read_only):
         wanted += [str(extra), os.path.realpath(extra)]
-    return [p for p in _outermost(wanted) if os.path.exists(p)]
-
-
-def bwrap_args(
-    policy: SandboxPolicy,
-    bwrap: Bubblewrap,
-    *,
-    seccomp_fd: int | None = None,
-    status_fd: int | None = None,
-) -> list[str]:
-    """Return bubblewrap's arguments for ``policy``, to go before the command.
-
-    Mounts, in order (a later mount inside an earlier one shows through it):
-    ``/usr`` and the ``/bin``, ``/lib`` links, ``/proc`` (without its PID 1
-    and the keyrings: :func:`~codegenie.eval._sandbox.bwrap.system_args`),
-    ``/dev``; a private ``/tmp`` and ``/dev/shm`` (tmpfs, each sized to the
-    memory limit where bubblewrap can); the few ``/etc`` files of :data:`ETC_FILES`; the
-    read-only directories of :func:`read_only_paths`; the run's directory
-    read-write at its own path; an empty read-only
-    directory over each of ``hidden``; and last, the sandbox's own root made
-    read-only, so that a write anywhere but the run's directory, ``/tmp``
-    and ``/dev/shm`` fails (``EROFS``) rather than landing in a scratch
-    file system. The working directory is :attr:`SandboxPolicy.workdir`.
-
-    ``seccomp_fd``: a descriptor the seccomp filter
-    (:func:`~codegenie.eval._sandbox.seccomp.program`) is read from, for the
-    run's every process; with it, the arguments end with the head of a
-    confined run (:func:`~codegenie.eval._sandbox.confining.head`, the
-    run's interpreter): bubblewrap leaves it
-    :data:`~codegenie.eval._sandbox.confining.CAPABILITIES`, and it makes
-    the device nodes read-only (devices still allowed), drops every
-    capability and loads the filter before it execs the command. Without
-    it (a warm worker's sandbox, which does the same for each of its runs),
-    or where ``bwrap`` cannot seal (:attr:`Bubblewrap.seals_devices
-    <codegenie.eval._sandbox.bwrap.Bubblewrap.seals_devices>`: bubblewrap
-    loads the filter), they end in ``--``. ``status_fd``: a descriptor
-    bubblewrap writes its JSON status to — the rubric's pid, then its exit
-    code once it ended — from outside the sandbox, where nothing of the run
-    can write.
-    """
-    confined = seccomp_fd is not None and bwrap.seals_devices
-    args = [str(bwrap.path), *isolation_args(bwrap)]
-    if confined:
-        for name in confining.CAPABILITIES:
-            args += ["--cap-add", name]
-    elif seccomp_fd is not None:  # a bubblewrap that cannot seal: it loads the filter itself
-        args += ["--seccomp", str(seccomp_fd)]
-    if status_fd is not None:
-        args += ["--json-status-fd", str(status_fd)]
-    args += system_args()
-    memory = policy.limits.memory_bytes
-    # /tmp and /dev/shm are memory: each sized to the memory limit, where bubblewrap can,
-    # so that they are bounded where no memory cgroup counts them (an unprivileged harness).
-    for place in ("/tmp", "/dev/shm"):  # noqa: S108 - the sandbox's own, empty ones
-        if memory is not None and bwrap.can_size_tmpfs:
-            args += ["--size", str(memory)]
-        args += ["--tmpfs", place]
-    for name in ETC_FILES:
-        args += ["--ro-bind-try", name, name]
-    run_dir = str(policy.run_dir)
-    binds = [(p, "--ro-bind") for p in read_only_paths(policy)]
-    binds.append((run_dir, "--bind"))
-    # Shallow first: a deeper bind must be made after the one that contains it.
-    for path, kind in sorted(binds, key=lambda item: (item[0].count("/"), item[0])):
-        args += [kind, path, path]
-    for hidden in _outermost(
-        str(path) for each in policy.hidden for path in (each, os.path.realpath(each))
-    ):
-        if os.path.isdir(hidden):  # an empty, read-only directory in its place
-            args += ["--tmpfs", hidden, "--remount-ro", hidden]
-    args += ["--remount-ro", "/", "--chdir", str(policy.workdir), "--"]
-    if seccomp_fd is not None and confined:
-        args += confining.head(str(policy.interpreter.executable), seccomp_fd)
-    return args
+    return [p for p in outermost(wanted) if os.path.exists(p)]

@@ -34,14 +34,17 @@ from types import TracebackType
 from typing import Final, Literal, Protocol, final
 
 from codegenie.eval._sandbox.bwrap import RUN_FEATURES, Bubblewrap, bubblewrap
+from codegenie.eval._sandbox.bwrap_run import bwrap_args
 from codegenie.eval._sandbox.cgroups import RunCgroup
 from codegenie.eval._sandbox.choices import ProviderName
+from codegenie.eval._sandbox.confinement import confinement
 from codegenie.eval._sandbox.devices import check_device_nodes
 from codegenie.eval._sandbox.disk import DiskWatch, Footprint
 from codegenie.eval._sandbox.env import sandbox_environment
 from codegenie.eval._sandbox.launch import launcher_args
 from codegenie.eval._sandbox.limits import LIMIT_NAMES, Breach, LimitName, Limits
-from codegenie.eval._sandbox.policy import SandboxPolicy, bwrap_args
+from codegenie.eval._sandbox.plan import Confinement
+from codegenie.eval._sandbox.policy import SandboxPolicy
 from codegenie.eval._sandbox.rlimits import Rlimit, rlimits_for
 from codegenie.eval._sandbox.seccomp import program as seccomp_program
 
@@ -116,7 +119,8 @@ class PreparedRun:
     (``None`` under ``none``). ``disk`` watches the run's directory
     (:meth:`watch`). Close it (:meth:`close`, or ``with``) once the run is
     reaped and read: that removes the run's cgroups and closes the
-    descriptors.
+    descriptors. ``plan`` is what a contained run sees (``None`` under
+    ``none``), whichever way it is started.
     """
 
     def __init__(
@@ -133,8 +137,10 @@ class PreparedRun:
         status_fd: int | None = None,
         rlimits: Sequence[Rlimit] = (),
         warm: bool = False,
+        plan: Confinement | None = None,
     ) -> None:
         self.policy: Final = policy
+        self.plan: Final = plan
         self.rlimits: Final = tuple(rlimits)
         self.warm: Final = warm
         self.prefix: Final = tuple(prefix)
@@ -462,7 +468,7 @@ def prepare(
     apply.
 
     ``warm``: the run is made by a warm worker
-    (:mod:`codegenie.eval._warm.worker`), which joins the cgroups, sets
+    (:mod:`codegenie.eval._sandbox.warm.worker`), which joins the cgroups, sets
     the rlimits (:attr:`PreparedRun.rlimits`) and loads the filter itself:
     no argv head and no pipes for bubblewrap.
     """
@@ -485,16 +491,19 @@ def prepare(
         rlimits = rlimits_for(policy.limits, covered)
         head = [] if warm else launcher_args(cgroup.join_files, rlimits)
         status_fd: int | None = None
-        if used is not None and not warm:
+        plan = None if used is None else confinement(policy)
+        if plan is not None and used is not None and not warm:
             filter_fd = _filter_pipe(opened)
             status_fd, status_write = os.pipe()
             opened += [status_fd, status_write]
             os.set_blocking(status_fd, False)
-            head += bwrap_args(policy, used, seccomp_fd=filter_fd, status_fd=status_write)
+            head += bwrap_args(
+                policy, used, seccomp_fd=filter_fd, status_fd=status_write, plan=plan
+            )
             pass_fds: tuple[int, ...] = (filter_fd, status_write)
         else:
             pass_fds = ()
-        env = sandbox_environment(policy)
+        env = sandbox_environment(policy) if plan is None else dict(plan.env)
     except BaseException:
         if disk is not None:
             disk.close()
@@ -513,6 +522,7 @@ def prepare(
         status_fd=status_fd,
         rlimits=rlimits,
         warm=warm,
+        plan=plan,
     )
 
 

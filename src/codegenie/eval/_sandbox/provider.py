@@ -6,7 +6,9 @@ disk watch (ADR-0004), and ``none``, a plain subprocess with the rlimits
 and the disk watch. :func:`choose_sandbox` finds one by the ``--sandbox``
 word, once per command, before anything runs; the runner then asks it for
 the policy of each run (:meth:`Sandbox.policy_for`) and prepares the run
-with it (:meth:`Sandbox.prepare`), and never branches on the word. Each
+with it (:meth:`Sandbox.prepare`), and makes a batch's runs the way the
+provider chooses (:meth:`Sandbox.runs`: warm workers, or plainly), and
+never branches on the word or the way. Each
 provider's :attr:`Sandbox.policy` names its name and revision: the
 revision changes whenever what a run sees or may do changes, and it is
 part of every run's key, so that no result of an earlier policy is served.
@@ -24,6 +26,8 @@ from codegenie.eval._sandbox.choices import CHOICES, ProviderName
 from codegenie.eval._sandbox.limits import Limits
 from codegenie.eval._sandbox.policy import Interpreter, SandboxPolicy
 from codegenie.eval._sandbox.preparation import PreparedRun, prepare
+from codegenie.eval._sandbox.runs import Runs, warm_fits
+from codegenie.eval._sandbox.warm.worker import WarmWorkers
 
 __all__ = ("REGISTRY", "REVISIONS", "Sandbox", "Spec", "choose_sandbox", "named_sandbox")
 
@@ -110,6 +114,19 @@ class Sandbox:
             interpreter=spec.interpreter,
         )
         return prepare(policy, bwrap=self.bubblewrap, warm=warm)
+
+    def runs(self, *, many: bool = True) -> Runs:
+        """Return how this sandbox makes runs: the strategy of a batch (``many``) or of one run.
+
+        A batch's runs under bubblewrap are made by warm workers where they
+        fit (:func:`~codegenie.eval._sandbox.runs.warm_fits`) and can start,
+        each the same run as a plain one; a single run (``many=False``),
+        and every run under ``none``, is made plainly. Close what it returns
+        once the batch is over (:meth:`Runs.close <codegenie.eval._sandbox.runs.Runs.close>`).
+        """
+        fits = many and warm_fits(self.bubblewrap)
+        workers = WarmWorkers(self.bubblewrap) if fits and self.bubblewrap is not None else None
+        return Runs(self.prepare, workers)
 
 
 def _bwrap(requested: str) -> Sandbox:

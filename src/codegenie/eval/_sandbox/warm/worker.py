@@ -4,7 +4,7 @@ Starting a run the plain way costs a bubblewrap (a user namespace, ~25
 mounts) and an interpreter (site, the rubric's imports) every time: about
 two thirds of a cheap run. A warm worker pays both once. It is a bubblewrap
 sandbox with the run policy's mounts around a Python (the run's
-interpreter) that runs :mod:`codegenie.eval._warm.zygote`; for each run
+interpreter) that runs :mod:`codegenie.eval._sandbox.warm.zygote`; for each run
 the worker forks a process that takes new mount, PID, IPC, network and
 cgroup namespaces, a fresh ``/tmp`` and ``/dev/shm`` and ``/proc``, the
 run's cgroups and rlimits, a new session keyring, no capabilities and the
@@ -31,6 +31,7 @@ capabilities or a nested mount), :class:`WarmWorkers` says why once
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -60,10 +61,13 @@ from codegenie.eval._process.supervisor import (
     open_pidfd,
 )
 from codegenie.eval._sandbox import confining
-from codegenie.eval._sandbox.bwrap import PROC_MASKED, Bubblewrap
+from codegenie.eval._sandbox.bwrap import Bubblewrap, isolation_args
+from codegenie.eval._sandbox.bwrap_run import render
 from codegenie.eval._sandbox.cgroups import discover
-from codegenie.eval._sandbox.env import sandbox_environment
-from codegenie.eval._sandbox.policy import Interpreter, SandboxPolicy, bwrap_args
+from codegenie.eval._sandbox.confinement import confinement
+from codegenie.eval._sandbox.keyring import keyctl_join
+from codegenie.eval._sandbox.plan import Confinement, Mount, Namespace, ProcView
+from codegenie.eval._sandbox.policy import Interpreter, SandboxPolicy
 from codegenie.eval._sandbox.seccomp import program as seccomp_program
 
 if TYPE_CHECKING:
@@ -102,10 +106,8 @@ class _Key:
     hidden: tuple[str, ...]
 
 
-def _worker_args(
-    policy: SandboxPolicy, bwrap: Bubblewrap, cgroup_parents: Sequence[Path]
-) -> list[str]:
-    """Bubblewrap's arguments for a worker: the run policy's, with capabilities and no filter.
+def _worker_args(plan: Confinement, bwrap: Bubblewrap, cgroup_parents: Sequence[Path]) -> list[str]:
+    """Bubblewrap's arguments for a worker: its plan's, with capabilities and no filter.
 
     The worker keeps :data:`_CAPABILITIES` in its user namespace and may make
     the nested namespaces of each run (no ``--disable-userns``: the filter
@@ -113,48 +115,58 @@ def _worker_args(
     without that option). The directories the runs' cgroups are made in are
     bound at their own paths, so that a run joins its own; each run covers
     ``/sys`` before the rubric starts. The worker's ``/proc`` is left whole
-    (no ``/proc/1`` covered, no keyrings masked, not read-only): the kernel
-    lets a namespace mount a new ``/proc`` only where one is already fully
-    visible to it, and each run's init mounts its own, with those covers, on
-    top of it.
+    (nothing of it hidden or masked, not read-only): the kernel lets a
+    namespace mount a new ``/proc`` only where one is already fully visible
+    to it, and each run's init mounts its own, with what its plan hides
+    (:func:`_setup`), on top of it.
     """
-    args = _without(bwrap_args(policy, bwrap), _WORKER_LEAVES_OUT)
+    cgroups = tuple(Mount("bind", str(p), str(p), writable=True) for p in cgroup_parents)
+    worker = dataclasses.replace(
+        plan,
+        proc=ProcView(hidden=(), masked=(), read_only=False),
+        nested_userns=True,
+        binds=plan.binds + cgroups,
+    )
+    args = [str(bwrap.path), *isolation_args(bwrap, worker.namespaces, nested_userns=True)]
     at = args.index("--cap-drop")
     caps: list[str] = []
     for name in _CAPABILITIES:
         caps += ["--cap-add", name]
     args[at : at + 2] = caps
-    end = len(args) - 1 - args[::-1].index("--remount-ro")
-    binds: list[str] = []
-    for parent in cgroup_parents:
-        binds += ["--bind", str(parent), str(parent)]
-    args[end:end] = binds
-    return args
+    return [*args, *render(worker, bwrap)]
 
 
-# What of a run's bubblewrap arguments a worker's leaves out (see _worker_args).
-_WORKER_LEAVES_OUT: Final = (
-    ("--disable-userns",),
-    ("--tmpfs", "/proc/1"),
-    ("--remount-ro", "/proc/1"),
-    *(("--ro-bind-try", "/dev/null", name) for name in PROC_MASKED),
-    ("--remount-ro", "/proc"),
-)
+# What the worker's own sandbox gives every run it forks: its user namespace (which owns
+# the run's others) and its UTS namespace (the plan's host name). Each run makes the others.
+_WORKER_GIVES: Final[frozenset[Namespace]] = frozenset({"user", "uts"})
 
 
-def _without(args: list[str], groups: Sequence[tuple[str, ...]]) -> list[str]:
-    """``args`` without each occurrence of the argument groups ``groups``."""
-    kept: list[str] = []
-    at = 0
-    while at < len(args):
-        for group in groups:
-            if tuple(args[at : at + len(group)]) == group:
-                at += len(group)
-                break
-        else:
-            kept.append(args[at])
-            at += 1
-    return kept
+def _setup(plan: Confinement) -> dict[str, object]:
+    """Render ``plan`` as the zygote's setup of one run: what the fork of a run makes afresh.
+
+    The namespaces the run makes itself (the plan's, but those of the
+    worker's sandbox, :data:`_WORKER_GIVES`), its ``/proc`` (what of it is
+    hidden, masked, whether read-only), its ``/dev`` and scratch file
+    systems (tmpfs, sized as the plan says), its working directory and
+    environment (bubblewrap's ``--chdir`` also sets ``PWD``, which a plain
+    run therefore has). And the call that joins the run a new session keyring,
+    as a plain run's starting thread joins one
+    (:func:`~codegenie.eval._sandbox.keyring.keyctl_join`).
+    """
+    return {
+        "keyctl": keyctl_join(),
+        "unshare": [name for name in plan.namespaces if name not in _WORKER_GIVES],
+        "proc": {
+            "hidden": list(plan.proc.hidden),
+            "masked": list(plan.proc.masked),
+            "read_only": plan.proc.read_only,
+        },
+        "dev": plan.dev,
+        "scratch": [mount.target for mount in plan.scratch],
+        "tmp_size": plan.scratch_size,
+        "cwd": plan.cwd,
+        "env": {**plan.env, "PWD": plan.cwd},
+    }
 
 
 @final
@@ -216,6 +228,7 @@ class WarmWorker:
         )
         for each in (policy.workdir, policy.tmpdir, policy.home):
             each.mkdir(mode=0o700, exist_ok=True)
+        plan = confinement(policy)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         filter_read, filter_write = os.pipe()
         program_read = -1
@@ -227,15 +240,15 @@ class WarmWorker:
                 view = view[os.write(filter_write, view) :]
             os.close(filter_write)
             filter_write = -1
-            argv = _worker_args(policy, bwrap, parents)
+            argv = _worker_args(plan, bwrap, parents)
             program_read = _pipe_holding(confining.source().encode() + b"\0" + _ZYGOTE.read_bytes())
             passed = (program_read, theirs.fileno(), filter_read)
             argv += [str(interpreter.executable), "-B", "-c", _BOOTSTRAP, *map(str, passed)]
             try:
                 process = subprocess.Popen(
                     argv,
-                    env=sandbox_environment(policy),
-                    cwd=str(policy.workdir),
+                    env=dict(plan.env),
+                    cwd=plan.cwd,
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
@@ -286,17 +299,16 @@ class WarmWorker:
         try:
             for fd in sinks:
                 os.set_blocking(fd, False)
-            policy = prepared.policy
+            if prepared.plan is None:
+                msg = "a warm worker makes contained runs only"
+                raise ValueError(msg)
             request = {
+                **_setup(prepared.plan),
                 "argv": list(command),
-                # bubblewrap's --chdir also sets PWD, which a plain run therefore has.
-                "env": {**prepared.env, "PWD": str(prepared.cwd)},
-                "cwd": str(prepared.cwd),
-                "run_dir": str(policy.run_dir),
+                "run_dir": str(prepared.policy.run_dir),
                 "worker_dir": str(self.directory),
                 "join": [str(path) for path in prepared.cgroup.join_files],
                 "rlimits": [list(each) for each in prepared.rlimits],
-                "tmp_size": policy.limits.memory_bytes,
             }
             body = json.dumps(request).encode()
             try:

@@ -1,14 +1,17 @@
 """The warm worker's program: an interpreter in a sandbox, forking each run into new namespaces.
 
 This module is not imported by the harness: its source is the program of a
-worker's interpreter (:mod:`codegenie.eval._warm.worker`), read from a pipe,
+worker's interpreter (:mod:`codegenie.eval._sandbox.warm.worker`), read from a pipe,
 started once per worker inside a bubblewrap sandbox that has the run
 policy's mounts, and capabilities in its user namespace (``CAP_SYS_ADMIN``,
 ``CAP_NET_ADMIN``, ``CAP_SETPCAP``) but no seccomp filter. It uses the
 standard library only: the interpreter may be a task class's environment,
 which holds nothing of the harness. The steps of confinement it shares with
 a plain run's first process (:mod:`codegenie.eval._sandbox.confine`) come
-with its source, as the module ``confine``.
+with its source, as the module ``confine``. What each run sees is not
+stated here: each request carries its run's plan
+(:class:`~codegenie.eval._sandbox.plan.Confinement`, rendered by
+``codegenie.eval._sandbox.warm.worker._setup``), and this program only makes it.
 
 For each request read from its control socket it forks a process that
 
@@ -16,14 +19,15 @@ For each request read from its control socket it forks a process that
    harness its own view of it);
 2. joins the run's cgroups (writing ``0`` into each join file, as the
    launcher does), sets the run's rlimits;
-3. takes a new mount, PID, IPC, network and cgroup namespace; makes a fresh
-   ``/tmp`` (the mounts under it are bound again, and of the worker's
-   directory only this run's), a fresh ``/dev`` (its device nodes bound
-   again and sealed read-only, its links made again, a new ``devpts``) and
-   ``/dev/shm``, covers
+3. takes the new namespaces the plan names (mount, PID, IPC, network and
+   cgroup); makes a fresh ``/tmp`` (the mounts under it are bound again,
+   and of the worker's directory only this run's), a fresh ``/dev`` (its
+   device nodes bound again and sealed read-only, its links made again, a
+   new ``devpts``) and ``/dev/shm``, covers
    ``/sys`` (the cgroup directories it joined through);
-4. forks the namespace's init, which mounts a fresh ``/proc`` (its own
-   ``/proc/1`` hidden, the keyrings masked, all read-only), brings up the
+4. forks the namespace's init, which mounts a fresh ``/proc`` (what the
+   plan hides of it hidden — its own ``/proc/1`` —, what it masks masked —
+   the keyrings —, all read-only), brings up the
    loopback, joins a new session keyring, becomes undumpable, drops every
    capability, loads the seccomp filter and forks the rubric (PID 2), then
    reaps until the rubric ends and exits with its status (128 + the signal
@@ -48,7 +52,7 @@ resource usage. A setup failure is sent as ``F`` and a reason, never as
 the rubric's status.
 """
 
-# ruff: noqa: S108, S110, SIM105 - a program of its own: fixed paths, last resorts
+# ruff: noqa: S110, SIM105 - a program of its own: last resorts
 
 from __future__ import annotations
 
@@ -105,11 +109,16 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 # whatever a run does to sys (sys.modules may be deleted or replaced).
 _MODULES = sys.modules
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
-_CLONE_NEWNS = 0x00020000
-_CLONE_NEWCGROUP = 0x02000000
-_CLONE_NEWIPC = 0x08000000
-_CLONE_NEWPID = 0x20000000
-_CLONE_NEWNET = 0x40000000
+# unshare's flag for each kind of namespace a run's plan may name.
+_CLONE = {
+    "mount": 0x00020000,
+    "cgroup": 0x02000000,
+    "uts": 0x04000000,
+    "ipc": 0x08000000,
+    "user": 0x10000000,
+    "pid": 0x20000000,
+    "net": 0x40000000,
+}
 _MS_RDONLY = confine.MS_RDONLY
 _MS_NOSUID = confine.MS_NOSUID
 _MS_NODEV = confine.MS_NODEV
@@ -120,14 +129,10 @@ _MS_REC = confine.MS_REC
 _MS_PRIVATE = confine.MS_PRIVATE
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
-_KEYCTL_JOIN_SESSION_KEYRING = 1
-# keyctl's number by machine: x86_64 has its own table, the others the generic one.
-_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}
 _SIOCGIFFLAGS = 0x8913
 _SIOCSIFFLAGS = 0x8914
 _IFF_UP = 1
 _SETUP_FAILED = confine.SETUP_FAILED
-_PROC_MASKED = ("/proc/keys", "/proc/key-users")
 
 
 _SetupError = confine.SetupError
@@ -142,45 +147,30 @@ def _loopback_up() -> None:
         fcntl.ioctl(sock, _SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | _IFF_UP))
 
 
-def _mounts_under(top: str) -> list[str]:
-    """Return the outermost mount points strictly under ``top`` (this process's mount table)."""
-    points = []
+def _carried(tops: list[str], leave: tuple[str, ...]) -> dict[str, list[str]]:
+    """Return, for each of ``tops``, the outermost mounts under it, but those under ``leave``.
+
+    Read from this process's mount table as the worker's sandbox made it (no
+    run can change that): what a fresh file system over a top must bind
+    again (under ``/tmp`` the task class and interpreter directories
+    bubblewrap bound there; under ``/dev`` the device nodes).
+    """
+    points = set()
     with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as table:
         for line in table:
             point = line.split()[4]
             point = point.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n")
-            point = point.replace("\\134", "\\")
-            if point.startswith(top + "/"):
-                points.append(point)
-    return sorted(p for p in set(points) if not any(p.startswith(q + "/") for q in points))
+            points.add(point.replace("\\134", "\\"))
+    found = {}
+    for top in tops:
+        under = [p for p in points if p.startswith(top + "/")]
+        under = [p for p in under if not any(p.startswith(q + "/") for q in under)]
+        found[top] = sorted(p for p in under if not any(_within(p, q) for q in leave))
+    return found
 
 
-class _Worker:
-    """What the worker's own mounts are, read once as it starts (no run can change them).
-
-    ``tmp_mounts`` and ``dev_mounts``: the outermost mounts under ``/tmp`` and
-    under ``/dev`` (the device nodes; not ``/dev/shm`` and ``/dev/pts``, which
-    each run makes anew); ``dev_links``: the links of ``/dev``.
-    """
-
-    def __init__(self) -> None:
-        self.tmp_mounts: tuple[str, ...] = ()
-        self.dev_mounts: tuple[str, ...] = ()
-        self.dev_links: tuple[tuple[str, str], ...] = ()
-
-    def read(self) -> None:
-        self.tmp_mounts = tuple(_mounts_under("/tmp"))
-        self.dev_mounts = tuple(
-            p for p in _mounts_under("/dev") if p not in ("/dev/shm", "/dev/pts")
-        )
-        self.dev_links = tuple(
-            (name, os.readlink(f"/dev/{name}"))
-            for name in sorted(os.listdir("/dev"))
-            if os.path.islink(f"/dev/{name}")
-        )
-
-
-_WORKER = _Worker()
+def _within(path: str, top: str) -> bool:
+    return path == top or path.startswith(top + "/")
 
 
 def _encode_status(status: int) -> int:
@@ -488,26 +478,30 @@ def _init(
     holds: at end of file, the parent has ended (its parent is outside this
     namespace, so ``getppid`` cannot say).
     """
-    keyctl = _KEYCTL[os.uname().machine]
+    call = request["keyctl"]  # keyctl's number here, and the operation that joins a keyring
+    assert isinstance(call, list)
+    keyctl, join = int(call[0]), int(call[1])
     _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     import select  # noqa: PLC0415 - the init's only
 
     if select.select([parent], [], [], 0)[0]:  # the parent ended before the death signal was armed
         os._exit(_SETUP_FAILED)
     os.close(parent)
+    proc = request["proc"]
+    assert isinstance(proc, dict)
     _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
-    _mount("tmpfs", "/proc/1", "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY, "size=0")
-    for name in _PROC_MASKED:
-        if os.path.exists(name):
+    sealed = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY
+    for name in proc["hidden"]:  # an empty read-only directory in its place
+        _mount("tmpfs", name, "tmpfs", sealed, "size=0")
+    for name in proc["masked"]:  # behind /dev/null, where it exists, as bubblewrap's bind:
+        if os.path.exists(name):  # read-only, nodev (so it cannot even be opened)
             _mount("/dev/null", name, None, _MS_BIND)
-    _mount(
-        None,
-        "/proc",
-        None,
-        _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
-    )
-    _loopback_up()
-    if _LIBC.syscall(keyctl, _KEYCTL_JOIN_SESSION_KEYRING, None) < 0:  # the new keyring's serial
+            _mount(None, name, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
+    if proc["read_only"]:
+        _mount(None, "/proc", None, _MS_REMOUNT | _MS_BIND | sealed)
+    if "net" in request["unshare"]:  # type: ignore[operator]
+        _loopback_up()
+    if _LIBC.syscall(keyctl, join, None) < 0:  # the new keyring's serial
         _check(-1, "keyctl")
     os.setsid()  # the session the rubric is in, as bubblewrap's --new-session makes it
     _LIBC.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
@@ -542,12 +536,10 @@ def _run(request: dict[str, object], fds: list[int], control: int, seccomp: byte
             [b"S"], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, credentials)]
         )
         _limit(request)
-        _check(
-            _LIBC.unshare(
-                _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC | _CLONE_NEWNET | _CLONE_NEWCGROUP
-            ),
-            "unshare",
-        )
+        flags = 0
+        for name in request["unshare"]:  # type: ignore[attr-defined]
+            flags |= _CLONE[name]
+        _check(_LIBC.unshare(flags), "unshare")
         _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
         _fresh_file_systems(request)
     except BaseException as exc:
@@ -582,18 +574,18 @@ def _limit(request: dict[str, object]) -> None:
 
 
 def _fresh_file_systems(request: dict[str, object]) -> None:
-    """Mount a fresh ``/tmp``, ``/dev`` and ``/dev/shm``, as a plain run's; cover ``/sys``.
+    """Mount the run's fresh ``/dev`` and scratch file systems (``/tmp``, ``/dev/shm``).
 
-    Each is a new tmpfs with what the worker had mounted under it bound
-    again (held by descriptors opened before it was covered): under ``/tmp``
-    the task class and interpreter directories bubblewrap bound there; under
-    ``/dev`` the device nodes, each sealed (read-only, devices allowed:
+    And ``/sys`` covered. Each is a new tmpfs (sized as the request says) with what the worker had
+    mounted under it bound again (held by descriptors opened before it was
+    covered: :func:`_carried`): under ``/tmp`` the task class and
+    interpreter directories bubblewrap bound there; under ``/dev`` the
+    device nodes, each sealed (read-only, devices allowed:
     :func:`~codegenie.eval._sandbox.confine.seal_device_nodes`), its links
-    made again and a new ``devpts``.
-    What a run writes in any of them is gone with its mount namespace. The
-    worker's own directory, wherever the temporary directory is, is covered
-    by an empty read-only directory that holds only this run's
-    (:func:`_only_this_run`).
+    made again and a new ``devpts``. What a run writes in any of them is
+    gone with its mount namespace. The worker's own directory, wherever the
+    temporary directory is, is covered by an empty read-only directory that
+    holds only this run's (:func:`_only_this_run`).
     """
     run_dir = str(request["run_dir"])
     worker_dir = str(request["worker_dir"])
@@ -602,22 +594,35 @@ def _fresh_file_systems(request: dict[str, object]) -> None:
         raise _SetupError(msg)
     size = request.get("tmp_size")
     sized = f",size={size}" if isinstance(size, int) else ""
-    own = os.open(run_dir, os.O_PATH)  # before /tmp is covered: it may be under it
+    dev = str(request["dev"])
+    scratch = [str(place) for place in request["scratch"]]  # type: ignore[attr-defined]
+    remade = (*(p for p in scratch if _within(p, dev)), f"{dev}/pts", worker_dir)
+    carried = _carried([dev, *scratch], remade)
+    links = [
+        (name, os.readlink(f"{dev}/{name}"))
+        for name in sorted(os.listdir(dev))
+        if os.path.islink(f"{dev}/{name}")
+    ]
+    own = os.open(run_dir, os.O_PATH)  # before anything is covered: it may be under it
     try:
-        _remount("/tmp", [p for p in _WORKER.tmp_mounts if p != worker_dir], "mode=1777" + sized)
+        for place in scratch:
+            if not _within(place, dev):
+                _remount(place, carried[place], "mode=1777" + sized)
         _only_this_run(worker_dir, run_dir, own)
     finally:
         os.close(own)
-    _remount("/dev", list(_WORKER.dev_mounts), "mode=0755" + sized, flags=_MS_NOSUID)
+    _remount(dev, carried[dev], "mode=0755" + sized, flags=_MS_NOSUID)
     confine.seal_device_nodes()  # the host's nodes: read-only, so that no run changes them
-    for name, target in _WORKER.dev_links:
-        os.symlink(target, f"/dev/{name}")
-    os.mkdir("/dev/shm")
-    _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777" + sized)
-    os.mkdir("/dev/pts")
+    for name, target in links:
+        os.symlink(target, f"{dev}/{name}")
+    for place in scratch:
+        if _within(place, dev):
+            os.mkdir(place)
+            _mount("tmpfs", place, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777" + sized)
+    os.mkdir(f"{dev}/pts")
     _mount(
         "devpts",
-        "/dev/pts",
+        f"{dev}/pts",
         "devpts",
         _MS_NOSUID | _MS_NOEXEC,
         "newinstance,ptmxmode=0666,mode=620",
@@ -707,7 +712,6 @@ def main(control_fd: int, filter_fd: int) -> None:
     while chunk := os.read(filter_fd, 65536):
         seccomp += chunk
     os.close(filter_fd)
-    _WORKER.read()
     control = socket.socket(fileno=control_fd)
     while True:
         if not control.recv(1, socket.MSG_PEEK):  # blocks until a request, or the end
