@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, final
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from codegenie.eval._exec import executor_kinds
 from codegenie.eval._located import locate_errors
 from codegenie.eval._paths import MANIFEST_SIZE_LIMIT, FileRefused, read_regular_file
 from codegenie.eval._reports.formats import NAMES
@@ -78,8 +79,11 @@ Codes = Annotated[list[str], AfterValidator(_known_codes)]
 
 if TYPE_CHECKING:
     FormatName = str
+    ExecutorName = str
 else:  # the names of the table of report formats, validated (and refused) as a Literal
     FormatName = Literal[NAMES]
+    # and the registered executors' names, the same way
+    ExecutorName = Literal[tuple(kind.name for kind in executor_kinds())]
 
 
 @final
@@ -95,7 +99,7 @@ class SettingsFile(BaseModel):
     timeout: Annotated[float, Field(gt=0)] | None = None
     repeat: Annotated[int, Field(ge=1)] | None = None
     sandbox: SandboxChoice | None = None
-    executor: Literal["local", "ray"] | None = None
+    executor: ExecutorName | None = None
     format: FormatName | None = None
 
 

@@ -103,7 +103,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     options = read_settings(args, out, path, SETTINGS).options
     executor = choose_executor(options.executor, args, _USAGE)
     with contextlib.closing(executor):
-        sandbox = choose_sandbox(options.sandbox, out, here=executor.name == "local")
+        sandbox = choose_sandbox(options.sandbox, out, here=executor.runs_here)
         manifest = load_manifest(args, out, path)
         grading = _Grading(args, out, manifest, options.jobs, sandbox, executor)
         if slug is not None:
@@ -190,7 +190,7 @@ class _Grading:
         out: Output,
         manifest: BenchManifest,
         jobs: int | None,
-        sandbox: Sandbox | str,
+        sandbox: Sandbox,
         executor: Executor,
     ) -> None:
         self.args = args
@@ -219,7 +219,7 @@ class _Grading:
         from codegenie.eval._resolve import resolve  # noqa: PLC0415 - start-up: only this command pays for it
         from codegenie.eval._samples.candidates import Candidates, open_candidates  # noqa: PLC0415 - start-up: only this command pays for it
         from codegenie.eval.errors import RubricMissing  # noqa: PLC0415 - start-up: only this command pays for it
-        from codegenie.eval.grading import grade, select  # noqa: PLC0415 - start-up: only this command pays for it
+        from codegenie.eval.grading import GradeOptions, grade, select  # noqa: PLC0415 - start-up: only this command pays for it
         from codegenie.eval.problems import with_shown_paths  # noqa: PLC0415 - start-up: only this command pays for it
         from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415 - start-up: only this command pays for it
 
@@ -288,15 +288,17 @@ class _Grading:
                     task_class.rubric,
                     selected,
                     given,
-                    jobs=self.jobs,
+                    GradeOptions(
+                        jobs=self.jobs,
+                        reuse=not args.no_cache,
+                        stop_after=1 if args.exitfirst else None,
+                        over_limit=task_class.over_limit,
+                        run_name=args.run_name,
+                        pass_at=pass_at,
+                        fail_under=args.fail_under,
+                    ),
                     on_result=arrived,
                     sandbox=self.sandbox,
-                    reuse=not args.no_cache,
-                    stop_after=1 if args.exitfirst else None,
-                    over_limit=task_class.over_limit,
-                    run_name=args.run_name,
-                    pass_at=pass_at,
-                    fail_under=args.fail_under,
                     environment=self.environments.get(task_class.name),
                     executor=self.executor,
                 )
