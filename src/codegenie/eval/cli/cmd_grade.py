@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from codegenie.eval._output import escape_control, wants_colour
+from codegenie.eval._setting_table import settings_of
 from codegenie.eval.cli._base import (
     Command,
     Output,
@@ -66,7 +67,7 @@ __all__ = ("COMMAND", "SETTINGS")
 
 #: The settings of ``[tool.codegenie-bench]`` that mean something for grade; the
 #: others (select, ignore, strict, timeout, repeat) are check's, validated but not used.
-SETTINGS = ("jobs", "sandbox", "executor", "format")
+SETTINGS = settings_of("grade")
 
 
 def _candidates(path: Path) -> Path:
