@@ -105,3 +105,18 @@ def test_a_keyword_setting_replaces_the_options_field(tmp_path: Path) -> None:
     )
     assert by_value.fail_under == by_keyword.fail_under == 0.5
     assert by_value.pass_at == by_keyword.pass_at == (1,)
+
+
+def test_the_identity_of_runs_graded_together_spans_them() -> None:
+    """RunInfo.of_runs: from the first start to the last finish, the first run's Python."""
+    from codegenie.eval.grading import RunInfo
+
+    first = RunInfo(started_at="2026-12-02T07:01:02Z", finished_at="2026-12-02T07:02:00Z")
+    second = RunInfo(
+        started_at="2026-12-02T07:00:00Z", finished_at="2026-12-02T07:03:00Z", python="3.12.1"
+    )
+    both = RunInfo.of_runs([first, second], name="m", candidates_digest="d")
+    assert both is not None
+    assert (both.started_at, both.finished_at) == ("2026-12-02T07:00:00Z", "2026-12-02T07:03:00Z")
+    assert (both.name, both.candidates_digest, both.python) == ("m", "d", None)
+    assert RunInfo.of_runs([], name=None, candidates_digest=None) is None

@@ -73,6 +73,7 @@ __all__ = (
     "default_jobs",
     "grade",
     "grade_bench",
+    "pass_at_problem",
     "select",
     "select_cases",
     "task_class_environment",
@@ -358,6 +359,26 @@ class RunInfo(BaseModel):
         """Return the report's ``run`` object."""
         return self.model_dump()
 
+    @classmethod
+    def of_runs(
+        cls, runs: Sequence[RunInfo], *, name: str | None, candidates_digest: str | None
+    ) -> RunInfo | None:
+        """Return the identity of one run made of ``runs`` (``grade --all``), ``None`` for none.
+
+        It started when the first of them started and finished when the last
+        finished; its interpreter and sandbox are the first run's.
+        """
+        if not runs:
+            return None
+        return cls(
+            name=name,
+            candidates_digest=candidates_digest,
+            started_at=min((r.started_at for r in runs if r.started_at), default=None),
+            finished_at=max((r.finished_at for r in runs if r.finished_at), default=None),
+            python=runs[0].python,
+            sandbox=runs[0].sandbox,
+        )
+
 
 @final
 class EnvironmentInfo(BaseModel):
@@ -594,6 +615,22 @@ def _counted(count: int, status: GradeStatus) -> str:
 def default_jobs() -> int:
     """Return how many rubrics run at once when not told: the number of CPUs (at least 1)."""
     return os.cpu_count() or 1
+
+
+def pass_at_problem(
+    given: Candidates, cases: Sequence[Case], ks: Sequence[int]
+) -> tuple[int, Case, int] | None:
+    """Return ``(k, case, samples)`` for the largest k of ``ks`` a case has fewer samples than.
+
+    The first such case, in the order given; ``None`` when every case that
+    has samples has at least every k (pass@k of such a case is not defined).
+    """
+    for case in cases:
+        count = len(given.samples(case.id))
+        high = [k for k in ks if 0 < count < k]
+        if high:
+            return max(high), case, count
+    return None
 
 
 def select_cases(

@@ -169,14 +169,8 @@ def _grade_all(grading: _Grading, candidates: Path, typed: Path) -> int:
     runs = [document.report.run for document in documents if document.report.run is not None]
     run = None
     if runs:
-        run = RunInfo(
-            name=grading.args.run_name,
-            candidates_digest=labelled(tree_digest(candidates, bounds=NO_BOUNDS)),
-            started_at=min((r.started_at for r in runs if r.started_at), default=None),
-            finished_at=max((r.finished_at for r in runs if r.finished_at), default=None),
-            python=runs[0].python,
-            sandbox=runs[0].sandbox,
-        )
+        digest = labelled(tree_digest(candidates, bounds=NO_BOUNDS))
+        run = RunInfo.of_runs(runs, name=grading.args.run_name, candidates_digest=digest)
     suite = GradeSuiteDocument(tuple(documents), run=run)
     render(out.format, suite, out)
     return 0 if suite.ok else 1
@@ -337,18 +331,18 @@ def _pass_at(
     args: argparse.Namespace, given: Candidates, selected: Sequence[Case]
 ) -> tuple[int, ...] | None:
     """Return the k of ``--pass-at``; raise ``UsageError`` for a k above a case's samples."""
+    from codegenie.eval.grading import pass_at_problem  # noqa: PLC0415 - start-up: only this command pays for it
+
     if args.pass_at is None:
         return None
-    for case in selected:
-        count = len(given.samples(case.id))
-        high = [k for k in args.pass_at if 0 < count < k]
-        if high:
-            usage = "usage: codegenie-bench grade [-h] SLUG CANDIDATES [--pass-at K[,K...]]"
-            detail = (
-                f"--pass-at {max(high)} needs at least {max(high)} samples of every case; "
-                f"case {case.id!r} has {count}"
-            )
-            raise UsageError(usage, detail)
+    problem = pass_at_problem(given, selected, args.pass_at)
+    if problem is not None:
+        k, case, count = problem
+        usage = "usage: codegenie-bench grade [-h] SLUG CANDIDATES [--pass-at K[,K...]]"
+        detail = (
+            f"--pass-at {k} needs at least {k} samples of every case; case {case.id!r} has {count}"
+        )
+        raise UsageError(usage, detail)
     return tuple(args.pass_at)
 
 
