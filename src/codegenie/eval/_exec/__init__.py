@@ -11,9 +11,10 @@ declared once (:class:`ExecutorKind`: its name, how to make one, the
 command-line options it takes) and registered with
 :func:`register_executor`; ``--executor`` takes the registered names, and
 nothing outside an executor's own modules tests its name. The built-ins
-register themselves (:mod:`~codegenie.eval._exec.local_kind`,
-:mod:`~codegenie.eval._exec.ray_kind`) without importing what makes
-their runs, so that the command line's start-up pays for neither.
+are declared at the end of this module, each made by its own module
+(:mod:`~codegenie.eval._exec.local`, :mod:`~codegenie.eval._exec.on_ray`)
+only when chosen, so that the command line's start-up pays for neither.
+``--ray-address`` is the Ray executor's own option, declared with it.
 
 - :class:`~codegenie.eval._exec.local.LocalExecutor` (``--executor local``,
   the default): threads on this machine, each run in its sandbox
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 __all__ = (
     "EXECUTORS",
     "EXTRA",
+    "LOCAL",
+    "RAY",
     "Executor",
     "ExecutorKind",
     "RayMissing",
@@ -171,8 +174,60 @@ def executor_named(name: str, *, address: str | None = None) -> Executor:
     return executor_kind(name).make(options)
 
 
-from codegenie.eval._exec import local_kind as local_kind  # noqa: E402 - registers itself, after the registry
-from codegenie.eval._exec import ray_kind as ray_kind  # noqa: E402 - registers itself, after the registry
+# -- the built-in executors: declared here, each made by its own module when chosen ----------
 
+
+def _make_local(options: Mapping[str, object]) -> Executor:
+    """Return a new local executor (it takes no options)."""
+    del options
+    from codegenie.eval._exec.local import LocalExecutor  # noqa: PLC0415 - start-up: only a batch pays for the runner
+
+    return LocalExecutor()
+
+
+def _add_ray_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--ray-address``, the Ray executor's own option, to a command that runs rubrics."""
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDRESS",
+        help="with --executor ray: the cluster to run on (default: RAY_ADDRESS; without "
+        "either, a local Ray instance is started for the command and stopped after it)",
+    )
+
+
+def _ray_options(args: argparse.Namespace) -> dict[str, object]:
+    """Return the Ray options the command line gives: ``address`` when ``--ray-address`` is."""
+    address = getattr(args, "ray_address", None)
+    return {} if address is None else {"address": address}
+
+
+def _make_ray(options: Mapping[str, object]) -> Executor:
+    """Return a new Ray executor; ``ValueError`` for an ``address`` that is blank."""
+    address = options.get("address")
+    if address is not None and (not isinstance(address, str) or not address.strip()):
+        msg = "--ray-address needs an address (HOST:PORT), not an empty string"
+        raise ValueError(msg)
+    from codegenie.eval._exec.on_ray import RayExecutor  # noqa: PLC0415 - start-up: only --executor ray pays for it (26 ms)
+
+    return RayExecutor(address)
+
+
+#: The local executor's kind: this machine's threads.
+LOCAL: Final = register_executor(
+    ExecutorKind("local", "this machine's threads; the default", _make_local)
+)
+#: The Ray executor's kind, with ``--ray-address``, its own option.
+RAY: Final = register_executor(
+    ExecutorKind(
+        "ray",
+        f"a Ray cluster: {EXTRA}",
+        _make_ray,
+        add_arguments=_add_ray_arguments,
+        options_from=_ray_options,
+        flags=("--ray-address",),
+        loggers=("ray",),
+    )
+)
 #: The built-in executors' names, as ``--executor`` and the setting ``executor`` take them.
 EXECUTORS: Final = tuple(_KINDS)
