@@ -16,9 +16,11 @@ but puts in force only the settings it uses: ``grade`` uses ``jobs``,
 ``sandbox``, ``executor`` and ``format``, and passes over a ``format`` it
 does not write.
 
-Each setting and its default are declared once, as a field of
-:class:`Options`; the file's model (:class:`SettingsFile`) has the same
-keys, each optional, with what a value must be.
+Each setting and its default are declared once, in the settings table
+(:data:`codegenie.eval._setting_table.SETTINGS`); :class:`Options` types
+them (its fields and defaults are the table's, which importing this module
+checks), and the file's model (:class:`SettingsFile`) has the same keys,
+each optional, with what a value must be.
 """
 
 from __future__ import annotations
@@ -31,10 +33,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, final
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from codegenie.eval._exec import executor_kinds
 from codegenie.eval._located import locate_errors
 from codegenie.eval._paths import MANIFEST_SIZE_LIMIT, FileRefused, read_regular_file
 from codegenie.eval._reports.formats import NAMES
 from codegenie.eval._sandbox.choices import SandboxChoice
+from codegenie.eval._setting_table import SETTINGS, defaults
 from codegenie.eval._toml.positions import TomlPositions
 from codegenie.eval._toml.read import TomlUnreadable, parse_toml
 from codegenie.eval.codes import CODES
@@ -78,8 +82,11 @@ Codes = Annotated[list[str], AfterValidator(_known_codes)]
 
 if TYPE_CHECKING:
     FormatName = str
+    ExecutorName = str
 else:  # the names of the table of report formats, validated (and refused) as a Literal
     FormatName = Literal[NAMES]
+    # and the registered executors' names, the same way
+    ExecutorName = Literal[tuple(kind.name for kind in executor_kinds())]
 
 
 @final
@@ -95,7 +102,7 @@ class SettingsFile(BaseModel):
     timeout: Annotated[float, Field(gt=0)] | None = None
     repeat: Annotated[int, Field(ge=1)] | None = None
     sandbox: SandboxChoice | None = None
-    executor: Literal["local", "ray"] | None = None
+    executor: ExecutorName | None = None
     format: FormatName | None = None
 
 
@@ -137,7 +144,10 @@ class Options:
 
 
 #: Each setting's value when neither the file nor the command line gives one.
-DEFAULTS: Final[Mapping[str, object]] = {field.name: field.default for field in fields(Options)}
+DEFAULTS: Final[Mapping[str, object]] = defaults()
+if {f.name: f.default for f in fields(Options)} != DEFAULTS:  # pragma: no cover - a typo here
+    msg = "Options must have the fields and defaults of the settings table, in its order"
+    raise AssertionError(msg)
 
 
 @final
@@ -205,7 +215,7 @@ class Settings:
 
 
 #: What an unset setting means, as ``--show-settings`` says it.
-_UNSET: Final = {"select": "(every code)", "jobs": "(the number of CPUs)"}
+_UNSET: Final = {spec.name: spec.unset for spec in SETTINGS if spec.unset}
 
 
 def _shown(value: object, unset: str = "") -> str:

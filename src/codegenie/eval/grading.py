@@ -20,14 +20,16 @@ progress through :func:`grade`'s ``on_result`` callback.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import difflib
 import json
 import math
 import os
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, final
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, Unpack, final
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
 __all__ = (
     "VERDICT_LIMIT",
     "EnvironmentInfo",
+    "GradeOptions",
     "GradeReport",
     "GradeResult",
     "GradeStatus",
@@ -70,6 +73,8 @@ __all__ = (
     "SampleStatus",
     "default_jobs",
     "grade",
+    "grade_bench",
+    "pass_at_problem",
     "select",
     "select_cases",
     "task_class_environment",
@@ -359,6 +364,26 @@ class RunInfo(BaseModel):
         """Return the report's ``run`` object."""
         return self.model_dump()
 
+    @classmethod
+    def of_runs(
+        cls, runs: Sequence[RunInfo], *, name: str | None, candidates_digest: str | None
+    ) -> RunInfo | None:
+        """Return the identity of one run made of ``runs`` (``grade --all``), ``None`` for none.
+
+        It started when the first of them started and finished when the last
+        finished; its interpreter and sandbox are the first run's.
+        """
+        if not runs:
+            return None
+        return cls(
+            name=name,
+            candidates_digest=candidates_digest,
+            started_at=min((r.started_at for r in runs if r.started_at), default=None),
+            finished_at=max((r.finished_at for r in runs if r.finished_at), default=None),
+            python=runs[0].python,
+            sandbox=runs[0].sandbox,
+        )
+
 
 @final
 class EnvironmentInfo(BaseModel):
@@ -597,6 +622,22 @@ def default_jobs() -> int:
     return os.cpu_count() or 1
 
 
+def pass_at_problem(
+    given: Candidates, cases: Sequence[Case], ks: Sequence[int]
+) -> tuple[int, Case, int] | None:
+    """Return ``(k, case, samples)`` for the largest k of ``ks`` a case has fewer samples than.
+
+    The first such case, in the order given; ``None`` when every case that
+    has samples has at least every k (pass@k of such a case is not defined).
+    """
+    for case in cases:
+        count = len(given.samples(case.id))
+        high = [k for k in ks if 0 < count < k]
+        if high:
+            return max(high), case, count
+    return None
+
+
 def select_cases(
     task_class: str, cases: Sequence[Case], ids: Iterable[str] | None
 ) -> tuple[Case, ...]:
@@ -628,6 +669,75 @@ def select(task_class: str, cases: Sequence[Case], selection: Selection) -> tupl
     return tuple(case for case in named if selection.selects(case))
 
 
+def _check_arguments(
+    jobs: int, stop_after: int | None, pass_at: Sequence[int] | None, fail_under: float | None
+) -> None:
+    """Raise ``ValueError`` for an argument of :func:`grade` outside its range."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        msg = f"jobs must be a whole number of at least 1, got {jobs!r}"
+        raise ValueError(msg)
+    if stop_after is not None and (isinstance(stop_after, bool) or stop_after < 1):
+        msg = f"stop_after must be a whole number of at least 1, got {stop_after!r}"
+        raise ValueError(msg)
+    if pass_at is not None and (
+        not pass_at or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in pass_at)
+    ):
+        msg = f"pass_at must be whole numbers of at least 1, got {pass_at!r}"
+        raise ValueError(msg)
+    if fail_under is not None and not 0 <= fail_under <= 1:
+        msg = f"fail_under must be a fraction between 0 and 1, got {fail_under!r}"
+        raise ValueError(msg)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class GradeOptions:
+    """How one grading run is made: :func:`grade`'s settings, in one frozen value.
+
+    ``jobs`` rubrics run at once (``None``: :func:`default_jobs`); with
+    ``reuse``, a run the store of results holds is answered from it;
+    ``stop_after=N`` stops once ``N`` cases did not pass (``grade -x`` is
+    1); ``over_limit`` is the task class's word for a candidate over a
+    limit (``"error"`` or ``"failed"``; a case's own word wins);
+    ``run_name`` names the run in its identity (:class:`RunInfo`);
+    ``pass_at`` are the k of pass@k (``None``: the default ones) and
+    ``fail_under`` the pass@1 below which the report is not ok;
+    ``sandbox`` is the word (``auto``, ``bwrap``, ``none``) of the provider
+    :func:`grade` chooses when it is given none by value. Raises
+    ``ValueError`` for a ``jobs`` or ``stop_after`` below 1, a k below 1 or
+    a ``fail_under`` outside 0..1.
+    """
+
+    jobs: int | None = None
+    reuse: bool = True
+    stop_after: int | None = None
+    over_limit: OverLimit = "error"
+    run_name: str | None = None
+    pass_at: tuple[int, ...] | None = None
+    fail_under: float | None = None
+    sandbox: str = "auto"
+
+    def __post_init__(self) -> None:
+        jobs = 1 if self.jobs is None else self.jobs
+        _check_arguments(jobs, self.stop_after, self.pass_at, self.fail_under)
+
+
+#: :func:`grade`'s options when it is given none: every default.
+DEFAULT_OPTIONS: Final = GradeOptions()
+
+
+class _Settings(TypedDict, total=False):
+    """The fields of :class:`GradeOptions`, as :func:`grade` takes them one by one."""
+
+    jobs: int | None
+    reuse: bool
+    stop_after: int | None
+    over_limit: OverLimit
+    run_name: str | None
+    pass_at: Sequence[int] | None
+    fail_under: float | None
+
+
 class _Stop(Exception):
     """Enough cases did not pass (``stop_after``): the cases not started never start."""
 
@@ -637,21 +747,16 @@ def grade(
     rubric: Path | None,
     cases: Sequence[Case],
     candidates: Path | Candidates,
+    options: GradeOptions = DEFAULT_OPTIONS,
     *,
-    jobs: int | None = None,
     on_result: Callable[[int, GradeResult], None] | None = None,
     shown_as: Path | None = None,
-    sandbox: Sandbox | str = "auto",
-    reuse: bool = True,
-    stop_after: int | None = None,
-    over_limit: OverLimit = "error",
-    run_name: str | None = None,
-    pass_at: Sequence[int] | None = None,
-    fail_under: float | None = None,
+    sandbox: Sandbox | str | None = None,
     environment: Environment | None = None,
     executor: Executor | None = None,
     command: RubricCommand | None = None,
     warm: bool = True,
+    **settings: Unpack[_Settings],
 ) -> GradeReport:
     """Grade each of ``cases`` from its candidates with ``rubric``; return the report.
 
@@ -663,8 +768,11 @@ def grade(
     Each sample is one rubric run; a case's result sums up its samples'
     (:class:`GradeResult`).
 
-    ``jobs`` rubrics run at once (default :func:`default_jobs`), in threads,
-    never more than the open-file limit (``ulimit -n``) leaves room for.
+    ``options`` holds the run's settings (:class:`GradeOptions`); each of
+    them may be given as a keyword instead (``grade(..., jobs=4)``), which
+    replaces the field of ``options``. ``jobs`` rubrics run at once
+    (default :func:`default_jobs`), in threads, never more than the
+    open-file limit (``ulimit -n``) leaves room for.
     A case without any candidate is ``"missing"`` at once, its rubric not
     run; a candidate that is not a directory is a rubric ``"error"``
     (``run_rubric`` says so), and so is every run of a task class whose
@@ -674,9 +782,11 @@ def grade(
     case's result is complete (``index`` into the sorted cases), for
     progress. ``shown_as`` is how reasons name the candidates (default:
     ``candidates``), such as the relative path a user typed. Every run
-    happens in ``sandbox`` (see :func:`codegenie.eval.rubrics.run_rubric`);
-    a ``--sandbox`` word is chosen once, before any run, and
-    ``SandboxUnavailable`` raised when bubblewrap cannot start. With
+    happens in ``sandbox``, a provider chosen by value
+    (:func:`codegenie.eval.sandboxes.choose_sandbox`; see
+    :func:`codegenie.eval.rubrics.run_rubric`); ``None`` chooses the one
+    ``options.sandbox`` names, once, before any run
+    (``SandboxUnavailable`` is raised when bubblewrap cannot start). With
     ``reuse``, a run whose rubric, task class, case and candidate are byte
     for byte as when it was last made (same interpreter, packages, limits
     and sandbox) is answered from the user's store of results without
@@ -698,7 +808,7 @@ def grade(
     declares it (``None``: the rubric protocol's, ``{python} {rubric}
     {case} {candidate}``); its words are part of each run's key.
     ``executor`` makes the runs the store does not answer
-    (:mod:`codegenie.eval._exec`; ``None``: this machine's threads, the
+    (:mod:`codegenie.eval.executors`; ``None``: this machine's threads, the
     local executor); the report is the same whichever made them.
     ``warm=False`` (the task class's ``warm``) makes every run start an
     interpreter of its own, never a warm worker's fork.
@@ -717,11 +827,16 @@ def grade(
     below 1, or a ``fail_under`` outside 0..1.
     """
     started = _now()
-    interpreter = Interpreter.current() if environment is None else environment.interpreter()
-    box = sandbox if isinstance(sandbox, Sandbox) else choose_sandbox(sandbox)
-    if jobs is None:
-        jobs = default_jobs()
+    if settings:  # the earlier form: each setting a keyword of its own
+        fields: dict[str, Any] = dict(settings)
+        if fields.get("pass_at") is not None:
+            fields["pass_at"] = tuple(fields["pass_at"])
+        options = dataclasses.replace(options, **fields)
+    jobs = default_jobs() if options.jobs is None else options.jobs
+    stop_after, pass_at, fail_under = options.stop_after, options.pass_at, options.fail_under
     _check_arguments(jobs, stop_after, pass_at, fail_under)
+    interpreter = Interpreter.current() if environment is None else environment.interpreter()
+    box = sandbox if isinstance(sandbox, Sandbox) else choose_sandbox(sandbox or options.sandbox)
     given = (
         candidates
         if isinstance(candidates, Candidates)
@@ -746,7 +861,7 @@ def grade(
     for index, case in enumerate(ordered):
         samples = given.samples(case.id)
         if samples:
-            policy = case.over_limit or over_limit
+            policy = case.over_limit or options.over_limit
             cases_runs.append(_CaseRuns(index, case, samples, policy, sampled=given.sampled))
         elif given.sampled:
             record(index, GradeResult.of_samples(case.id, (), tags=case.tags))
@@ -761,7 +876,7 @@ def grade(
             for position in range(len(runs.samples)):
                 runs.arrived(position, failed, None, reused=False, record=record)
     elif cases_runs and not stopped:
-        with Ledger.open(enabled=reuse) as ledger, contextlib.suppress(_Stop):
+        with Ledger.open(enabled=options.reuse) as ledger, contextlib.suppress(_Stop):
             try:
                 _grade_runs(
                     rubric,
@@ -782,7 +897,7 @@ def grade(
     done = tuple(result for result in results if result is not None)
     assert stopped or len(done) == len(ordered)
     run = RunInfo(
-        name=run_name,
+        name=options.run_name,
         candidates_digest=given.digest,
         started_at=started,
         finished_at=_now(),
@@ -802,6 +917,88 @@ def grade(
         run=run,
         environment=None if environment is None else EnvironmentInfo.of(environment),
     )
+
+
+def grade_bench(
+    slug: str,
+    candidates: Path,
+    *,
+    bench_root: Path | None = None,
+    options: GradeOptions = DEFAULT_OPTIONS,
+    executor: Executor | None = None,
+    sandbox: Sandbox | None = None,
+    cases: Iterable[str] | None = None,
+    samples: bool = False,
+    build: bool = True,
+    on_result: Callable[[int, GradeResult], None] | None = None,
+) -> GradeReport:
+    """Grade ``candidates`` for the task class ``slug`` of a bench; return the report.
+
+    What ``codegenie-bench grade SLUG CANDIDATES`` does, without printing:
+    the manifest is the nearest ``bench.toml`` at or above ``bench_root``
+    (default: the working directory); ``slug`` is resolved through it (its
+    registration imported, never its rubric) and its cases read;
+    ``cases`` are the ids to grade (``None``: every case). ``candidates``
+    is a directory of one candidate directory per case
+    (``CANDIDATES/<case-id>/``; with ``samples``, one directory per sample
+    below it) or a JSON Lines file of samples. The task class's declared
+    environment is made ready first (built unless ``build`` is false); the
+    runs the store of results does not answer are made by ``executor``
+    (:mod:`codegenie.eval.executors`; ``None``: a local executor, closed
+    when the grading ends: an executor given is left open for the caller),
+    each in ``sandbox`` (:mod:`codegenie.eval.sandboxes`; ``None``: the one
+    ``options.sandbox`` names, chosen here for an executor that runs here,
+    named for one that does not). ``options`` and ``on_result`` are
+    :func:`grade`'s, but for ``options.over_limit``: the task class's own
+    word is in force, as under the command.
+
+    Raises what the command's resolution raises (``BenchManifestNotFound``,
+    ``TaskClassNotFound``, ``BenchCasesInvalid``, ``RubricMissing``,
+    ``CaseNotFound``, ``CandidatesDirInvalid``, ``SamplesInvalid``, the
+    environment's errors) and ``SandboxUnavailable``, each before any rubric
+    runs.
+    """
+    from codegenie.eval._exec import executor_named  # noqa: PLC0415 - start-up: only a harness pays for it
+    from codegenie.eval._manifest.model import BenchManifest  # noqa: PLC0415 - as above
+    from codegenie.eval._manifest.read import find_manifest  # noqa: PLC0415 - as above
+    from codegenie.eval._resolve import resolve  # noqa: PLC0415 - as above
+    from codegenie.eval._samples.candidates import open_candidates  # noqa: PLC0415 - as above
+    from codegenie.eval._sandbox.provider import named_sandbox  # noqa: PLC0415 - as above
+    from codegenie.eval.errors import RubricMissing  # noqa: PLC0415 - as above
+    from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415 - as above
+
+    manifest = BenchManifest.load(find_manifest(Path.cwd() if bench_root is None else bench_root))
+    found = resolve(slug, manifest, registry=TaskClassRegistry())
+    task_class = found.task_class
+    valid = found.cases.raise_for_problems()
+    if task_class.rubric is None or not task_class.rubric.is_file():
+        raise RubricMissing(task_class.name, task_class.rubric)
+    selected = select_cases(task_class.name, valid, cases)
+    environment = task_class_environment(manifest, slug, build=build)
+    made = executor is None
+    chosen = executor_named("local") if executor is None else executor
+    try:
+        if sandbox is None:
+            word = options.sandbox
+            sandbox = choose_sandbox(word) if chosen.runs_here else named_sandbox(word)
+        path = candidates.absolute()
+        with open_candidates(path, [case.id for case in valid], sampled=samples) as given:
+            return grade(
+                task_class.name,
+                task_class.rubric,
+                selected,
+                given,
+                dataclasses.replace(options, over_limit=task_class.over_limit),
+                on_result=on_result,
+                sandbox=sandbox,
+                environment=environment,
+                executor=chosen,
+                command=manifest.entry(task_class.name).rubric_command,
+                warm=task_class.warm,
+            )
+    finally:
+        if made:
+            chosen.close()
 
 
 def task_class_environment(
@@ -833,26 +1030,6 @@ def task_class_environment(
     return ready_environment(
         spec, task_class=slug, manifest=manifest.path, build=build, progress=progress
     )
-
-
-def _check_arguments(
-    jobs: int, stop_after: int | None, pass_at: Sequence[int] | None, fail_under: float | None
-) -> None:
-    """Raise ``ValueError`` for an argument of :func:`grade` outside its range."""
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        msg = f"jobs must be a whole number of at least 1, got {jobs!r}"
-        raise ValueError(msg)
-    if stop_after is not None and (isinstance(stop_after, bool) or stop_after < 1):
-        msg = f"stop_after must be a whole number of at least 1, got {stop_after!r}"
-        raise ValueError(msg)
-    if pass_at is not None and (
-        not pass_at or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in pass_at)
-    ):
-        msg = f"pass_at must be whole numbers of at least 1, got {pass_at!r}"
-        raise ValueError(msg)
-    if fail_under is not None and not 0 <= fail_under <= 1:
-        msg = f"fail_under must be a fraction between 0 and 1, got {fail_under!r}"
-        raise ValueError(msg)
 
 
 def _now() -> str:

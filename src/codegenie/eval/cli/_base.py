@@ -45,6 +45,8 @@ __all__ = (
     "columns",
     "command_line_text",
     "dumps",
+    "executor_flags",
+    "executor_options_given",
     "load_manifest",
     "manifest_path",
     "positive_int",
@@ -318,50 +320,66 @@ def add_sandbox_option(parser: argparse.ArgumentParser, *, default: str | None =
 
 
 def add_executor_options(parser: argparse.ArgumentParser) -> None:
-    """Add ``--executor local|ray`` and ``--ray-address`` to a command that runs rubrics."""
+    """Add ``--executor NAME`` (the registered executors) and each executor's own options."""
+    from codegenie.eval._exec import executor_kinds  # noqa: PLC0415 - the registry only: no executor is imported
+
+    kinds = executor_kinds()
+    described = [f"{kind.name} ({kind.help})" for kind in kinds]
+    listed = ", ".join(described[:-1]) + " or " + described[-1] if len(kinds) > 1 else described[0]
     parser.add_argument(
         "--executor",
-        choices=("local", "ray"),
+        choices=tuple(kind.name for kind in kinds),
         default=None,
-        help="what makes the rubric runs: local (this machine's threads; the default) or ray "
-        "(a Ray cluster: pip install 'codegenie-eval[ray]')",
+        help=f"what makes the rubric runs: {listed}",
     )
-    parser.add_argument(
-        "--ray-address",
-        default=None,
-        metavar="ADDRESS",
-        help="with --executor ray: the cluster to run on (default: RAY_ADDRESS; without "
-        "either, a local Ray instance is started for the command and stopped after it)",
+    for kind in kinds:
+        kind.add_arguments(parser)
+
+
+def executor_options_given(args: argparse.Namespace) -> tuple[str, ...]:
+    """Return the executors' own options (``--ray-address``) the command line gives."""
+    from codegenie.eval._exec import executor_kinds  # noqa: PLC0415 - the registry only
+
+    return tuple(
+        flag for kind in executor_kinds() if kind.options_from(args) for flag in kind.flags
     )
+
+
+def executor_flags() -> tuple[str, ...]:
+    """Return every executor's own options, as typed (``--ray-address``)."""
+    from codegenie.eval._exec import executor_kinds  # noqa: PLC0415 - the registry only
+
+    return tuple(flag for kind in executor_kinds() for flag in kind.flags)
 
 
 def choose_executor(name: str, args: argparse.Namespace, usage: str) -> Executor:
-    """Return the executor ``name`` (the setting in force) with ``--ray-address``.
+    """Return the executor ``name`` (the setting in force), made with its own options.
 
-    Raises ``UsageError`` (exit 2) for ``ray`` where Ray is not installed,
-    naming the extra, and for ``--ray-address`` without the ray executor.
-    Ray's own warnings are shown under ``-v`` only.
+    Raises ``UsageError`` (exit 2) for an executor that cannot be made here
+    (``ray`` where Ray is not installed, naming the extra), for an option
+    it refuses, and for another executor's option (``--ray-address``
+    without the ray executor). The executor's library's own warnings are
+    shown under ``-v`` only.
     """
-    # Not the Ray executor's module (26 ms of imports): only --executor ray imports it.
-    from codegenie.eval._exec import RayMissing, executor_named  # noqa: PLC0415 - start-up: only the commands that run rubrics pay for it
+    from codegenie.eval._exec import RayMissing, executor_kind, executor_kinds  # noqa: PLC0415 - start-up: only the commands that run rubrics pay for it
 
-    address = getattr(args, "ray_address", None)
-    if address is not None and name != "ray":
-        raise UsageError(usage, "--ray-address is for --executor ray")
-    if address is not None and not address.strip():
-        raise UsageError(usage, "--ray-address needs an address (HOST:PORT), not an empty string")
+    chosen = executor_kind(name)
+    for kind in executor_kinds():
+        if kind is not chosen and kind.options_from(args):
+            raise UsageError(usage, f"{kind.flags[0]} is for --executor {kind.name}")
     try:
-        chosen = executor_named(name, address=address)
-    except RayMissing as exc:
+        executor = chosen.make(chosen.options_from(args))
+    except (RayMissing, ValueError) as exc:
         raise UsageError(usage, str(exc)) from None
-    if name == "ray" and not getattr(args, "verbose", 0):
-        import logging  # noqa: PLC0415 - only for the ray executor
+    if chosen.loggers and not getattr(args, "verbose", 0):
+        import logging  # noqa: PLC0415 - only for an executor whose library logs
 
-        # Ray warns through the standard library's logging, to a handler of its own: its
-        # notices (its token authentication, say) are for -v, as the library's are; its
-        # errors still show.
-        logging.getLogger("ray").setLevel(logging.ERROR)
-    return chosen
+        # The executor's library warns through the standard library's logging, to a handler
+        # of its own: its notices (Ray's token authentication, say) are for -v, as the
+        # library's are; its errors still show.
+        for logger in chosen.loggers:
+            logging.getLogger(logger).setLevel(logging.ERROR)
+    return executor
 
 
 def add_build_option(parser: argparse.ArgumentParser) -> None:

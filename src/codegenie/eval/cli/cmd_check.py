@@ -17,6 +17,8 @@ from codegenie.eval.cli._base import (
     add_sandbox_option,
     choose_executor,
     choose_sandbox,
+    executor_flags,
+    executor_options_given,
     load_manifest,
     manifest_path,
     positive_int,
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     executor = None
     if args.rubrics:
         executor = choose_executor(options.executor, args, _USAGE)
-        sandbox = choose_sandbox(options.sandbox, out, here=executor.name == "local")
+        sandbox = choose_sandbox(options.sandbox, out, here=executor.runs_here)
         rubrics = RubricChecks(
             sandbox=sandbox,
             repeat=options.repeat,
@@ -80,8 +82,9 @@ def run(args: argparse.Namespace, out: Output) -> int:
             on_build=None if out.quiet else _say_build(out),
             executor=executor,
         )
-    elif args.executor is not None or args.ray_address is not None:
-        raise UsageError(_USAGE, "--executor and --ray-address are for check --rubrics")
+    elif args.executor is not None or executor_options_given(args):
+        flags = " and ".join(("--executor", *executor_flags()))
+        raise UsageError(_USAGE, f"{flags} are for check --rubrics")
     progress = Progress(
         out.stderr,
         "rubrics",

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from codegenie.eval._output import escape_control, wants_colour
+from codegenie.eval._setting_table import settings_of
 from codegenie.eval.cli._base import (
     Command,
     Output,
@@ -66,7 +67,7 @@ __all__ = ("COMMAND", "SETTINGS")
 
 #: The settings of ``[tool.codegenie-bench]`` that mean something for grade; the
 #: others (select, ignore, strict, timeout, repeat) are check's, validated but not used.
-SETTINGS = ("jobs", "sandbox", "executor", "format")
+SETTINGS = settings_of("grade")
 
 
 def _candidates(path: Path) -> Path:
@@ -103,7 +104,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     options = read_settings(args, out, path, SETTINGS).options
     executor = choose_executor(options.executor, args, _USAGE)
     with contextlib.closing(executor):
-        sandbox = choose_sandbox(options.sandbox, out, here=executor.name == "local")
+        sandbox = choose_sandbox(options.sandbox, out, here=executor.runs_here)
         manifest = load_manifest(args, out, path)
         grading = _Grading(args, out, manifest, options.jobs, sandbox, executor)
         if slug is not None:
@@ -168,14 +169,8 @@ def _grade_all(grading: _Grading, candidates: Path, typed: Path) -> int:
     runs = [document.report.run for document in documents if document.report.run is not None]
     run = None
     if runs:
-        run = RunInfo(
-            name=grading.args.run_name,
-            candidates_digest=labelled(tree_digest(candidates, bounds=NO_BOUNDS)),
-            started_at=min((r.started_at for r in runs if r.started_at), default=None),
-            finished_at=max((r.finished_at for r in runs if r.finished_at), default=None),
-            python=runs[0].python,
-            sandbox=runs[0].sandbox,
-        )
+        digest = labelled(tree_digest(candidates, bounds=NO_BOUNDS))
+        run = RunInfo.of_runs(runs, name=grading.args.run_name, candidates_digest=digest)
     suite = GradeSuiteDocument(tuple(documents), run=run)
     render(out.format, suite, out)
     return 0 if suite.ok else 1
@@ -190,7 +185,7 @@ class _Grading:
         out: Output,
         manifest: BenchManifest,
         jobs: int | None,
-        sandbox: Sandbox | str,
+        sandbox: Sandbox,
         executor: Executor,
     ) -> None:
         self.args = args
@@ -219,7 +214,7 @@ class _Grading:
         from codegenie.eval._resolve import resolve  # noqa: PLC0415 - start-up: only this command pays for it
         from codegenie.eval._samples.candidates import Candidates, open_candidates  # noqa: PLC0415 - start-up: only this command pays for it
         from codegenie.eval.errors import RubricMissing  # noqa: PLC0415 - start-up: only this command pays for it
-        from codegenie.eval.grading import grade, select  # noqa: PLC0415 - start-up: only this command pays for it
+        from codegenie.eval.grading import GradeOptions, grade, select  # noqa: PLC0415 - start-up: only this command pays for it
         from codegenie.eval.problems import with_shown_paths  # noqa: PLC0415 - start-up: only this command pays for it
         from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415 - start-up: only this command pays for it
 
@@ -288,15 +283,17 @@ class _Grading:
                     task_class.rubric,
                     selected,
                     given,
-                    jobs=self.jobs,
+                    GradeOptions(
+                        jobs=self.jobs,
+                        reuse=not args.no_cache,
+                        stop_after=1 if args.exitfirst else None,
+                        over_limit=task_class.over_limit,
+                        run_name=args.run_name,
+                        pass_at=pass_at,
+                        fail_under=args.fail_under,
+                    ),
                     on_result=arrived,
                     sandbox=self.sandbox,
-                    reuse=not args.no_cache,
-                    stop_after=1 if args.exitfirst else None,
-                    over_limit=task_class.over_limit,
-                    run_name=args.run_name,
-                    pass_at=pass_at,
-                    fail_under=args.fail_under,
                     environment=self.environments.get(task_class.name),
                     executor=self.executor,
                     command=manifest.entry(task_class.name).rubric_command,
@@ -336,18 +333,18 @@ def _pass_at(
     args: argparse.Namespace, given: Candidates, selected: Sequence[Case]
 ) -> tuple[int, ...] | None:
     """Return the k of ``--pass-at``; raise ``UsageError`` for a k above a case's samples."""
+    from codegenie.eval.grading import pass_at_problem  # noqa: PLC0415 - start-up: only this command pays for it
+
     if args.pass_at is None:
         return None
-    for case in selected:
-        count = len(given.samples(case.id))
-        high = [k for k in args.pass_at if 0 < count < k]
-        if high:
-            usage = "usage: codegenie-bench grade [-h] SLUG CANDIDATES [--pass-at K[,K...]]"
-            detail = (
-                f"--pass-at {max(high)} needs at least {max(high)} samples of every case; "
-                f"case {case.id!r} has {count}"
-            )
-            raise UsageError(usage, detail)
+    problem = pass_at_problem(given, selected, args.pass_at)
+    if problem is not None:
+        k, case, count = problem
+        usage = "usage: codegenie-bench grade [-h] SLUG CANDIDATES [--pass-at K[,K...]]"
+        detail = (
+            f"--pass-at {k} needs at least {k} samples of every case; case {case.id!r} has {count}"
+        )
+        raise UsageError(usage, detail)
     return tuple(args.pass_at)
 
 
