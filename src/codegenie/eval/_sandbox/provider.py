@@ -22,10 +22,9 @@ from typing import Final, Protocol, final
 
 from codegenie.eval._sandbox.bwrap import Bubblewrap, bubblewrap
 from codegenie.eval._sandbox.choices import ProviderName
-from codegenie.eval._sandbox.limits import Limits
-from codegenie.eval._sandbox.policy import Interpreter, SandboxPolicy
+from codegenie.eval._sandbox.policy import SandboxPolicy
 from codegenie.eval._sandbox.preparation import PreparedRun, prepare
-from codegenie.eval._sandbox.runs import Runs, warm_fits
+from codegenie.eval._sandbox.runs import Runs, Spec, warm_fits
 from codegenie.eval._sandbox.warm.worker import WarmWorkers
 
 __all__ = (
@@ -38,29 +37,6 @@ __all__ = (
     "named_sandbox",
     "register_sandbox",
 )
-
-
-class _Tree(Protocol):
-    @property
-    def path(self) -> str: ...
-
-
-class Spec(Protocol):
-    """What a provider reads of a run spec (``codegenie.eval._run.spec.RunSpec`` is one).
-
-    A protocol, so that the sandbox needs nothing above it: the task
-    class's directory, the cases directory hidden in it, the limits and the
-    interpreter.
-    """
-
-    @property
-    def task_class(self) -> _Tree: ...
-    @property
-    def cases(self) -> str: ...
-    @property
-    def limits(self) -> Limits: ...
-    @property
-    def interpreter(self) -> Interpreter: ...
 
 
 #: Each provider's policy revision. bubblewrap 2: the init hidden, the seccomp filter,

@@ -27,7 +27,7 @@ from codegenie.eval._sandbox.policy import Interpreter
 from codegenie.eval._sandbox.preparation import PreparedRun
 from codegenie.eval._sandbox.warm.worker import WarmWorker, WarmWorkers
 
-__all__ = ("Runs", "warm_fits")
+__all__ = ("Runs", "Spec", "warm_fits")
 
 _T = TypeVar("_T")
 #: The variable that, set to ``0``, makes every run the plain way (for comparing the two,
@@ -40,7 +40,14 @@ class _Tree(Protocol):
     def path(self) -> str: ...
 
 
-class _Spec(Protocol):
+class Spec(Protocol):
+    """What the sandbox reads of a run spec (``codegenie.eval._run.spec.RunSpec`` is one).
+
+    A protocol, so that the sandbox needs nothing above it: the task
+    class's directory, the cases directory hidden in it, the limits and the
+    interpreter.
+    """
+
     @property
     def task_class(self) -> _Tree: ...
     @property
@@ -52,7 +59,7 @@ class _Spec(Protocol):
 
 
 class _Preparer(Protocol):
-    def __call__(self, spec: _Spec, run_dir: Path, *, warm: bool = False) -> PreparedRun: ...
+    def __call__(self, spec: Spec, run_dir: Path, *, warm: bool = False) -> PreparedRun: ...
 
 
 def warm_fits(bwrap: Bubblewrap | None, *, python: bool = True) -> bool:
@@ -77,7 +84,7 @@ class Runs:
         self._prepare = prepare
         self._workers = workers
 
-    def place(self, spec: _Spec, run: Hashable = None, *, python: bool = True) -> Place:
+    def place(self, spec: Spec, run: Hashable = None, *, python: bool = True) -> Place:
         """Return where the run ``spec`` says is made: a warm worker's place, or a plain one.
 
         ``run`` says what the run runs (its rubric, case and candidate: no
@@ -95,7 +102,7 @@ class Runs:
     def make(  # noqa: PLR0917 - a run's every part, as the runner has them
         self,
         place: Place,
-        spec: _Spec,
+        spec: Spec,
         run_dir: Path,
         command: list[str],
         limit: float,
