@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import sys
 import types
 from collections.abc import Iterator
@@ -22,6 +24,36 @@ REPO = Path(__file__).resolve().parent.parent
 # machine must not turn that into a flaky deadline failure.
 settings.register_profile("codegenie", deadline=None)
 settings.load_profile("codegenie")
+
+# What a terminal's foreground job has: SIGINT raises KeyboardInterrupt, SIGHUP and
+# SIGTERM end the process.
+_TERMINAL_DISPOSITIONS: dict[signal.Signals, object] = {
+    signal.SIGINT: signal.default_int_handler,
+    signal.SIGHUP: signal.SIG_DFL,
+    signal.SIGTERM: signal.SIG_DFL,
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give the processes tests run in a terminal's dispositions, however the suite started.
+
+    Signal tests start commands (``grade``, ``check``) and signal them as a
+    terminal would; a command inherits an ignored signal across ``exec``, so
+    under ``nohup`` (SIGHUP ignored) or as a background job of a script
+    (SIGINT ignored) it would rightly keep ignoring it, and the test would
+    hang on a command that never stops. The processes that run tests (each
+    pytest-xdist worker, or pytest itself without workers) put back what a
+    signal ignored by their parent does; pytest-xdist's controller keeps
+    what it was given, so ``nohup pytest`` still survives its terminal.
+    """
+    controller = bool(getattr(config.option, "numprocesses", None)) and (
+        "PYTEST_XDIST_WORKER" not in os.environ
+    )
+    if controller:
+        return
+    for number, disposition in _TERMINAL_DISPOSITIONS.items():
+        if signal.getsignal(number) == signal.SIG_IGN:
+            signal.signal(number, disposition)  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="session", autouse=True)
