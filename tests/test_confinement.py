@@ -17,15 +17,21 @@ import dataclasses
 import json
 import os
 import re
+import resource
+import socket
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from codegenie.eval import rubrics
+from codegenie.eval._process.output import Bounds
 from codegenie.eval._sandbox import plan as plans
+from codegenie.eval._sandbox import preparation
 from codegenie.eval._sandbox.bwrap import Bubblewrap
 from codegenie.eval._sandbox.bwrap_run import bwrap_args, render
+from codegenie.eval._sandbox.cgroups import RunCgroup
 from codegenie.eval._sandbox.confinement import confinement
 from codegenie.eval._sandbox.env import sandbox_environment
 from codegenie.eval._sandbox.keyring import keyctl_join
@@ -38,6 +44,7 @@ from .warm import bench, bwrap, grade, spy
 __all__ = ("bwrap", "spy")  # fixtures
 
 SOURCE = Path(__file__).resolve().parent.parent / "src" / "codegenie" / "eval"
+BOUNDS = Bounds(64, 64)
 # A bubblewrap as new as the bundled one: every feature, no probe needed.
 NEW_BWRAP = Bubblewrap(Path("/usr/bin/bwrap"), (0, 11, 0), "system")
 
@@ -55,7 +62,7 @@ def _policy(tmp_path: Path, **kwargs: Any) -> SandboxPolicy:
 def test_the_plan_states_each_fact_of_a_contained_run(tmp_path: Path) -> None:
     """Namespaces, /proc, scratch, binds, hidden, cwd and environment, from the policy."""
     policy = _policy(tmp_path, limits=Limits(memory=256))
-    run = confinement(policy, ["python", "rubric.py"])
+    run = confinement(policy)
     assert run.namespaces == ("user", "mount", "pid", "net", "ipc", "uts", "cgroup")
     assert run.hostname == "sandbox"
     assert not run.nested_userns
@@ -73,7 +80,6 @@ def test_the_plan_states_each_fact_of_a_contained_run(tmp_path: Path) -> None:
     assert run.hidden == (str(policy.task_class_dir / "cases"),)
     assert run.cwd == str(policy.workdir)
     assert dict(run.env) == sandbox_environment(policy)
-    assert run.argv == ("python", "rubric.py")
     with pytest.raises(dataclasses.FrozenInstanceError):
         run.cwd = "/"  # type: ignore[misc]
 
@@ -149,6 +155,55 @@ def test_the_warm_setup_renders_namespaces_scratch_cwd_and_environment(tmp_path:
     assert setup["keyctl"] == keyctl_join()  # the plain run's starting thread's very call
     fewer = dataclasses.replace(run, namespaces=("user", "mount", "pid"))
     assert warm._setup(fewer)["unshare"] == ["mount", "pid"]
+
+
+def test_both_renderers_take_the_cgroups_rlimits_and_filter_from_the_plan(tmp_path: Path) -> None:
+    """A run's limits and seccomp program are facts of its plan: each renderer reads them there."""
+    policy = _policy(tmp_path)
+    joins = (str(tmp_path / "cg" / "cgroup.procs"),)
+    limits = ((resource.RLIMIT_CORE, 0, 0), (resource.RLIMIT_CPU, 7, 8))
+    run = confinement(policy, joins=joins, rlimits=limits, seccomp=b"\x06\x00\x00\x00" * 2)
+    assert (run.joins, run.rlimits, run.seccomp) == (joins, limits, b"\x06\x00\x00\x00" * 2)
+    assert "seccomp" not in repr(run)  # a program of kilobytes stays out of a repr
+
+    setup = warm._setup(run)
+    assert setup["join"] == list(joins)
+    assert setup["rlimits"] == [list(each) for each in limits]
+
+    head = preparation._launcher(run, RunCgroup({}), ())  # the plan's, not the arguments'
+    assert head[head.index("codegenie-sandbox") + 1] == joins[0]
+    text = " ".join(head)
+    assert "--core=0:0" in text
+    assert "--cpu=7:8" in text
+    opened: list[int] = []
+    reader = preparation._filter_pipe(run.seccomp, opened)
+    try:
+        assert os.read(reader, 1 << 16) == run.seccomp
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+    bare = confinement(policy)  # nothing to join, nothing limited: nothing rendered
+    assert warm._setup(bare)["join"] == []
+    assert warm._setup(bare)["rlimits"] == []
+    assert preparation._launcher(bare, RunCgroup({}), ()) == []
+
+
+def test_a_warm_worker_refuses_a_plan_with_another_seccomp_program(tmp_path: Path) -> None:
+    """The zygote loads the program it was started with: a plan with another is not run."""
+    ours, theirs = socket.socketpair()
+    worker = warm.WarmWorker(None, ours, tmp_path, b"ours")  # type: ignore[arg-type]
+    run = confinement(_policy(tmp_path), seccomp=b"another")
+    prepared = SimpleNamespace(plan=run, policy=SimpleNamespace(run_dir=tmp_path / "run"))
+    try:
+        with pytest.raises(ValueError, match="seccomp program"):
+            worker.run(prepared, ["python"], 1.0, stdout=BOUNDS, stderr=BOUNDS)  # type: ignore[arg-type]
+        theirs.setblocking(False)
+        with pytest.raises(BlockingIOError):  # nothing was sent to the zygote
+            theirs.recv(1)
+    finally:
+        ours.close()
+        theirs.close()
 
 
 def test_a_worker_sandbox_is_the_plan_with_proc_left_whole_and_capabilities(

@@ -13,6 +13,7 @@ No test asserts a time.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -603,9 +604,9 @@ def test_a_worker_that_cannot_set_up_its_first_run_gives_way_to_the_plain_way(
     original = warm.WarmWorker.run
 
     def unjoinable(self: warm.WarmWorker, prepared: Any, *args: Any, **kwargs: Any) -> Any:
-        monkeypatch.setattr(
-            type(prepared.cgroup), "join_files", property(lambda _: (Path("/nonexistent/tasks"),))
-        )
+        # The run's plan names the cgroups it joins: the worker renders what the plan says.
+        unjoinable = dataclasses.replace(prepared.plan, joins=("/nonexistent/tasks",))
+        monkeypatch.setattr(prepared, "plan", unjoinable)
         try:
             return original(self, prepared, *args, **kwargs)
         finally:

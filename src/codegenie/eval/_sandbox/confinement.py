@@ -20,12 +20,19 @@ from codegenie.eval._sandbox.plan import (
     system_mounts,
 )
 from codegenie.eval._sandbox.policy import ETC_FILES, SandboxPolicy, outermost, read_only_paths
+from codegenie.eval._sandbox.rlimits import Rlimit
 
 __all__ = ("confinement",)
 
 
-def confinement(policy: SandboxPolicy, argv: Sequence[str] = ()) -> Confinement:
-    """Return what ``policy``'s run sees, ``argv`` its command.
+def confinement(
+    policy: SandboxPolicy,
+    *,
+    joins: Sequence[str | os.PathLike[str]] = (),
+    rlimits: Sequence[Rlimit] = (),
+    seccomp: bytes = b"",
+) -> Confinement:
+    """Return what ``policy``'s run sees, and how it is limited.
 
     The system's directories (:func:`~codegenie.eval._sandbox.plan.system_mounts`),
     a fresh ``/proc`` (:data:`~codegenie.eval._sandbox.plan.PROC`) and ``/dev``;
@@ -39,6 +46,9 @@ def confinement(policy: SandboxPolicy, argv: Sequence[str] = ()) -> Confinement:
     each of ``policy.hidden`` (as written and resolved) that is a
     directory; the root read-only. It starts in
     :attr:`SandboxPolicy.workdir` with :func:`~codegenie.eval._sandbox.env.sandbox_environment`.
+    Its first process joins the cgroups of ``joins`` and sets ``rlimits``;
+    every process of it runs under the seccomp program ``seccomp`` (the
+    preparation of a run knows them: it made the cgroups).
     """
     memory = policy.limits.memory_bytes
     scratch = tuple(Mount("tmpfs", place, size=memory) for place in SCRATCH)
@@ -67,5 +77,7 @@ def confinement(policy: SandboxPolicy, argv: Sequence[str] = ()) -> Confinement:
         hidden=hidden,
         cwd=str(policy.workdir),
         env=sandbox_environment(policy),
-        argv=tuple(argv),
+        joins=tuple(os.fspath(each) for each in joins),
+        rlimits=tuple(rlimits),
+        seccomp=seccomp,
     )

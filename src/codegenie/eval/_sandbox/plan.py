@@ -1,4 +1,4 @@
-"""What a contained run sees, as one value: its mounts, namespaces, working directory, environment.
+"""What a contained run sees, as one value: mounts, namespaces, limits, filter, environment.
 
 A :class:`Confinement` is data, made once per run from its policy
 (:func:`codegenie.eval._sandbox.confinement.confinement`) and rendered two
@@ -7,7 +7,8 @@ ways: as bubblewrap's arguments for a plain run
 warm worker's fork makes for each run (:mod:`codegenie.eval._sandbox.warm`). Every
 fact of what a run sees is stated here, once: the namespaces, the host
 name, the system directories, what of ``/proc`` is hidden, the scratch
-file systems, the read-only root.
+file systems, the read-only root, the cgroups its first process joins, its
+rlimits and the seccomp program every process of it runs under.
 
 The facts that do not depend on the run (:data:`NAMESPACES`,
 :data:`HOSTNAME`, :data:`PROC_MASKED`, :func:`system_mounts`, …) are
@@ -21,6 +22,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
+
+from codegenie.eval._sandbox.rlimits import Rlimit
 
 __all__ = (
     "HOSTNAME",
@@ -136,8 +139,15 @@ class Confinement:
     root made read-only. ``namespaces`` are all new; ``hostname`` is the
     UTS namespace's; ``nested_userns`` whether a user namespace may be made
     inside (never, for a run). The run starts in ``cwd`` with exactly
-    ``env``; ``argv`` is its command (empty where the caller supplies it
-    later).
+    ``env``.
+
+    Its limits: before anything of the run starts, its first process
+    joins the cgroups whose join files are ``joins`` (writing ``0``, the
+    writer, into each) and sets ``rlimits`` ((resource, soft, hard), for
+    what no cgroup covers); every process of it then runs under the
+    seccomp program ``seccomp`` (classic BPF, empty where none is loaded:
+    the worker sandbox of warm runs, which loads each run's). The command
+    is not part of it: a run's argv is its caller's.
     """
 
     system: tuple[Mount, ...]
@@ -149,7 +159,9 @@ class Confinement:
     hidden: tuple[str, ...]
     cwd: str
     env: Mapping[str, str] = field(default_factory=dict)
-    argv: tuple[str, ...] = ()
+    joins: tuple[str, ...] = ()
+    rlimits: tuple[Rlimit, ...] = ()
+    seccomp: bytes = field(default=b"", repr=False)
     namespaces: tuple[Namespace, ...] = NAMESPACES
     hostname: str = HOSTNAME
     nested_userns: bool = False

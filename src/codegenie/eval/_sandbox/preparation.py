@@ -30,6 +30,7 @@ import signal
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import Final, Literal, Protocol, final
 
@@ -467,10 +468,12 @@ def prepare(
     Under ``none`` nothing is contained and only rlimits and the disk limits
     apply.
 
-    ``warm``: the run is made by a warm worker
-    (:mod:`codegenie.eval._sandbox.warm.worker`), which joins the cgroups, sets
-    the rlimits (:attr:`PreparedRun.rlimits`) and loads the filter itself:
-    no argv head and no pipes for bubblewrap.
+    A contained run's cgroups, rlimits and seccomp filter are its plan's
+    (:attr:`PreparedRun.plan`), which each way of starting it renders: a
+    plain run's argv head joins and limits it and bubblewrap's reads the
+    filter from a pipe; ``warm``: the run is made by a warm worker
+    (:mod:`codegenie.eval._sandbox.warm.worker`), which does all three
+    itself: no argv head and no pipes for bubblewrap.
     """
     if policy.mode == "bwrap":
         check_device_nodes("bwrap")  # before anything of the run: a node may have gone since
@@ -489,11 +492,15 @@ def prepare(
         enforcement = _enforcement(policy.limits, cgroup)
         covered = [name for name, how in enforcement.items() if how.startswith("cgroup")]
         rlimits = rlimits_for(policy.limits, covered)
-        head = [] if warm else launcher_args(cgroup.join_files, rlimits)
+        plan = None
+        if used is not None:
+            plan = confinement(
+                policy, joins=cgroup.join_files, rlimits=rlimits, seccomp=_seccomp_program()
+            )
+        head = [] if warm else _launcher(plan, cgroup, rlimits)
         status_fd: int | None = None
-        plan = None if used is None else confinement(policy)
         if plan is not None and used is not None and not warm:
-            filter_fd = _filter_pipe(opened)
+            filter_fd = _filter_pipe(plan.seccomp, opened)
             status_fd, status_write = os.pipe()
             opened += [status_fd, status_write]
             os.set_blocking(status_fd, False)
@@ -526,15 +533,31 @@ def prepare(
     )
 
 
-def _filter_pipe(opened: list[int]) -> int:
-    """Return the read end of a pipe that holds the seccomp filter, whole (its write end closed).
-
-    The filter is a few kilobytes: it fits in the pipe at once.
-    """
+def _seccomp_program() -> bytes:
+    """Return the seccomp filter of every contained run (:func:`.seccomp.program`)."""
     code = seccomp_program()
     if code is None:  # bubblewrap() refuses such a machine before any run
         msg = f"there is no seccomp filter for this machine ({os.uname().machine})"
         raise RuntimeError(msg)
+    return code
+
+
+def _launcher(plan: Confinement | None, cgroup: RunCgroup, rlimits: Sequence[Rlimit]) -> list[str]:
+    """Return the head of a plain run's argv: it joins the cgroups and sets the rlimits.
+
+    A contained run's, from its plan; an uncontained run's (``none``: no
+    plan, no cgroups), its rlimits alone.
+    """
+    if plan is None:
+        return launcher_args(cgroup.join_files, rlimits)
+    return launcher_args([Path(each) for each in plan.joins], plan.rlimits)
+
+
+def _filter_pipe(code: bytes, opened: list[int]) -> int:
+    """Return the read end of a pipe that holds ``code``, whole (its write end closed).
+
+    The seccomp filter is a few kilobytes: it fits in the pipe at once.
+    """
     reader, writer = os.pipe()
     opened.append(reader)
     try:

@@ -149,9 +149,11 @@ def _setup(plan: Confinement) -> dict[str, object]:
     hidden, masked, whether read-only), its ``/dev`` and scratch file
     systems (tmpfs, sized as the plan says), its working directory and
     environment (bubblewrap's ``--chdir`` also sets ``PWD``, which a plain
-    run therefore has). And the call that joins the run a new session keyring,
-    as a plain run's starting thread joins one
-    (:func:`~codegenie.eval._sandbox.keyring.keyctl_join`).
+    run therefore has), the cgroups it joins and its rlimits. And the call
+    that joins the run a new session keyring, as a plain run's starting
+    thread joins one (:func:`~codegenie.eval._sandbox.keyring.keyctl_join`).
+    The plan's seccomp program is not in it: the worker was given it once,
+    when it started (:meth:`WarmWorker.run` refuses a plan with another).
     """
     return {
         "keyctl": keyctl_join(),
@@ -166,6 +168,8 @@ def _setup(plan: Confinement) -> dict[str, object]:
         "tmp_size": plan.scratch_size,
         "cwd": plan.cwd,
         "env": {**plan.env, "PWD": plan.cwd},
+        "join": list(plan.joins),
+        "rlimits": [list(each) for each in plan.rlimits],
     }
 
 
@@ -179,10 +183,15 @@ class WarmWorker:
     """
 
     def __init__(
-        self, process: subprocess.Popen[bytes], control: socket.socket, directory: Path
+        self,
+        process: subprocess.Popen[bytes],
+        control: socket.socket,
+        directory: Path,
+        seccomp: bytes,
     ) -> None:
         self.process: Final = process
         self.directory: Final = directory
+        self._seccomp: Final = seccomp
         self._control = control
         self._buffer = b""
         #: The worker is gone or out of step: start another.
@@ -269,7 +278,7 @@ class WarmWorker:
                 os.close(program_read)
             if filter_write != -1:
                 os.close(filter_write)
-        return cls(process, ours, directory)
+        return cls(process, ours, directory, code)
 
     def run(
         self,
@@ -302,13 +311,14 @@ class WarmWorker:
             if prepared.plan is None:
                 msg = "a warm worker makes contained runs only"
                 raise ValueError(msg)
+            if prepared.plan.seccomp != self._seccomp:
+                msg = "a run's seccomp program is not the one its worker loads for each run"
+                raise ValueError(msg)
             request = {
                 **_setup(prepared.plan),
                 "argv": list(command),
                 "run_dir": str(prepared.policy.run_dir),
                 "worker_dir": str(self.directory),
-                "join": [str(path) for path in prepared.cgroup.join_files],
-                "rlimits": [list(each) for each in prepared.rlimits],
             }
             body = json.dumps(request).encode()
             try:
