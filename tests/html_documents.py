@@ -27,8 +27,16 @@ from codegenie.eval._reports.documents import (
     Side,
 )
 from codegenie.eval.check.golden import Envelope, GoldenReport, Spread
+from codegenie.eval.check.golden import Side as GoldenSide
 from codegenie.eval.diagnostics import Diagnostic, Severity
-from codegenie.eval.grading import GradeReport, GradeResult, GradeStatus, RunInfo, SampleResult
+from codegenie.eval.grading import (
+    GradeReport,
+    GradeResult,
+    GradeStatus,
+    RunInfo,
+    SampleResult,
+    SampleStatus,
+)
 
 __all__ = (
     "HOSTILE",
@@ -52,14 +60,15 @@ HOSTILE = (
     "javascript:window.__pwned=1",
 )
 
-_STATUSES: tuple[GradeStatus, ...] = ("passed",) * 6 + ("failed",) * 3 + ("error",)
+_SAMPLE_STATUSES: tuple[SampleStatus, ...] = ("passed",) * 6 + ("failed",) * 3 + ("error",)
+_STATUSES: tuple[GradeStatus, ...] = (*_SAMPLE_STATUSES, "missing")
 _TAGS = ("python", "go", "java", "flaky", "slow")
+_GOLDEN_SIDES: tuple[GoldenSide, ...] = ("expected", "input")
 
 
-def sample(rng: random.Random, index: int, status: GradeStatus | None = None) -> SampleResult:
+def sample(rng: random.Random, index: int, status: SampleStatus | None = None) -> SampleResult:
     """One sample of a sampled case."""
-    status = status or rng.choice(_STATUSES)
-    assert status != "missing"
+    status = status or rng.choice(_SAMPLE_STATUSES)
     error = status == "error"
     tail = 'Traceback (most recent call last):\n  File "rubric.py", line 3\nRuntimeError: boom\n'
     return SampleResult(
@@ -134,7 +143,7 @@ def grade_document(
             )
             results.append(grade_result(case, status, tags=tags, samples=runs))
         else:
-            status = rng.choice((*_STATUSES, "missing"))
+            status = rng.choice(_STATUSES)
             results.append(
                 grade_result(
                     case,
@@ -197,7 +206,7 @@ def check_document(
                 cpu_s=None,
                 peak_memory_mib=None,
             )
-            for side in ("expected", "input")
+            for side in _GOLDEN_SIDES
         ),
         ran=4,
         sandbox="bwrap",

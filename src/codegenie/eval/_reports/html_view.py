@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from codegenie.eval._output import readable, readable_data
 from codegenie.eval._reports.documents import (
+    CHANGES,
     CheckDocument,
     CompareDocument,
     GradeDocument,
@@ -45,7 +46,7 @@ from codegenie.eval._reports.documents import (
 if TYPE_CHECKING:
     from codegenie.eval._reports.documents import Bootstrap, Outcome, Proof, Side
     from codegenie.eval.diagnostics import Diagnostic
-    from codegenie.eval.grading import GradeResult, RunInfo, SampleResult
+    from codegenie.eval.grading import GradeResult, GradeStatus, RunInfo, SampleResult
 
 __all__ = (
     "EMBED_BUDGET",
@@ -81,8 +82,7 @@ STATUS_CLASSES: Final = frozenset(
 #: The characters of long texts a page embeds beyond what each text always keeps.
 EMBED_BUDGET: Final = 256 * 1024
 
-_GRADE_STATUSES: Final = ("passed", "failed", "missing", "error")
-_CHANGES: Final = ("regressed", "improved", "error", "new", "gone", "unchanged")
+_GRADE_STATUSES: Final[tuple[GradeStatus, ...]] = ("passed", "failed", "missing", "error")
 _SEVERITIES: Final = ("error", "warning")
 # The most codes the chart of a check report's codes shows (the most frequent ones).
 _CHART_CODES: Final = 12
@@ -344,7 +344,7 @@ class _GradePage:
     results: tuple[tuple[str, GradeResult], ...]
     passed: int
     total: int
-    counts: Mapping[str, int]
+    counts: Mapping[GradeStatus, int]
     ok: bool
     sampled: bool
     pass_at_k: Mapping[str, float | None]
@@ -391,7 +391,10 @@ class _GradePage:
             results=results,
             passed=suite.passed,
             total=suite.total,
-            counts=Counter(result.status for _, result in results),
+            counts={
+                status: sum(result.status == status for _, result in results)
+                for status in _GRADE_STATUSES
+            },
             ok=suite.ok,
             sampled=False,
             pass_at_k={},
@@ -422,7 +425,7 @@ def _grade_view(page: _GradePage, budget: _Budget) -> View:
     statuses = [result.status for _, result in results]
     counts = Counter(statuses)
     for status in _GRADE_STATUSES:
-        counts[status] = page.counts.get(status, 0)
+        counts[status] = page.counts[status]
 
     columns = [
         _column("case", key=True),
@@ -803,7 +806,7 @@ def _compare_view(document: CompareDocument, budget: _Budget) -> View:
     ]
     statuses = (*_GRADE_STATUSES, "(none)")
     facets = [
-        _facet("change", "change", _ordered(changes, _CHANGES)),
+        _facet("change", "change", _ordered(changes, CHANGES)),
         _facet("base", "base status", _ordered(bases, statuses)),
         _facet("new", "new status", _ordered(news, statuses)),
     ]
@@ -815,7 +818,7 @@ def _compare_view(document: CompareDocument, budget: _Budget) -> View:
             ("task class", task_class),
             ("bench digest", _shown(_text(document.bench_digest))),
             ("cases", str(len(document.cases))),
-            *((change, str(counts[change])) for change in _CHANGES),
+            *((change, str(counts[change])) for change in CHANGES),
         ),
     )
     sections = [
@@ -837,7 +840,7 @@ def _compare_view(document: CompareDocument, budget: _Budget) -> View:
     ]
     if rates:
         tables.append(SmallTable("pass@k", ("k", "base", "new", "difference"), tuple(rates)))
-    bars = tuple((change, counts[change], _status(change)) for change in _CHANGES)
+    bars = tuple((change, counts[change], _status(change)) for change in CHANGES)
     ok = document.ok
     return View(
         kind="compare",
