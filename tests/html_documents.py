@@ -68,15 +68,15 @@ _GOLDEN_SIDES: tuple[GoldenSide, ...] = ("expected", "input")
 
 def sample(rng: random.Random, index: int, status: SampleStatus | None = None) -> SampleResult:
     """One sample of a sampled case."""
-    status = status or rng.choice(_SAMPLE_STATUSES)
-    error = status == "error"
+    chosen: SampleStatus = rng.choice(_SAMPLE_STATUSES) if status is None else status
+    error = chosen == "error"
     tail = 'Traceback (most recent call last):\n  File "rubric.py", line 3\nRuntimeError: boom\n'
     return SampleResult(
         sample=f"s{index:02d}",
-        status=status,
-        score=1.0 if status == "passed" else round(rng.random() / 2, 4),
+        status=chosen,
+        score=1.0 if chosen == "passed" else round(rng.random() / 2, 4),
         reason="all expected files match"
-        if status == "passed"
+        if chosen == "passed"
         else "test_cve failed: assert 403 == 200 (2 of 12 tests failed)",
         duration_s=rng.uniform(0.2, 9),
         wall_s=rng.uniform(0.2, 9),
@@ -84,7 +84,7 @@ def sample(rng: random.Random, index: int, status: SampleStatus | None = None) -
         peak_memory_mib=rng.uniform(20, 400),
         stderr_tail=tail if error else None,
         traceback=tail if error else None,
-        verdict={"passed": status == "passed", "score": 1.0, "reason": "r", "tests_run": 12},
+        verdict={"passed": chosen == "passed", "score": 1.0, "reason": "r", "tests_run": 12},
         candidate_digest=f"sha256:{rng.getrandbits(256):064x}",
     )
 

@@ -485,10 +485,7 @@ def _grade_view(page: _GradePage, budget: _Budget) -> View:
             (result.samples or ()) if sampled else (result,)
         )
         durations += [float(run.duration_s) for run in runs if run.duration_s is not None]
-    bars = tuple(
-        (status, counts[status], _status(status))
-        for status in _ordered([*counts, *_GRADE_STATUSES], _GRADE_STATUSES)
-    )
+    bars = tuple((status, counts[status], _status(status)) for status in _GRADE_STATUSES)
     charts: list[Bars | Histogram] = [
         Bars("cases by status", bars),
         Histogram(f"duration of each {'sample' if sampled else 'case'}", tuple(durations), "s"),
