@@ -1,23 +1,52 @@
-"""Hand-written JSON documents of check, grade and compare reports, for the ``html`` format's tests.
+"""Typed check, grade and compare reports, for the ``html`` format's tests.
 
-They have the keys issue 25 adds (``run``, ``sampled``, ``pass_at_k``,
-``fail_under``, each result's ``tags``, ``samples`` and the rest) whether
-or not the code that writes reports has them yet: the page must read them
-when they are there, and do without them when they are not.
+They are built from the writer's own models (:class:`GradeReport`,
+:class:`GradeResult`, :class:`SampleResult`, :class:`Diagnostic`, the
+documents of :mod:`codegenie.eval._reports.documents`), so every figure a
+page shows is the one a real run's report carries; the page reads nothing
+else. What a user hands ``merge`` or ``compare`` reaches these models only
+through the one reader of reports, which refuses what they could not hold.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
+
+from codegenie.eval._reports.documents import (
+    CaseChange,
+    Change,
+    CheckDocument,
+    CompareDocument,
+    GradeDocument,
+    KComparison,
+    McNemar,
+    Outcome,
+    Side,
+)
+from codegenie.eval.check.golden import Envelope, GoldenReport, Spread
+from codegenie.eval.check.golden import Side as GoldenSide
+from codegenie.eval.diagnostics import Diagnostic, Severity
+from codegenie.eval.grading import (
+    GradeReport,
+    GradeResult,
+    GradeStatus,
+    RunInfo,
+    SampleResult,
+    SampleStatus,
+)
 
 __all__ = (
     "HOSTILE",
     "check_document",
     "compare_document",
+    "diagnostic",
     "grade_document",
     "grade_result",
     "sample",
+    "with_results",
 )
 
 #: Strings an attacker would put in a reason, a case id, a tag or a run name.
@@ -31,85 +60,72 @@ HOSTILE = (
     "javascript:window.__pwned=1",
 )
 
-_STATUSES = ("passed",) * 6 + ("failed",) * 3 + ("error",)
+_SAMPLE_STATUSES: tuple[SampleStatus, ...] = ("passed",) * 6 + ("failed",) * 3 + ("error",)
+_STATUSES: tuple[GradeStatus, ...] = (*_SAMPLE_STATUSES, "missing")
 _TAGS = ("python", "go", "java", "flaky", "slow")
+_GOLDEN_SIDES: tuple[GoldenSide, ...] = ("expected", "input")
 
 
-def sample(rng: random.Random, index: int, status: str | None = None) -> dict[str, Any]:
-    """One sample of a sampled case, as grade's JSON gives it."""
-    status = status or rng.choice(_STATUSES)
-    error = status == "error"
+def sample(rng: random.Random, index: int, status: SampleStatus | None = None) -> SampleResult:
+    """One sample of a sampled case."""
+    chosen: SampleStatus = rng.choice(_SAMPLE_STATUSES) if status is None else status
+    error = chosen == "error"
     tail = 'Traceback (most recent call last):\n  File "rubric.py", line 3\nRuntimeError: boom\n'
-    return {
-        "sample": f"s{index:02d}",
-        "status": status,
-        "score": 1.0 if status == "passed" else round(rng.random() / 2, 4),
-        "reason": "all expected files match"
-        if status == "passed"
+    return SampleResult(
+        sample=f"s{index:02d}",
+        status=chosen,
+        score=1.0 if chosen == "passed" else round(rng.random() / 2, 4),
+        reason="all expected files match"
+        if chosen == "passed"
         else "test_cve failed: assert 403 == 200 (2 of 12 tests failed)",
-        "duration_s": rng.uniform(0.2, 9),
-        "wall_s": rng.uniform(0.2, 9),
-        "cpu_s": rng.uniform(0.1, 5),
-        "peak_memory_mib": rng.uniform(20, 400),
-        "limit": None,
-        "stderr_tail": tail if error else None,
-        "traceback": tail if error else None,
-        "verdict": {"passed": status == "passed", "score": 1.0, "reason": "r", "tests_run": 12},
-        "candidate_digest": f"sha256:{rng.getrandbits(256):064x}",
-        "reused": False,
-    }
+        duration_s=rng.uniform(0.2, 9),
+        wall_s=rng.uniform(0.2, 9),
+        cpu_s=rng.uniform(0.1, 5),
+        peak_memory_mib=rng.uniform(20, 400),
+        stderr_tail=tail if error else None,
+        traceback=tail if error else None,
+        verdict={"passed": chosen == "passed", "score": 1.0, "reason": "r", "tests_run": 12},
+        candidate_digest=f"sha256:{rng.getrandbits(256):064x}",
+    )
 
 
 def grade_result(
     case: str,
-    status: str,
+    status: GradeStatus,
     *,
     reason: str | None = None,
-    tags: list[str] | None = None,
-    samples: list[dict[str, Any]] | None = None,
+    tags: Sequence[str] = (),
+    samples: Sequence[SampleResult] | None = None,
     score: float | None = None,
     duration_s: float | None = 1.0,
-) -> dict[str, Any]:
-    """One entry of grade's ``results``; a sampled one's measures from its ``samples``."""
-    result: dict[str, Any] = {
-        "case": case,
-        "status": status,
-        "score": score,
-        "reason": reason,
-        "duration_s": duration_s,
-        "wall_s": duration_s,
-        "cpu_s": duration_s,
-        "peak_memory_mib": 30.0,
-        "limit": None,
-        "stderr_tail": None,
-        "traceback": None,
-        "verdict": None,
-        "tags": tags or [],
-        "candidate_digest": None,
-        "reused": False,
-        "samples_total": 1,
-        "samples_passed": int(status == "passed"),
-        "samples": samples,
-    }
+) -> GradeResult:
+    """One result; a sampled one's status and measures from its ``samples`` (as grading sums them)."""
     if samples is not None:
-        passed = sum(s["status"] == "passed" for s in samples)
-        result |= {
-            "score": sum(s["score"] for s in samples) / len(samples),
-            "reason": reason or f"{passed}/{len(samples)} samples passed",
-            "duration_s": sum(s["duration_s"] for s in samples),
-            "wall_s": sum(s["wall_s"] for s in samples),
-            "cpu_s": sum(s["cpu_s"] for s in samples),
-            "peak_memory_mib": max(s["peak_memory_mib"] for s in samples),
-            "samples_total": len(samples),
-            "samples_passed": passed,
-        }
-    return result
+        result = GradeResult.of_samples(case, samples, tags=tuple(tags))
+        assert result.status == status, (result.status, status)
+        return result
+    return GradeResult(
+        case=case,
+        status=status,
+        score=score,
+        reason=reason,
+        duration_s=duration_s,
+        wall_s=duration_s,
+        cpu_s=duration_s,
+        peak_memory_mib=30.0,
+        tags=tuple(tags),
+    )
 
 
 def grade_document(
-    cases: int = 164, samples: int = 10, *, seed: int = 1, run_name: str = "nightly 42"
-) -> dict[str, Any]:
-    """A sampled grade report of ``cases`` cases of ``samples`` samples each (0: not sampled)."""
+    cases: int = 164,
+    samples: int = 10,
+    *,
+    seed: int = 1,
+    run_name: str = "nightly 42",
+    task_class: str = "vuln-remediation",
+) -> GradeDocument:
+    """A grade report of ``cases`` cases of ``samples`` samples each (0: not sampled)."""
     rng = random.Random(seed)
     results = []
     for index in range(cases):
@@ -117,17 +133,17 @@ def grade_document(
         tags = rng.sample(_TAGS, 2)
         if samples:
             runs = [sample(rng, j) for j in range(samples)]
-            passed = sum(s["status"] == "passed" for s in runs)
-            status = (
+            passed = sum(s.status == "passed" for s in runs)
+            status: GradeStatus = (
                 "error"
-                if any(s["status"] == "error" for s in runs)
+                if any(s.status == "error" for s in runs)
                 else "passed"
                 if passed == samples
                 else "failed"
             )
             results.append(grade_result(case, status, tags=tags, samples=runs))
         else:
-            status = rng.choice((*_STATUSES, "missing"))
+            status = rng.choice(_STATUSES)
             results.append(
                 grade_result(
                     case,
@@ -138,36 +154,39 @@ def grade_document(
                     duration_s=None if status == "missing" else rng.uniform(0.1, 3),
                 )
             )
-    counts = dict.fromkeys(("passed", "failed", "missing", "error"), 0)
-    for result in results:
-        counts[result["status"]] += 1
-    return {
-        "task_class": "vuln-remediation",
-        "sandbox": "bwrap",
-        "reused": 0,
-        "results": results,
-        "passed": counts["passed"],
-        "total": len(results),
-        "counts": counts,
-        "ok": counts["passed"] == len(results) > 0,
-        "mean_score": 0.6,
-        "run": {
-            "name": run_name,
-            "candidates_digest": "sha256:" + "ab" * 32,
-            "started_at": "2026-12-02T07:01:02Z",
-            "finished_at": "2026-12-02T07:31:02Z",
-            "tool_version": "0.4.0",
-            "python": "3.11.2",
-            "sandbox": "bwrap",
-        },
-        "sampled": bool(samples),
-        "pass_at_k": {"1": 0.58, "10": 0.91} if samples else {"1": 0.5},
-        "fail_under": 0.5 if samples else None,
-    }
+    run = RunInfo(
+        name=run_name,
+        candidates_digest="sha256:" + "ab" * 32,
+        started_at="2026-12-02T07:01:02Z",
+        finished_at="2026-12-02T07:31:02Z",
+        tool_version="0.4.0",
+        python="3.11.2",
+        sandbox="bwrap",
+    )
+    report = GradeReport(
+        task_class=task_class,
+        results=tuple(results),
+        sandbox="bwrap",
+        run=run,
+        sampled=bool(samples),
+        fail_under=0.5 if samples else None,
+    )
+    return GradeDocument(report=report)
 
 
-def check_document(diagnostics: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """A check report: by default three diagnostics, two task classes and the manifest's."""
+def with_results(document: GradeDocument, results: Sequence[GradeResult]) -> GradeDocument:
+    """``document`` with ``results`` instead of its own (each figure computed from them)."""
+    return dataclasses.replace(
+        document, report=document.report.model_copy(update={"results": tuple(results)})
+    )
+
+
+def check_document(
+    diagnostics: Sequence[Diagnostic] | None = None,
+    *,
+    manifest: str = "/home/curator/bench/bench.toml",
+) -> CheckDocument:
+    """A check report: by default four diagnostics, two task classes' and the manifest's."""
     if diagnostics is None:
         diagnostics = [
             diagnostic("module-missing", "error", "no module bench.alpha", slug="alpha"),
@@ -175,113 +194,101 @@ def check_document(diagnostics: list[dict[str, Any]] | None = None) -> dict[str,
             diagnostic("timeout-tight", "warning", "took 9.1 s of 10 s", slug="beta"),
             diagnostic("manifest-unused-root", "warning", "root 'old' holds nothing", slug=None),
         ]
-    errors = sum(d["severity"] == "error" for d in diagnostics)
-    warnings = sum(d["severity"] == "warning" for d in diagnostics)
-    return {
-        "ok": errors == 0,
-        "manifest": "/home/curator/bench/bench.toml",
-        "checked": 2,
-        "declared": 2,
-        "errors": errors,
-        "warnings": warnings,
-        "diagnostics": diagnostics,
-        "strict": False,
-        "task_classes": ["alpha", "beta"],
-        "rubrics": {
-            "sandbox": "bwrap",
-            "repeat": 1,
-            "ran": 4,
-            "reused": 0,
-            "cases": [
-                {
-                    "slug": "beta",
-                    "case": "one",
-                    "side": side,
-                    "runs": 1,
-                    "statuses": ["passed"],
-                    "reused": False,
-                    "wall_s": {"min": 0.4, "median": 0.5, "max": 0.6},
-                    "cpu_s": None,
-                    "peak_memory_mib": None,
-                    "errors": [],
-                }
-                for side in ("expected", "input")
-            ],
-        },
-    }
+    rubrics = GoldenReport(
+        envelopes=tuple(
+            Envelope(
+                slug="beta",
+                case="one",
+                side=side,
+                statuses=("passed",),
+                reused=False,
+                wall_s=Spread(0.4, 0.5, 0.6),
+                cpu_s=None,
+                peak_memory_mib=None,
+            )
+            for side in _GOLDEN_SIDES
+        ),
+        ran=4,
+        sandbox="bwrap",
+    )
+    return CheckDocument(
+        manifest=Path(manifest),
+        ok=not any(d.severity == "error" for d in diagnostics),
+        checked=2,
+        declared=2,
+        diagnostics=tuple(diagnostics),
+        strict=False,
+        task_classes=("alpha", "beta"),
+        summary="checked",
+        rubrics=rubrics,
+    )
 
 
 def diagnostic(
-    code: str, severity: str, message: str, *, slug: str | None, hint: str | None = "fix it"
-) -> dict[str, Any]:
-    """One diagnostic, as check's JSON gives it."""
-    return {
-        "code": code,
-        "severity": severity,
-        "message": message,
-        "file": None if slug is None else f"bench/{slug}/registration.py",
-        "line": None if slug is None else 3,
-        "column": None if slug is None else 1,
-        "slug": slug,
-        "hint": hint,
-        "traceback": None,
-    }
+    code: str, severity: Severity, message: str, *, slug: str | None, hint: str | None = "fix it"
+) -> Diagnostic:
+    """One diagnostic, of a task class's registration (or, without ``slug``, of the manifest)."""
+    return Diagnostic(
+        code=code,
+        severity=severity,
+        message=message,
+        file=None if slug is None else f"bench/{slug}/registration.py",
+        line=None if slug is None else 3,
+        column=None if slug is None else 1,
+        slug=slug,
+        hint=hint,
+    )
 
 
-def _side(status: str, reason: str, passed: int = 0, total: int = 1) -> dict[str, Any]:
-    return {
-        "status": status,
-        "reason": reason,
-        "samples_total": total,
-        "samples_passed": passed,
-        "pass_at_1": passed / total if total else None,
-    }
+def _outcome(status: GradeStatus, reason: str, passed: int = 0) -> Outcome:
+    return Outcome(status=status, reason=reason, samples_total=1, samples_passed=passed)
 
 
-def compare_document(cases: int = 30, *, seed: int = 2) -> dict[str, Any]:
-    """A compare document of ``cases`` cases with every kind of change (compare's JSON shape)."""
+def compare_document(cases: int = 30, *, seed: int = 2) -> CompareDocument:
+    """A comparison of ``cases`` cases with every kind of change."""
     rng = random.Random(seed)
-    changes = ("regressed", "improved", "error", "new", "gone", "unchanged")
+    changes: tuple[Change, ...] = ("regressed", "improved", "error", "new", "gone", "unchanged")
     rows = []
     for index in range(cases):
         change = changes[index % len(changes)] if index < 12 else rng.choice(changes)
-        base: dict[str, Any] | None
-        new: dict[str, Any] | None
+        base: Outcome | None
+        new: Outcome | None
         if change == "regressed":
-            base, new = _side("passed", "ok", 1), _side("failed", "README.txt differs")
+            base, new = _outcome("passed", "ok", 1), _outcome("failed", "README.txt differs")
         elif change == "improved":
-            base, new = _side("failed", "README.txt differs"), _side("passed", "ok", 1)
+            base, new = _outcome("failed", "README.txt differs"), _outcome("passed", "ok", 1)
         elif change == "error":
-            base, new = _side("passed", "ok", 1), _side("error", "the rubric crashed")
+            base, new = _outcome("passed", "ok", 1), _outcome("error", "the rubric crashed")
         elif change == "new":
-            base, new = None, _side("passed", "ok", 1)
+            base, new = None, _outcome("passed", "ok", 1)
         elif change == "gone":
-            base, new = _side("failed", "no", 0), None
+            base, new = _outcome("failed", "no", 0), None
         else:
-            base, new = _side("passed", "ok", 1), _side("passed", "ok", 1)
-        rows.append({"case": f"case-{index:03d}", "change": change, "base": base, "new": new})
-    counted = {change: sum(row["change"] == change for row in rows) for change in changes}
+            base, new = _outcome("passed", "ok", 1), _outcome("passed", "ok", 1)
+        rows.append(CaseChange(f"case-{index:03d}", change, base, new))
 
-    def side(file: str) -> dict[str, Any]:
-        return {
-            "file": file,
-            "run": {"name": file.removesuffix(".json"), "tool_version": "0.4.0"},
-            "task_class": "vuln-remediation",
-            "sampled": False,
-            "total": cases,
-            "passed": 10,
-            "pass_at_k": {"1": 0.5},
+    def side(file: str, which: str) -> Side:
+        outcomes = {
+            row.case: outcome
+            for row in rows
+            if (outcome := row.base if which == "base" else row.new) is not None
         }
+        return Side(
+            file=file,
+            run=RunInfo(name=file.removesuffix(".json"), tool_version="0.4.0"),
+            task_class="vuln-remediation",
+            sampled=False,
+            bench_digest="sha256:" + "cd" * 32,
+            outcomes=outcomes,
+            pass_at_k={1: 0.5 if which == "base" else 0.6},
+        )
 
-    return {
-        "base": side("base.json"),
-        "new": side("new.json"),
-        "task_class": "vuln-remediation",
-        "bench_digest": "sha256:" + "cd" * 32,
-        "pass_at_k": {"1": {"base": 0.5, "new": 0.6, "difference": 0.1}},
-        "cases": rows,
-        "changes": counted,
-        "test": {"name": "mcnemar-exact", "improved": 2, "regressed": 3, "p_value": 1.0},
-        "regressions": counted["regressed"],
-        "ok": counted["regressed"] == 0,
-    }
+    return CompareDocument(
+        base=side("base.json", "base"),
+        new=side("new.json", "new"),
+        task_class="vuln-remediation",
+        bench_digest="sha256:" + "cd" * 32,
+        pass_at_k=(KComparison(1, 0.5, 0.6),),
+        cases=tuple(rows),
+        test=McNemar(improved=2, regressed=3, p_value=1.0),
+    )

@@ -13,15 +13,22 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from codegenie.eval._output import escape_control
+from codegenie.eval._reports.documents import GradeDocument
 from codegenie.eval._reports.html import html_of
 
 from ._chromium import BrowserError, Chromium, chromium_path, open_chromium
-from .html_documents import HOSTILE, check_document, compare_document, grade_document, grade_result
+from .html_documents import (
+    HOSTILE,
+    check_document,
+    compare_document,
+    grade_document,
+    grade_result,
+    with_results,
+)
 
 # One browser for the module, on one worker.
 pytestmark = pytest.mark.xdist_group("chromium")
@@ -96,23 +103,23 @@ def _number(text: str) -> float:
 
 
 @pytest.fixture(scope="module")
-def grade(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def grade(tmp_path_factory: pytest.TempPathFactory) -> GradeDocument:
     """164 cases of 10 samples, two of them with a reason meant to run a script."""
-    document = grade_document(cases=164, samples=10)
-    document["results"][3]["reason"] = PWN_IMG
-    document["results"][7]["reason"] = PWN_SCRIPT
-    document["results"][9]["tags"] = [PWN_IMG, 'a "quoted" tag']
-    document["run"]["name"] = PWN_SCRIPT
-    return document
+    document = grade_document(cases=164, samples=10, run_name=PWN_SCRIPT)
+    results = list(document.report.results)
+    results[3] = results[3].model_copy(update={"reason": PWN_IMG})
+    results[7] = results[7].model_copy(update={"reason": PWN_SCRIPT})
+    results[9] = results[9].model_copy(update={"tags": (PWN_IMG, 'a "quoted" tag')})
+    return with_results(document, results)
 
 
 def test_the_grade_page_loads_clean_holds_every_case_and_stays_inert(
-    browser: Chromium, grade: dict[str, Any], tmp_path: Path
+    browser: Chromium, grade: GradeDocument, tmp_path: Path
 ) -> None:
-    load(browser, tmp_path / "grade.html", html_of("grade", grade))
-    results = grade["results"]
+    load(browser, tmp_path / "grade.html", html_of(grade))
+    results = grade.report.results
     assert browser.evaluate(f"{ROWS}.length") == 164
-    assert column_texts(browser, 1) == [r["case"] for r in results]
+    assert column_texts(browser, 1) == [r.case for r in results]
     # The hostile strings ran nothing and are there, as text.
     assert browser.evaluate("typeof window.__pwned") == "undefined"
     assert browser.evaluate("document.querySelectorAll('img, iframe, object, embed').length") == 0
@@ -132,22 +139,22 @@ def test_the_grade_page_loads_clean_holds_every_case_and_stays_inert(
 
 
 def test_the_grade_table_filters_by_status_tag_and_text(
-    browser: Chromium, grade: dict[str, Any], tmp_path: Path
+    browser: Chromium, grade: GradeDocument, tmp_path: Path
 ) -> None:
-    load(browser, tmp_path / "grade.html", html_of("grade", grade))
-    results = grade["results"]
+    load(browser, tmp_path / "grade.html", html_of(grade))
+    results = grade.report.results
     for status in ("failed", "error", "passed"):
         choose(browser, "status", status)
-        wanted = [r["case"] for r in results if r["status"] == status]
+        wanted = [r.case for r in results if r.status == status]
         assert column_texts(browser, 1) == wanted, status
         assert browser.evaluate("document.getElementById('shown').textContent") == (
             f"{len(wanted)} of 164 cases"
         )
     choose(browser, "status", "")
     choose(browser, "tag", "slow")
-    assert column_texts(browser, 1) == [r["case"] for r in results if "slow" in r["tags"]]
+    assert column_texts(browser, 1) == [r.case for r in results if "slow" in r.tags]
     choose(browser, "tag", PWN_IMG)
-    assert column_texts(browser, 1) == [results[9]["case"]]
+    assert column_texts(browser, 1) == [results[9].case]
     choose(browser, "tag", "")
     search(browser, "CVE-2024-0001")  # the search ignores case
     assert column_texts(browser, 1) == [f"cve-2024-{i:05d}" for i in range(10, 20)]
@@ -157,11 +164,12 @@ def test_the_grade_table_filters_by_status_tag_and_text(
 
 
 def test_the_grade_table_sorts_by_a_click_on_a_column(
-    browser: Chromium, grade: dict[str, Any], tmp_path: Path
+    browser: Chromium, grade: GradeDocument, tmp_path: Path
 ) -> None:
-    grade = {**grade, "results": [dict(r) for r in grade["results"]]}
-    grade["results"][5]["score"] = None
-    load(browser, tmp_path / "grade.html", html_of("grade", grade))
+    results = list(grade.report.results)
+    results[5] = results[5].model_copy(update={"score": None})
+    grade = with_results(grade, results)
+    load(browser, tmp_path / "grade.html", html_of(grade))
     sort_by(browser, "score")
     scores = [_number(text) for text in column_texts(browser, 3)]
     assert scores == sorted(scores)
@@ -182,17 +190,18 @@ def test_the_grade_table_sorts_by_a_click_on_a_column(
     # Sorted and filtered at once.
     choose(browser, "status", "failed")
     sort_by(browser, "case")
-    failed = sorted((r["case"] for r in grade["results"] if r["status"] == "failed"), reverse=True)
+    failed = sorted((r.case for r in grade.report.results if r.status == "failed"), reverse=True)
     assert column_texts(browser, 1) == failed
     assert browser.errors() == []
 
 
 def test_a_case_expands_to_its_samples_and_their_logs(
-    browser: Chromium, grade: dict[str, Any], tmp_path: Path
+    browser: Chromium, grade: GradeDocument, tmp_path: Path
 ) -> None:
-    load(browser, tmp_path / "grade.html", html_of("grade", grade))
-    index = next(i for i, r in enumerate(grade["results"]) if r["status"] == "error")
-    result = grade["results"][index]
+    load(browser, tmp_path / "grade.html", html_of(grade))
+    index = next(i for i, r in enumerate(grade.report.results) if r.status == "error")
+    result = grade.report.results[index]
+    assert result.samples is not None
     assert browser.evaluate("document.querySelectorAll('tr.detail').length") == 0
     browser.evaluate(f"{ROWS}[{index}].querySelector('button.toggle').click()")
     detail = f"{ROWS}[{index}].nextElementSibling"
@@ -201,13 +210,13 @@ def test_a_case_expands_to_its_samples_and_their_logs(
         f"Array.from({detail}.querySelectorAll('table.samples tbody tr'))"
         ".map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent])"
     )
-    assert samples == [[s["sample"], s["status"]] for s in result["samples"]]
+    assert samples == [[s.sample, s.status] for s in result.samples]
     logs = browser.evaluate(
         f"Array.from({detail}.querySelectorAll('details pre')).map((pre) => pre.textContent)"
     )
     assert any("RuntimeError: boom" in log for log in logs)
     # Filtered out, the case hides its open detail too; back, it shows it again.
-    status = "passed" if result["status"] != "passed" else "failed"
+    status = "passed" if result.status != "passed" else "failed"
     choose(browser, "status", status)
     assert browser.evaluate(f"{detail}.hidden") is True
     choose(browser, "status", "")
@@ -218,15 +227,17 @@ def test_a_case_expands_to_its_samples_and_their_logs(
 
 
 def test_every_hostile_string_is_text_in_the_browser(browser: Chromium, tmp_path: Path) -> None:
-    document = grade_document(cases=0, samples=0, run_name=HOSTILE[0])
-    document["task_class"] = HOSTILE[1]
-    document["results"] = [
-        grade_result(f"case-{i}", "failed", reason=hostile, tags=[hostile])
-        for i, hostile in enumerate(HOSTILE)
-    ]
-    for result, hostile in zip(document["results"], HOSTILE, strict=True):
-        result["stderr_tail"] = hostile
-    load(browser, tmp_path / "hostile.html", html_of("grade", document))
+    document = grade_document(cases=0, samples=0, run_name=HOSTILE[0], task_class=HOSTILE[1])
+    document = with_results(
+        document,
+        [
+            grade_result(f"case-{i}", "failed", reason=hostile, tags=[hostile]).model_copy(
+                update={"stderr_tail": hostile}
+            )
+            for i, hostile in enumerate(HOSTILE)
+        ],
+    )
+    load(browser, tmp_path / "hostile.html", html_of(document))
     assert browser.evaluate("typeof window.__pwned") == "undefined"
     assert browser.evaluate("document.querySelectorAll('img, svg[onload], iframe').length") == 0
     shown = browser.evaluate(
@@ -244,7 +255,7 @@ def test_the_check_page_filters_by_severity_code_and_task_class(
     browser: Chromium, tmp_path: Path
 ) -> None:
     document = check_document()
-    load(browser, tmp_path / "check.html", html_of("check", document))
+    load(browser, tmp_path / "check.html", html_of(document))
     assert browser.evaluate(f"{ROWS}.length") == 4
     choose(browser, "severity", "warning")
     assert column_texts(browser, 2) == ["timeout-tight", "manifest-unused-root"]
@@ -258,21 +269,21 @@ def test_the_check_page_filters_by_severity_code_and_task_class(
 
 def test_the_compare_page_shows_each_change(browser: Chromium, tmp_path: Path) -> None:
     document = compare_document(cases=30)
-    load(browser, tmp_path / "compare.html", html_of("compare", document))
+    load(browser, tmp_path / "compare.html", html_of(document))
     assert browser.evaluate(f"{ROWS}.length") == 30
     choose(browser, "change", "regressed")
-    wanted = [c["case"] for c in document["cases"] if c["change"] == "regressed"]
+    wanted = [c.case for c in document.cases if c.change == "regressed"]
     assert column_texts(browser, 1) == wanted
     bars = browser.evaluate(
         "Array.from(document.querySelectorAll('#charts g.bar title')).map((t) => t.textContent)"
     )
-    assert bars == [f"{change}: {n}" for change, n in document["changes"].items()]
+    assert bars == [f"{change}: {n}" for change, n in document.changes.items()]
     assert browser.errors() == []
 
 
 def test_what_the_policy_stops_is_stopped_and_reported(browser: Chromium, tmp_path: Path) -> None:
     """The harness sees errors: an image the policy refuses, a script it does not know, innerHTML."""
-    text = html_of("check", check_document())
+    text = html_of(check_document())
     tampered = text.replace(
         "<footer>",
         '<img src="http://127.0.0.1:9/x.png"><script>window.__pwned=1</script><footer>',

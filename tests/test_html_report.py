@@ -10,6 +10,7 @@ opens the same pages in a real Chromium.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import io
 import json
@@ -28,9 +29,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codegenie.eval._output import ResultStream, escape_control
+from codegenie.eval._reports.compare import compare_reports
+from codegenie.eval._reports.documents import GradeDocument
 from codegenie.eval._reports.formats import FORMATS, commands_writing, render
 from codegenie.eval._reports.html import compare_html, html_of, json_for_script
 from codegenie.eval._reports.html_view import EMBED_BUDGET
+from codegenie.eval._reports.reader import GradeFile, report_of
+from codegenie.eval.errors import ReportsInvalid
 
 from .factory import Bench, make_bench
 from .html_documents import (
@@ -40,6 +45,7 @@ from .html_documents import (
     diagnostic,
     grade_document,
     grade_result,
+    with_results,
 )
 
 #: Every element the page may hold: its own, whatever the document said.
@@ -164,63 +170,97 @@ def _hash(text: str) -> str:
 
 
 def test_the_grade_page_holds_every_case_and_each_sample() -> None:
-    document = grade_document(cases=20, samples=3)
-    page = assert_inert(html_of("grade", document))
+    document = grade_document(cases=20, samples=10)
+    results = document.report.results
+    page = assert_inert(html_of(document))
     rows = page.data()["rows"]
-    assert [row["cells"][0] for row in rows] == [r["case"] for r in document["results"]]
-    assert [row["cells"][1] for row in rows] == [r["status"] for r in document["results"]]
-    assert [row["facets"]["tag"] for row in rows] == [r["tags"] for r in document["results"]]
-    for row, result in zip(rows, document["results"], strict=True):
+    assert [row["cells"][0] for row in rows] == [r.case for r in results]
+    assert [row["cells"][1] for row in rows] == [r.status for r in results]
+    assert [row["facets"]["tag"] for row in rows] == [list(r.tags) for r in results]
+    for row, result in zip(rows, results, strict=True):
         samples = row["detail"]["samples"]
-        assert [s["cells"][0] for s in samples] == [s["sample"] for s in result["samples"]]
-        assert [s["cells"][1] for s in samples] == [s["status"] for s in result["samples"]]
+        assert result.samples is not None
+        assert [s["cells"][0] for s in samples] == [s.sample for s in result.samples]
+        assert [s["cells"][1] for s in samples] == [s.status for s in result.samples]
     text = " ".join(page.text)
     for shown in ("vuln-remediation", "nightly 42", "sha256:" + "ab" * 32, "2026-12-02T07:01:02Z"):
         assert shown in text
-    assert "58.0%" in text  # pass@1
-    assert "91.0%" in text  # pass@10
+    pass_at_k = document.report.pass_at_k()
+    assert set(pass_at_k) == {"1", "10"}
+    for k in ("1", "10"):  # pass@1 and pass@10, the report's own figures
+        rate = pass_at_k[k]
+        assert rate is not None
+        assert f"{rate * 100:.1f}%" in page.text
 
 
 def test_a_document_without_the_new_keys_renders_too() -> None:
-    """A grade report written before issue 25 (no run, tags, samples, pass@k) is a page."""
-    document = grade_document(cases=5, samples=0)
+    """A grade report written before runs, tags, samples and pass@k were is read, and is a page.
+
+    The reader reads it (each key left out is its model's default, each
+    figure computed); the page renders what it read.
+    """
+    document = grade_document(cases=5, samples=0).to_json()
     for key in ("run", "sampled", "pass_at_k", "fail_under"):
         del document[key]
     for result in document["results"]:
         for key in ("tags", "candidate_digest", "reused", "samples_total", "samples_passed"):
             del result[key]
         del result["samples"]
-    page = assert_inert(html_of("grade", document))
+    read = report_of("old.json", json.dumps(document))
+    assert isinstance(read, GradeFile)
+    page = assert_inert(html_of(GradeDocument(report=read.report)))
     rows = page.data()["rows"]
     assert [row["cells"][0] for row in rows] == [r["case"] for r in document["results"]]
     assert [column["label"] for column in page.data()["columns"]][:3] == ["case", "status", "score"]
     assert "samples passed" not in [column["label"] for column in page.data()["columns"]]
 
 
-def test_nonsense_in_a_document_is_shown_as_absent_not_a_crash() -> None:
-    document: dict[str, Any] = {
-        "task_class": 3,
-        "results": [
-            {"case": "a", "status": "weird", "score": "high", "samples": "no", "tags": [1, "t"]},
-            {"case": None, "duration_s": float("nan"), "wall_s": float("inf"), "verdict": [1]},
-            "not a result",
-        ],
-        "run": "yesterday",
-        "pass_at_k": {"x": 1, "2": "half"},
-        "counts": [],
-    }
-    page = assert_inert(html_of("grade", document))
-    rows = page.data()["rows"]
-    assert rows[0]["cells"][:3] == ["a", "weird", None]
-    assert rows[0]["facets"]["tag"] == ["t"]
-    assert rows[1]["cells"][0] is None
-    assert len(rows) == 2
-    assert_inert(html_of("check", {"diagnostics": [{"severity": 1}, None]}))
-    assert_inert(html_of("compare", {"cases": [{"case": "a", "base": 1, "new": {}}]}))
+NONSENSE: dict[str, Any] = {
+    "task_class": 3,
+    "results": [
+        {"case": "a", "status": "weird", "score": "high", "samples": "no", "tags": [1, "t"]},
+        {"case": None, "duration_s": float("nan"), "wall_s": float("inf"), "verdict": [1]},
+        "not a result",
+    ],
+    "run": "yesterday",
+    "pass_at_k": {"x": 1, "2": "half"},
+    "counts": [],
+}
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        NONSENSE,
+        *({**NONSENSE, "task_class": "t", "results": [result]} for result in NONSENSE["results"]),
+        {**NONSENSE, "task_class": "t", "results": []},
+        {"diagnostics": [{"severity": 1}, None]},
+        {"cases": [{"case": "a", "base": 1, "new": {}}]},
+    ],
+)
+def test_nonsense_never_reaches_the_page_the_reader_refuses_it(document: dict[str, Any]) -> None:
+    """A value of the wrong type, a number that is not finite: refused where a report is read.
+
+    The page renders only typed reports; ``merge`` and ``compare`` read what
+    they are given through the one reader, so such a value is refused there,
+    naming where it is, rather than shown as absent on a page.
+    """
+    text = json.dumps(document)  # NaN and Infinity as JSON writes them
+    with pytest.raises(ReportsInvalid) as refused:
+        report_of("nonsense.json", text)
+    assert refused.value.located
+    assert all(problem.file == "nonsense.json" for problem in refused.value.located)
+    with pytest.raises(ReportsInvalid):
+        compare_reports(
+            json.loads(text),
+            grade_document(cases=1, samples=0).to_json(),
+            base_name="nonsense.json",
+            new_name="new.json",
+        )
 
 
 def test_the_policy_allows_only_the_pages_own_script_and_style_and_loads_nothing() -> None:
-    page = assert_inert(html_of("grade", grade_document(cases=3, samples=2)))
+    page = assert_inert(html_of(grade_document(cases=3, samples=2)))
     policy = dict(part.strip().split(" ", 1) for part in page.policy().split(";"))
     ((_, script),) = [(attrs, text) for attrs, text in page.scripts if not attrs]
     assert policy == {
@@ -234,13 +274,13 @@ def test_the_policy_allows_only_the_pages_own_script_and_style_and_loads_nothing
         "trusted-types": "'none'",
     }
     # Nothing that fetches: no URL with a scheme but data:, no @import, no url() in the style.
-    text = html_of("grade", grade_document(cases=3, samples=2))
+    text = html_of(grade_document(cases=3, samples=2))
     assert not re.search(r"https?:|//[a-z]|@import|url\(", text, re.IGNORECASE)
 
 
 def test_the_script_builds_with_text_only() -> None:
     """No markup from strings: no innerHTML and its kin, no eval, in the page's script."""
-    page = Page(html_of("check", check_document()))
+    page = Page(html_of(check_document()))
     ((_, script),) = [(attrs, text) for attrs, text in page.scripts if not attrs]
     for sink in (
         "innerHTML",
@@ -257,12 +297,16 @@ def test_the_script_builds_with_text_only() -> None:
 @pytest.mark.parametrize("hostile", HOSTILE)
 def test_hostile_strings_stay_text_in_the_html_and_exact_in_the_data(hostile: str) -> None:
     result = grade_result(hostile, "failed", reason=hostile, tags=[hostile, "plain"])
-    result["stderr_tail"] = result["traceback"] = hostile
-    result["verdict"] = {"passed": False, hostile: hostile}
-    document = grade_document(cases=2, samples=0, run_name=hostile)
-    document["task_class"] = hostile
-    document["results"].insert(0, result)
-    text = html_of("grade", document)
+    result = result.model_copy(
+        update={
+            "stderr_tail": hostile,
+            "traceback": hostile,
+            "verdict": {"passed": False, hostile: hostile},
+        }
+    )
+    document = grade_document(cases=2, samples=0, run_name=hostile, task_class=hostile)
+    document = with_results(document, [result, *document.report.results])
+    text = html_of(document)
     page = assert_inert(text)
     row = page.data()["rows"][0]
     assert row["cells"][0] == hostile
@@ -282,21 +326,30 @@ def test_a_hostile_check_and_compare_document_stay_inert() -> None:
     diagnostics = [
         diagnostic(hostile, "error", hostile, slug=hostile, hint=hostile) for hostile in HOSTILE
     ]
-    document = check_document(diagnostics)
-    document["manifest"] = HOSTILE[0]
-    page = assert_inert(html_of("check", document))
+    document = check_document(diagnostics, manifest=HOSTILE[0])
+    page = assert_inert(html_of(document))
     rows = page.data()["rows"]
     assert [row["cells"][1] for row in rows] == list(HOSTILE)
     assert [row["cells"][4] for row in rows] == list(HOSTILE)
     assert page.data()["facets"][1]["options"] == sorted(HOSTILE)
 
     compared = compare_document(cases=len(HOSTILE))
-    for row, hostile in zip(compared["cases"], HOSTILE, strict=True):
-        row["case"] = hostile
-        if row["new"] is not None:
-            row["new"]["reason"] = hostile
-    compared["base"]["file"] = compared["new"]["run"]["name"] = HOSTILE[1]
-    page = assert_inert(html_of("compare", compared))
+    new_run = compared.new.run
+    assert new_run is not None
+    compared = dataclasses.replace(
+        compared,
+        cases=tuple(
+            dataclasses.replace(
+                row,
+                case=hostile,
+                new=None if row.new is None else dataclasses.replace(row.new, reason=hostile),
+            )
+            for row, hostile in zip(compared.cases, HOSTILE, strict=True)
+        ),
+        base=dataclasses.replace(compared.base, file=HOSTILE[1]),
+        new=dataclasses.replace(compared.new, run=new_run.model_copy(update={"name": HOSTILE[1]})),
+    )
+    page = assert_inert(html_of(compared))
     assert [row["cells"][0] for row in page.data()["rows"]] == list(HOSTILE)
     assert escape_control(HOSTILE[1]) in page.text
 
@@ -310,10 +363,9 @@ _TEXT = st.one_of(st.sampled_from(HOSTILE), st.text(max_size=200))
 @given(case=_TEXT, reason=_TEXT, tag=_TEXT, name=_TEXT)
 def test_any_text_is_inert_and_round_trips(case: str, reason: str, tag: str, name: str) -> None:
     """Whatever the strings, the page holds only its own elements and the data holds them exactly."""
-    document = grade_document(cases=1, samples=0, run_name=name)
-    document["task_class"] = name
-    document["results"] = [grade_result(case, "failed", reason=reason, tags=[tag])]
-    page = assert_inert(html_of("grade", document))
+    document = grade_document(cases=0, samples=0, run_name=name, task_class=name)
+    document = with_results(document, [grade_result(case, "failed", reason=reason, tags=[tag])])
+    page = assert_inert(html_of(document))
     (row,) = page.data()["rows"]
     assert row["cells"][0] == case
     assert row["cells"][-1] == reason
@@ -321,7 +373,7 @@ def test_any_text_is_inert_and_round_trips(case: str, reason: str, tag: str, nam
     assert page.data()["facets"][1]["options"] == [tag]
 
     check = check_document([diagnostic(case, "warning", reason, slug=tag, hint=name)])
-    page = assert_inert(html_of("check", check))
+    page = assert_inert(html_of(check))
     (row,) = page.data()["rows"]
     assert row["cells"][1:3] == [case, tag]
     assert row["cells"][4] == reason
@@ -350,10 +402,12 @@ def test_the_charts_draw_nothing_one_value_and_hostile_labels() -> None:
 
 
 def test_every_status_has_a_bar_even_at_zero() -> None:
-    page = Page(html_of("grade", grade_document(cases=3, samples=0) | {"counts": None}))
+    document = grade_document(cases=3, samples=0)
+    assert 0 in document.report.counts().values()  # a status no case has is still a bar, at 0
+    page = Page(html_of(document))
     bars = [text.split(":")[0] for text in page.text if re.fullmatch(r"[a-z]+: \d+", text)]
     assert bars == ["passed", "failed", "missing", "error"]
-    check = Page(html_of("check", check_document([])))
+    check = Page(html_of(check_document([])))
     assert "error: 0" in check.text
     assert "warning: 0" in check.text
 
@@ -371,8 +425,9 @@ def test_lone_surrogates_and_nul_make_a_valid_utf8_page() -> None:
     """A path the locale could not decode (lone surrogates) is shown as what it stands for."""
     name = "d\udcc3\udca9p\udcc3\udcb4t \udcff \ud800 nul\x00"
     document = grade_document(cases=1, samples=0, run_name=name)
-    document["results"][0]["reason"] = name
-    text = html_of("grade", document)
+    (result,) = document.report.results
+    document = with_results(document, [result.model_copy(update={"reason": name})])
+    text = html_of(document)
     text.encode("utf-8")  # strict: no surrogate survives
     page = assert_inert(text)
     reason = page.data()["rows"][0]["cells"][-1]
@@ -385,12 +440,29 @@ def test_long_texts_are_cut_and_a_page_stays_bounded() -> None:
     """10 MB of stderr in every sample is not 10 MB in the page: each text cut, all of them shared."""
     document = grade_document(cases=20, samples=10)
     huge = "x" * 1_000_000 + "THE END"
-    for result in document["results"]:
-        result["reason"] = huge
-        for sample in result["samples"]:
-            sample["stderr_tail"] = sample["traceback"] = sample["reason"] = huge
-            sample["verdict"] = {"log": huge}
-    text = html_of("grade", document)
+    document = with_results(
+        document,
+        [
+            result.model_copy(
+                update={
+                    "reason": huge,
+                    "samples": tuple(
+                        sample.model_copy(
+                            update={
+                                "stderr_tail": huge,
+                                "traceback": huge,
+                                "reason": huge,
+                                "verdict": {"log": huge},
+                            }
+                        )
+                        for sample in result.samples or ()
+                    ),
+                }
+            )
+            for result in document.report.results
+        ],
+    )
+    text = html_of(document)
     page = assert_inert(text)
     assert len(text) < 2 * EMBED_BUDGET + 200_000, len(text)
     first = page.data()["rows"][0]
@@ -404,7 +476,7 @@ def test_164_cases_of_10_samples_make_a_page_of_a_few_hundred_kib() -> None:
     """The size is asserted; the time only reported (a loaded machine is slow, not wrong)."""
     document = grade_document(cases=164, samples=10)
     start = time.perf_counter()
-    text = html_of("grade", document)
+    text = html_of(document)
     elapsed = time.perf_counter() - start
     assert len(text.encode()) < 512 * 1024, len(text)
     assert len(Page(text).data()["rows"]) == 164
@@ -436,27 +508,13 @@ def test_the_format_is_in_the_table_for_check_grade_and_merge() -> None:
     assert commands_writing("html") == ("check", "grade", "merge", "compare")
 
 
-class _Typed:
-    """A stand-in for a typed report: what the renderer reads of it is its JSON."""
-
-    def __init__(self, document: dict[str, Any]) -> None:
-        self._document = document
-
-    def to_json(self) -> dict[str, Any]:
-        return self._document
-
-
 def test_compare_html_writes_the_page_of_a_compare_document() -> None:
     sink = _Sink()
     document = compare_document()
-    compare_html(_Typed(document), sink)  # type: ignore[arg-type]
+    compare_html(document, sink)  # type: ignore[arg-type]
     page = assert_inert(sink.buffer.getvalue())
-    assert [row["cells"][0] for row in page.data()["rows"]] == [
-        c["case"] for c in document["cases"]
-    ]
-    assert [row["cells"][1] for row in page.data()["rows"]] == [
-        c["change"] for c in document["cases"]
-    ]
+    assert [row["cells"][0] for row in page.data()["rows"]] == [c.case for c in document.cases]
+    assert [row["cells"][1] for row in page.data()["rows"]] == [c.change for c in document.cases]
     assert "+10.0 points" in page.text
     assert not sink.stderr.getvalue()
 
@@ -586,9 +644,14 @@ def test_check_and_merge_write_the_page(graded: Bench) -> None:
 def test_the_node_of_each_run_is_on_the_page_and_a_filter() -> None:
     """Each result's node in its detail, each sample's in a column, and a facet of nodes."""
     single = grade_document(cases=4, samples=0)
-    for index, result in enumerate(single["results"]):
-        result["node"] = f"node-{index % 2}"
-    data = assert_inert(html_of("grade", single)).data()
+    single = with_results(
+        single,
+        [
+            result.model_copy(update={"node": f"node-{index % 2}"})
+            for index, result in enumerate(single.report.results)
+        ],
+    )
+    data = assert_inert(html_of(single)).data()
     assert [f for f in data["facets"] if f["key"] == "node"] == [
         {"key": "node", "label": "node", "options": ["node-0", "node-1"]}
     ]
@@ -596,10 +659,21 @@ def test_the_node_of_each_run_is_on_the_page_and_a_filter() -> None:
         assert row["facets"]["node"] == [f"node-{index % 2}"]
         assert ["node", f"node-{index % 2}"] in row["detail"]["fields"]
     sampled = grade_document(cases=2, samples=3)
-    for result in sampled["results"]:
-        for number, sample in enumerate(result["samples"]):
-            sample["node"] = f"node-{number}"
-    data = assert_inert(html_of("grade", sampled)).data()
+    sampled = with_results(
+        sampled,
+        [
+            result.model_copy(
+                update={
+                    "samples": tuple(
+                        sample.model_copy(update={"node": f"node-{number}"})
+                        for number, sample in enumerate(result.samples or ())
+                    )
+                }
+            )
+            for result in sampled.report.results
+        ],
+    )
+    data = assert_inert(html_of(sampled)).data()
     assert data["sample_columns"][-1]["label"] == "node"
     for row in data["rows"]:
         assert [s["cells"][-1] for s in row["detail"]["samples"]] == ["node-0", "node-1", "node-2"]
@@ -607,7 +681,7 @@ def test_the_node_of_each_run_is_on_the_page_and_a_filter() -> None:
 
 
 def test_a_local_report_has_no_node_column_or_filter() -> None:
-    data = assert_inert(html_of("grade", grade_document(cases=3, samples=2))).data()
+    data = assert_inert(html_of(grade_document(cases=3, samples=2))).data()
     assert "node" not in [f["key"] for f in data["facets"]]
     assert "node" not in [c["label"] for c in data["sample_columns"]]
     assert all("node" not in row["facets"] for row in data["rows"])

@@ -1,4 +1,10 @@
-"""A field of a report lands in one place: the writer's model, which the one reader reads back."""
+"""A field of a report lands in one place: the writer's model, which every reader reads typed.
+
+The one reader of report files reads each field back; ``merge`` carries it;
+the ``html`` page shows each field it reads by its attribute, and names the
+few it leaves to ``--format json``, so a field added to a model is shown or
+left out on purpose.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ from typing import Any
 
 from codegenie.eval._ledger.reuse import LedgerSummary
 from codegenie.eval._reports.documents import GradeDocument, Proof
+from codegenie.eval._reports.html import html_of
 from codegenie.eval._reports.merge import merge_reports
 from codegenie.eval._reports.reader import GradeFile, report_of
 from codegenie.eval.diagnostics import Diagnostic
@@ -145,3 +152,164 @@ def test_the_reader_restates_no_field_of_the_writers_models() -> None:
         and statement.target.id in written
     }
     assert not restated
+
+
+# -- the html page: every field it shows, read typed ------------------------------------------
+
+# What the page leaves to ``--format json``: how the store answered, the declared environment.
+NOT_ON_THE_PAGE = {"ledger", "environment"}
+# Where the page shows each field of a result: the row's cell (by its column), the row's detail
+# fields or blocks (by label); ``samples`` are rows of their own.
+RESULT_CELLS = {
+    "case": "case",
+    "status": "status",
+    "score": "score",
+    "duration_s": "duration (s)",
+    "wall_s": "wall (s)",
+    "cpu_s": "CPU (s)",
+    "peak_memory_mib": "peak MiB",
+    "tags": "tags",
+    "reason": "reason",
+}
+RESULT_FIELDS = {
+    "limit": "limit exceeded",
+    "node": "node",
+    "candidate_digest": "candidate digest",
+    "reused": "reused",
+}
+BLOCKS = {"stderr_tail": "stderr tail", "traceback": "traceback", "verdict": "verdict (own keys)"}
+SAMPLE_CELLS = {
+    "sample": "sample",
+    "status": "status",
+    "score": "score",
+    "duration_s": "duration (s)",
+    "wall_s": "wall (s)",
+    "cpu_s": "CPU (s)",
+    "peak_memory_mib": "peak MiB",
+    "limit": "limit",
+    "reason": "reason",
+    "node": "node",
+}
+# A sample's digest and reuse are its case's business: its row shows neither.
+SAMPLE_NOT_ON_THE_PAGE = {"candidate_digest", "reused"}
+RUN_LABELS = {
+    "name": "name",
+    "candidates_digest": "candidates digest",
+    "started_at": "started",
+    "finished_at": "finished",
+    "tool_version": "tool version",
+    "python": "python",
+    "sandbox": "sandbox",
+}
+
+
+def _page_data(page: str) -> dict[str, Any]:
+    block = page.split('<script type="application/json" id="report-data">', 1)[1]
+    data: dict[str, Any] = json.loads(block.split("</script>", 1)[0])
+    return data
+
+
+def _shown_block(name: str, value: Any) -> Any:
+    if name == "verdict":
+        return {k: v for k, v in value.items() if k not in {"passed", "score", "reason"}}
+    return value
+
+
+def _block_value(name: str, text: str) -> Any:
+    return json.loads(text) if name == "verdict" else text
+
+
+def test_every_field_the_page_shows_reaches_it_typed() -> None:
+    """Each written field of the report, its run and its results is on the page, as written."""
+    assert set(RESULT_CELLS) | set(RESULT_FIELDS) | set(BLOCKS) | {"samples"} == set(
+        GradeResult.model_fields
+    )
+    assert set(RUN_LABELS) == set(RunInfo.model_fields)
+    every = _every_field_set()
+    assert every.run is not None
+    run = every.run.model_copy(
+        update={"started_at": "2026-12-02T07:01:02Z", "finished_at": "2026-12-02T07:31:02Z"}
+    )
+    report = every.model_copy(update={"run": run})
+    page = html_of(GradeDocument(report=report, proof=Proof(DIGEST, (1, 2)), merged=2))
+    data = _page_data(page)
+
+    # The report's own fields, each in the summary (or the pass@k table, the title).
+    shown = {
+        "task_class": f"<title>codegenie-bench grade {report.task_class}: failed</title>",
+        "sandbox": f"<dt>sandbox</dt><dd>{report.sandbox}</dd>",
+        "reused": f"<dt>reused results</dt><dd>{report.reused}</dd>",
+        "sampled": "<dt>sampled</dt><dd>no</dd>",
+        "fail_under": "<dt>fail under (pass@1)</dt><dd>25.0%</dd>",
+        "pass_at": "".join(
+            f"<tr><td>{k}</td><td>{rate * 100:.1f}%</td></tr>"
+            for k, rate in report.pass_at_k().items()
+            if rate is not None
+        ),
+        "run": "".join(
+            f"<dt>{label}</dt><dd>{getattr(run, name)}</dd>" for name, label in RUN_LABELS.items()
+        ),
+    }
+    written = set(GradeReport.model_fields) - NOT_WRITTEN - NOT_ON_THE_PAGE - {"results"}
+    assert set(shown) == written
+    for name, html in shown.items():
+        assert html in page, name
+    for html in ("<dt>merged reports</dt><dd>2</dd>", "<dt>shard</dt><dd>1/2</dd>", DIGEST):
+        assert html in page
+
+    # Each result's fields, in its row.
+    columns = [column["label"] for column in data["columns"]]
+    for result, row in zip(report.results, data["rows"], strict=True):
+        for name, label in RESULT_CELLS.items():
+            value = getattr(result, name)
+            assert row["cells"][columns.index(label)] == (
+                list(value) if isinstance(value, tuple) else value
+            ), name
+        fields = dict(map(tuple, row["detail"]["fields"])) if row["detail"] else {}
+        blocks = dict(map(tuple, row["detail"]["blocks"])) if row["detail"] else {}
+        for name, label in RESULT_FIELDS.items():
+            value = getattr(result, name)
+            if value is not None:
+                assert fields[label] == (
+                    "yes" if value is True else "no" if value is False else value
+                )
+        for name, label in BLOCKS.items():
+            value = getattr(result, name)
+            if value is not None:
+                assert _block_value(name, blocks[label]) == _shown_block(name, value), name
+    # The first result sets every field: none of them was left out above.
+    assert all(getattr(report.results[0], name) is not None for name in RESULT_FIELDS)
+
+
+def test_every_field_of_a_sample_the_page_shows_reaches_it_typed() -> None:
+    """Each written field of a sample is in its row of the page (its cells and its logs)."""
+    assert set(SAMPLE_CELLS) | set(BLOCKS) | SAMPLE_NOT_ON_THE_PAGE == set(
+        SampleResult.model_fields
+    )
+    sample = SampleResult(
+        sample="s1",
+        status="error",
+        score=0.25,
+        reason="r",
+        duration_s=1.5,
+        wall_s=1.25,
+        cpu_s=0.5,
+        peak_memory_mib=10.0,
+        limit="cpu-time",
+        stderr_tail="stail",
+        traceback="stb",
+        verdict={"passed": False, "own": 1},
+        candidate_digest=DIGEST,
+        reused=True,
+        node="node-2",
+    )
+    result = GradeResult.of_samples("a", [sample], tags=("t",))
+    report = GradeReport(task_class="t", results=(result,), sampled=True)
+    data = _page_data(html_of(GradeDocument(report=report)))
+    columns = [column["label"] for column in data["sample_columns"]]
+    (row,) = data["rows"][0]["detail"]["samples"]
+    for name, label in SAMPLE_CELLS.items():
+        assert row["cells"][columns.index(label)] == getattr(sample, name), name
+    blocks = dict(map(tuple, row["blocks"]))
+    for name, label in BLOCKS.items():
+        assert _block_value(name, blocks[label]) == _shown_block(name, getattr(sample, name))

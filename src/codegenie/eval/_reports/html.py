@@ -1,11 +1,10 @@
 r"""The ``html`` format: one self-contained page a person can open, of a check, grade or compare.
 
-The page is rendered from the report's JSON document alone (the typed
-report's ``to_json()``, or the ``compare`` document as it is): the summary,
-the ``run`` block, pass@k, charts (inline SVG) and a table of cases (or of
-diagnostics) that sorts by a click on a column, filters by status, tag or
-any facet and by text, and shows each case's samples and logs in a row that
-expands.
+The page is rendered from the typed report every format renders (what
+:mod:`.html_view` reads of it): the summary, the ``run`` block, pass@k,
+charts (inline SVG) and a table of cases (or of diagnostics) that sorts by a
+click on a column, filters by status, tag or any facet and by text, and
+shows each case's samples and logs in a row that expands.
 
 It loads nothing: no URL anywhere, its one style sheet and one script
 inline (``html_page.css``, ``html_page.js``, package data), so it opens
@@ -23,7 +22,7 @@ or a file wrote stays text, three ways over:
   even a slip to ``innerHTML`` would throw rather than parse).
 
 The page is ASCII (every other character a reference or a ``\u`` escape)
-and so valid UTF-8 whatever the document held: a lone surrogate (a path the
+and so valid UTF-8 whatever the report held: a lone surrogate (a path the
 locale could not decode) is made readable first.
 """
 
@@ -32,14 +31,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Mapping
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
-from codegenie.eval._output import readable_data
 from codegenie.eval._reports.html_svg import bars_svg, escaped, histogram_svg
-from codegenie.eval._reports.html_view import Bars, View, ViewKind, view_of
+from codegenie.eval._reports.html_view import Bars, View, view_of
 from codegenie.eval._version import __version__
 
 if TYPE_CHECKING:
@@ -65,12 +62,12 @@ _SCRIPT_UNSAFE: Final = str.maketrans(
 
 def check_html(report: CheckDocument, sink: Sink) -> None:
     """Write the page of a ``check`` report on stdout (the ``html`` format)."""
-    sink.stdout.write(html_of("check", report.to_json()))
+    sink.stdout.write(html_of(report))
 
 
 def grade_html(report: GradeDocument, sink: Sink) -> None:
     """Write the page of a ``grade`` report on stdout (the ``html`` format)."""
-    sink.stdout.write(html_of("grade", report.to_json()))
+    sink.stdout.write(html_of(report))
 
 
 def grades_html(report: GradeSuiteDocument, sink: Sink) -> None:
@@ -78,35 +75,12 @@ def grades_html(report: GradeSuiteDocument, sink: Sink) -> None:
 
     Each case is shown as ``<slug>/<case-id>``; the summary counts them all.
     """
-    document = report.to_json()
-    results = [
-        {**result, "case": f"{part['task_class']}/{result['case']}"}
-        for part in document["task_classes"]
-        for result in part["results"]
-    ]
-    counts: dict[str, int] = {}
-    for result in results:
-        counts[result["status"]] = counts.get(result["status"], 0) + 1
-    first = document["task_classes"][0] if document["task_classes"] else {}
-    merged = {
-        **first,
-        "task_class": ", ".join(part["task_class"] for part in document["task_classes"]),
-        "run": document["run"],
-        "results": results,
-        "passed": document["passed"],
-        "total": document["total"],
-        "counts": {
-            status: counts.get(status, 0) for status in ("passed", "failed", "missing", "error")
-        },
-        "ok": document["ok"],
-        "pass_at_k": {},
-    }
-    sink.stdout.write(html_of("grade", merged))
+    sink.stdout.write(html_of(report))
 
 
 def compare_html(report: CompareDocument, sink: Sink) -> None:
     """Write the page of a ``compare`` report on stdout (the ``html`` format)."""
-    sink.stdout.write(html_of("compare", report.to_json()))
+    sink.stdout.write(html_of(report))
 
 
 @cache
@@ -146,11 +120,11 @@ def content_security_policy(style: str, script: str) -> str:
     )
 
 
-def html_of(kind: ViewKind, document: Mapping[str, Any]) -> str:
-    """Return the page of ``document``, a ``kind`` report's JSON document; write nothing."""
-    clean = readable_data(dict(document))
-    assert isinstance(clean, dict)
-    view = view_of(kind, clean)
+def html_of(
+    document: CheckDocument | GradeDocument | GradeSuiteDocument | CompareDocument,
+) -> str:
+    """Return the page of ``document``, a typed report; write nothing."""
+    view = view_of(document)
     style, script = _asset(_STYLE), _asset(_SCRIPT)
     ok = "ok" if view.verdict[1] else "bad"
     page = "".join(

@@ -1,34 +1,52 @@
-"""What the ``html`` page shows of a report, read from its JSON document alone.
+"""What the ``html`` page shows of a report, read from the typed report itself.
 
-:func:`view_of` turns a ``check``, ``grade`` or ``compare`` JSON document
-into a :class:`View`: the summary (sections of label and value, small
-tables such as pass@k), the charts, and the table of cases the page's
-script builds (its columns, filters and rows, as JSON data). Nothing here
-writes HTML: :mod:`.html` escapes and lays out what this module returns,
-and the script shows the rows' strings as text only.
+:func:`view_of` turns a typed report (a
+:class:`~codegenie.eval._reports.documents.CheckDocument`,
+:class:`~codegenie.eval._reports.documents.GradeDocument`,
+:class:`~codegenie.eval._reports.documents.GradeSuiteDocument` or
+:class:`~codegenie.eval._reports.documents.CompareDocument`: the documents
+every format renders, ``merge`` and ``compare`` having read what a user gives
+them through the one reader of reports, :mod:`.reader`) into a
+:class:`View`: the summary (sections of label and value, small tables such
+as pass@k), the charts, and the table of cases the page's script builds (its
+columns, filters and rows, as JSON data). Nothing here writes HTML:
+:mod:`.html` escapes and lays out what this module returns, and the script
+shows the rows' strings as text only.
 
-The document is a typed report's own ``to_json()``: ``merge`` and
-``compare`` take what a user gives them only through the one reader of
-reports (:mod:`.reader`: finite numbers, bounded nesting, figures computed
-from the results), so nothing here meets a ``NaN`` or a verdict nested
-hundreds of levels deep. It still reads every key with a default (the keys
-issue 25 adds included), shows a value of the wrong type as absent, and
-keeps every string as it is, up to bounds. Those bounds keep a page of
-thousands of runs small: each long text (a reason, a stderr tail, a
-traceback, a verdict) is cut at its own length, and beyond a short part
-each always keeps, all of them share one budget of :data:`EMBED_BUDGET`
-characters; what is cut says how much, and that ``--format json`` has it
-whole.
+Every value is read by its attribute, typed: a field the writer adds to a
+report reaches the page through the same model, and nothing here guesses at
+a value's type or meets a number that is not finite. Each string is shown
+as it is, made readable (a lone surrogate, from a path the locale could not
+decode, is decoded or escaped: :func:`codegenie.eval._output.readable`), up
+to bounds. Those bounds keep a page of thousands of runs small: each long
+text (a reason, a stderr tail, a traceback, a verdict) is cut at its own
+length, and beyond a short part each always keeps, all of them share one
+budget of :data:`EMBED_BUDGET` characters; what is cut says how much, and
+that ``--format json`` has it whole.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from codegenie.eval._output import readable, readable_data
+from codegenie.eval._reports.documents import (
+    CHANGES,
+    CheckDocument,
+    CompareDocument,
+    GradeDocument,
+    GradeSuiteDocument,
+    McNemar,
+)
+
+if TYPE_CHECKING:
+    from codegenie.eval._reports.documents import Bootstrap, Outcome, Proof, Side
+    from codegenie.eval.diagnostics import Diagnostic
+    from codegenie.eval.grading import GradeResult, GradeStatus, RunInfo, SampleResult
 
 __all__ = (
     "EMBED_BUDGET",
@@ -42,7 +60,7 @@ __all__ = (
     "view_of",
 )
 
-#: The kinds of document the page renders.
+#: The kinds of page: a ``grade --all`` report's is a ``grade`` page of every task class's cases.
 ViewKind = Literal["check", "grade", "compare"]
 
 #: The status words the page colours; any other value is shown, uncoloured, as ``other``.
@@ -64,8 +82,7 @@ STATUS_CLASSES: Final = frozenset(
 #: The characters of long texts a page embeds beyond what each text always keeps.
 EMBED_BUDGET: Final = 256 * 1024
 
-_GRADE_STATUSES: Final = ("passed", "failed", "missing", "error")
-_CHANGES: Final = ("regressed", "improved", "error", "new", "gone", "unchanged")
+_GRADE_STATUSES: Final[tuple[GradeStatus, ...]] = ("passed", "failed", "missing", "error")
 _SEVERITIES: Final = ("error", "warning")
 # The most codes the chart of a check report's codes shows (the most frequent ones).
 _CHART_CODES: Final = 12
@@ -128,64 +145,34 @@ class View:
     table: dict[str, Any] = field(default_factory=dict)
 
 
-def view_of(kind: ViewKind, document: Mapping[str, Any]) -> View:
-    """Return the view of ``document``, a ``kind`` report's JSON document."""
+def view_of(document: CheckDocument | GradeDocument | GradeSuiteDocument | CompareDocument) -> View:
+    """Return the view of ``document``, a typed report (``grade --all``'s: one ``grade`` page)."""
     budget = _Budget(EMBED_BUDGET)
-    if kind == "check":
+    if isinstance(document, CheckDocument):
         return _check_view(document, budget)
-    if kind == "grade":
-        return _grade_view(document, budget)
+    if isinstance(document, GradeDocument):
+        return _grade_view(_GradePage.of(document), budget)
+    if isinstance(document, GradeSuiteDocument):
+        return _grade_view(_GradePage.of_suite(document), budget)
     return _compare_view(document, budget)
 
 
-# -- reading a document someone else wrote ---------------------------------------------------
+# -- showing a value --------------------------------------------------------------------------
 
 
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+def _text(value: str | None) -> str | None:
+    """Return ``value`` made readable (see :func:`~codegenie.eval._output.readable`)."""
+    return None if value is None else readable(value)
 
 
-def _word(value: object, absent: str = "?") -> str:
-    """Return ``value`` when it is a string (an empty one included), else ``absent``."""
-    return value if isinstance(value, str) else absent
+def _num(value: float | None, digits: int) -> float | None:
+    """Return a number rounded to ``digits`` decimals (a page needs no 17), else ``None``."""
+    return None if value is None else round(float(value), digits)
 
 
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _float(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
-def _num(value: object, digits: int) -> float | None:
-    """Return a finite number rounded to ``digits`` decimals (a page needs no 17), else ``None``."""
-    number = _float(value)
-    return None if number is None else round(number, digits)
-
-
-def _dict(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _dicts(value: object) -> list[Mapping[str, Any]]:
-    if not isinstance(value, list):
-        return []
-    return [item for item in value if isinstance(item, Mapping)]
-
-
-def _strs(value: object) -> list[str]:
-    if not isinstance(value, list):
-        return []
-    return [item for item in value if isinstance(item, str)]
-
-
-def _status(value: object) -> str:
+def _status(value: str) -> str:
     """Return the class a status colours with: one of :data:`STATUS_CLASSES`, else ``other``."""
-    return value if isinstance(value, str) and value in STATUS_CLASSES else "other"
+    return value if value in STATUS_CLASSES else "other"
 
 
 def _shown(value: object) -> str:
@@ -199,9 +186,8 @@ def _shown(value: object) -> str:
     return str(value)
 
 
-def _percent(value: object) -> str:
-    number = _float(value)
-    return "-" if number is None else f"{number * 100:.1f}%"
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{float(value) * 100:.1f}%"
 
 
 def _ordered(present: Iterable[str], known: Sequence[str]) -> list[str]:
@@ -219,14 +205,15 @@ class _Budget:
     def __init__(self, left: int) -> None:
         self.left = left
 
-    def text(self, value: object, cap: int, keep: int, *, tail: bool = False) -> str | None:
-        """Return ``value`` (a string) whole, or cut: to ``cap``, and beyond ``keep`` to the budget.
+    def text(self, value: str | None, cap: int, keep: int, *, tail: bool = False) -> str | None:
+        """Return ``value`` readable, whole or cut: to ``cap``, and beyond ``keep`` to the budget.
 
         ``tail`` keeps the end (of a stderr tail, of a traceback) rather than
-        the start. ``None`` for anything but a string.
+        the start. ``None`` for ``None``.
         """
-        if not isinstance(value, str):
+        if value is None:
             return None
+        value = readable(value)
         size = min(len(value), cap)
         extra = max(size - keep, 0)
         if extra > self.left:
@@ -251,18 +238,19 @@ _VERDICT: Final = (4_000, 0)
 _PROTOCOL_KEYS: Final = frozenset({"passed", "score", "reason"})
 
 
-def _verdict_text(verdict: object, budget: _Budget) -> str | None:
+def _verdict_text(verdict: Mapping[str, Any] | None, budget: _Budget) -> str | None:
     """Return the rubric's own keys of its verdict (``tests_run``…) as JSON; ``None``: it has none.
 
     ``passed``, ``score`` and ``reason`` are the row's status, score and reason already.
     """
-    if not isinstance(verdict, Mapping):
+    if verdict is None:
         return None
-    own = {key: value for key, value in verdict.items() if key not in _PROTOCOL_KEYS}
+    shown = readable_data(verdict)
+    assert isinstance(shown, dict)
+    own = {key: value for key, value in shown.items() if key not in _PROTOCOL_KEYS}
     if not own:
         return None
-    text = json.dumps(own, ensure_ascii=False, default=str)
-    return budget.text(text, *_VERDICT)
+    return budget.text(json.dumps(own, ensure_ascii=False, default=str), *_VERDICT)
 
 
 def _blocks(*pairs: tuple[str, str | None]) -> list[list[str]]:
@@ -304,38 +292,37 @@ def _column(
     return column
 
 
-def _run_section(title: str, run: object) -> Section | None:
-    """Return the ``run`` identity block (issue 25): who ran what, when, with which tool."""
-    if not isinstance(run, Mapping):
+def _run_section(title: str, run: RunInfo | None) -> Section | None:
+    """Return the ``run`` identity block: who ran what, when, with which tool."""
+    if run is None:
         return None
-    keys = (
-        ("name", "name"),
-        ("candidates digest", "candidates_digest"),
-        ("started", "started_at"),
-        ("finished", "finished_at"),
-        ("tool version", "tool_version"),
-        ("python", "python"),
-        ("sandbox", "sandbox"),
+    values = (
+        ("name", run.name),
+        ("candidates digest", run.candidates_digest),
+        ("started", run.started_at),
+        ("finished", run.finished_at),
+        ("tool version", run.tool_version),
+        ("python", run.python),
+        ("sandbox", run.sandbox),
     )
-    return Section(title, tuple((label, _shown(run.get(key))) for label, key in keys))
+    return Section(title, tuple((label, _shown(_text(value))) for label, value in values))
 
 
-def _pass_at_k(value: object) -> list[tuple[int, object]]:
-    """Return the ``pass_at_k`` object's entries, by k (its keys are k as strings)."""
-    found = []
-    for key, rate in _dict(value).items():
-        try:
-            k = int(key)
-        except ValueError:
-            continue
-        found.append((k, rate))
-    return sorted(found, key=lambda pair: pair[0])
+def _by_k(pass_at_k: Mapping[str, float | None]) -> list[tuple[int, float | None]]:
+    """Return a report's pass@k (keyed by k as text), by k."""
+    return sorted(((int(k), rate) for k, rate in pass_at_k.items()), key=lambda pair: pair[0])
 
 
-def _shard(value: object) -> str | None:
-    shard = _dict(value)
-    index, count = _int(shard.get("index")), _int(shard.get("count"))
-    return None if index is None or count is None else f"{index}/{count}"
+def _proof_items(proof: Proof | None) -> list[tuple[str, str]]:
+    """Return the summary's ``shard`` and ``bench digest`` of a report that carries its proof."""
+    if proof is None:
+        return []
+    items = []
+    if proof.shard is not None:
+        items.append(("shard", f"{proof.shard[0]}/{proof.shard[1]}"))
+    if proof.bench_digest is not None:
+        items.append(("bench digest", readable(proof.bench_digest)))
+    return items
 
 
 # -- grade ------------------------------------------------------------------------------------
@@ -343,27 +330,102 @@ def _shard(value: object) -> str | None:
 _TIMES: Final = (("duration (s)", "duration_s"), ("wall (s)", "wall_s"), ("CPU (s)", "cpu_s"))
 
 
-def _times(result: Mapping[str, Any]) -> list[float | None]:
-    return [_num(result.get(key), 2) for _, key in _TIMES]
+@dataclass(frozen=True, slots=True)
+class _GradePage:
+    """What a ``grade`` page shows: one report's, or every task class's of ``grade --all``.
+
+    ``results`` pairs each result with the case id it is shown by. For
+    ``grade --all``, the summary's figures are the whole run's; the values
+    only a task class's report has (its sandbox, its mean score…) are the
+    first task class's, and there is no pass@k.
+    """
+
+    task_class: str
+    results: tuple[tuple[str, GradeResult], ...]
+    passed: int
+    total: int
+    counts: Mapping[GradeStatus, int]
+    ok: bool
+    sampled: bool
+    pass_at_k: Mapping[str, float | None]
+    run: RunInfo | None
+    mean_score: float | None = None
+    fail_under: float | None = None
+    sandbox: str | None = None
+    reused: int | None = None
+    merged: int | None = None
+    proof: Proof | None = None
+
+    @classmethod
+    def of(cls, document: GradeDocument) -> _GradePage:
+        """Return the page of one ``grade`` report (one run's, or merged)."""
+        report = document.report
+        return cls(
+            task_class=report.task_class,
+            results=tuple((result.case, result) for result in report.results),
+            passed=report.passed,
+            total=report.total,
+            counts=report.counts(),
+            ok=report.ok,
+            sampled=report.sampled,
+            pass_at_k=report.pass_at_k(),
+            run=report.run,
+            mean_score=report.mean_score,
+            fail_under=report.fail_under,
+            sandbox=report.sandbox,
+            reused=report.reused,
+            merged=document.merged,
+            proof=document.proof,
+        )
+
+    @classmethod
+    def of_suite(cls, suite: GradeSuiteDocument) -> _GradePage:
+        """Return the page of ``grade --all``: each case shown as ``<slug>/<case-id>``."""
+        results = tuple(
+            (f"{document.report.task_class}/{result.case}", result)
+            for document in suite.documents
+            for result in document.report.results
+        )
+        page = cls(
+            task_class=", ".join(document.report.task_class for document in suite.documents),
+            results=results,
+            passed=suite.passed,
+            total=suite.total,
+            counts={
+                status: sum(result.status == status for _, result in results)
+                for status in _GRADE_STATUSES
+            },
+            ok=suite.ok,
+            sampled=False,
+            pass_at_k={},
+            run=suite.run,
+        )
+        if not suite.documents:
+            return page
+        first = suite.documents[0]
+        return replace(
+            page,
+            sampled=first.report.sampled,
+            mean_score=first.report.mean_score,
+            fail_under=first.report.fail_under,
+            sandbox=first.report.sandbox,
+            reused=first.report.reused,
+            merged=first.merged,
+            proof=first.proof,
+        )
 
 
-def _grade_view(document: Mapping[str, Any], budget: _Budget) -> View:
-    task_class = _word(document.get("task_class"))
-    results = _dicts(document.get("results"))
-    sampled = document.get("sampled") is True or any(
-        isinstance(result.get("samples"), list) for result in results
-    )
-    statuses = [_word(result.get("status")) for result in results]
+def _times(result: GradeResult | SampleResult) -> list[float | None]:
+    return [_num(result.duration_s, 2), _num(result.wall_s, 2), _num(result.cpu_s, 2)]
+
+
+def _grade_view(page: _GradePage, budget: _Budget) -> View:
+    results = page.results
+    sampled = page.sampled or any(result.samples is not None for _, result in results)
+    statuses = [result.status for _, result in results]
     counts = Counter(statuses)
-    known_counts = _dict(document.get("counts"))
     for status in _GRADE_STATUSES:
-        if (count := _int(known_counts.get(status))) is not None:
-            counts[status] = count
-    total = _int(document.get("total"))
-    total = len(results) if total is None else total
-    passed = _int(document.get("passed"))
-    passed = counts["passed"] if passed is None else passed
-    ok = document.get("ok") is True
+        counts[status] = page.counts[status]
 
     columns = [
         _column("case", key=True),
@@ -379,9 +441,12 @@ def _grade_view(document: Mapping[str, Any], budget: _Budget) -> View:
         _column("reason", wide=True),
     ]
     # The node of each run, under an executor of several machines (none for a local run).
-    nodes = sorted({node for result in results for node in _nodes(result) if node is not None})
-    rows = [_grade_row(result, budget, sampled=sampled, nodes=bool(nodes)) for result in results]
-    tags = sorted({tag for result in results for tag in _strs(result.get("tags"))})
+    nodes = sorted({node for _, result in results for node in _nodes(result) if node is not None})
+    rows = [
+        _grade_row(case, result, budget, sampled=sampled, nodes=bool(nodes))
+        for case, result in results
+    ]
+    tags = sorted({readable(tag) for _, result in results for tag in result.tags})
     facets = [_facet("status", "status", _ordered(statuses, _GRADE_STATUSES))]
     if tags:
         facets.append(_facet("tag", "tag", tags))
@@ -389,28 +454,25 @@ def _grade_view(document: Mapping[str, Any], budget: _Budget) -> View:
         facets.append(_facet("node", "node", nodes))
 
     summary = [
-        ("passed", f"{passed}/{total}"),
+        ("passed", f"{page.passed}/{page.total}"),
         *((status, str(counts[status])) for status in _GRADE_STATUSES[1:]),
-        ("mean score", _shown(_float(document.get("mean_score")))),
+        ("mean score", _shown(None if page.mean_score is None else float(page.mean_score))),
         ("sampled", _shown(sampled)),
     ]
-    if (fail_under := _float(document.get("fail_under"))) is not None:
-        summary.append(("fail under (pass@1)", _percent(fail_under)))
+    if page.fail_under is not None:
+        summary.append(("fail under (pass@1)", _percent(page.fail_under)))
     summary += [
-        ("sandbox", _shown(_str(document.get("sandbox")))),
-        ("reused results", _shown(_int(document.get("reused")))),
+        ("sandbox", _shown(_text(page.sandbox))),
+        ("reused results", _shown(page.reused)),
     ]
-    if (merged := _int(document.get("merged"))) is not None:
-        summary.append(("merged reports", str(merged)))
-    if (shard := _shard(document.get("shard"))) is not None:
-        summary.append(("shard", shard))
-    if (digest := _str(document.get("bench_digest"))) is not None:
-        summary.append(("bench digest", digest))
+    if page.merged is not None:
+        summary.append(("merged reports", str(page.merged)))
+    summary += _proof_items(page.proof)
     sections = [Section("summary", tuple(summary))]
-    if (run := _run_section("run", document.get("run"))) is not None:
+    if (run := _run_section("run", page.run)) is not None:
         sections.append(run)
     tables = []
-    if pass_at_k := _pass_at_k(document.get("pass_at_k")):
+    if pass_at_k := _by_k(page.pass_at_k):
         tables.append(
             SmallTable(
                 "pass@k", ("k", "pass@k"), tuple((str(k), _percent(v)) for k, v in pass_at_k)
@@ -418,21 +480,20 @@ def _grade_view(document: Mapping[str, Any], budget: _Budget) -> View:
         )
 
     durations: list[float] = []
-    for result in results:
-        runs = _dicts(result.get("samples")) if sampled else [result]
-        durations += [d for run in runs if (d := _float(run.get("duration_s"))) is not None]
-    bars = tuple(
-        (status, counts[status], _status(status))
-        for status in _ordered([*counts, *_GRADE_STATUSES], _GRADE_STATUSES)
-    )
+    for _, result in results:
+        runs: Sequence[GradeResult | SampleResult] = (
+            (result.samples or ()) if sampled else (result,)
+        )
+        durations += [float(run.duration_s) for run in runs if run.duration_s is not None]
+    bars = tuple((status, counts[status], _status(status)) for status in _GRADE_STATUSES)
     charts: list[Bars | Histogram] = [
         Bars("cases by status", bars),
         Histogram(f"duration of each {'sample' if sampled else 'case'}", tuple(durations), "s"),
     ]
     return View(
         kind="grade",
-        title=f"grade {task_class}",
-        verdict=("passed" if ok else "failed", ok),
+        title=f"grade {readable(page.task_class)}",
+        verdict=("passed" if page.ok else "failed", page.ok),
         sections=tuple(sections),
         tables=tuple(tables),
         charts=tuple(charts),
@@ -447,43 +508,39 @@ def _grade_view(document: Mapping[str, Any], budget: _Budget) -> View:
     )
 
 
-def _nodes(result: Mapping[str, Any]) -> list[str | None]:
+def _nodes(result: GradeResult) -> list[str | None]:
     """Return the nodes that made a result's runs: its own, and each of its samples'."""
-    samples = _dicts(result.get("samples"))
-    return [_str(result.get("node")), *(_str(sample.get("node")) for sample in samples)]
+    return [_text(result.node), *(_text(sample.node) for sample in result.samples or ())]
 
 
 def _grade_row(
-    result: Mapping[str, Any], budget: _Budget, *, sampled: bool, nodes: bool
+    case: str, result: GradeResult, budget: _Budget, *, sampled: bool, nodes: bool
 ) -> dict[str, Any]:
-    status = _str(result.get("status"))
-    tags = _strs(result.get("tags"))
-    cells: list[Any] = [_str(result.get("case")), status, _num(result.get("score"), 4)]
+    tags = [readable(tag) for tag in result.tags]
+    cells: list[Any] = [readable(case), result.status, _num(result.score, 4)]
     if sampled:
-        passed, total = _int(result.get("samples_passed")), _int(result.get("samples_total"))
-        cells.append(None if passed is None or total is None else [passed, total])
+        cells.append([result.samples_passed, result.samples_total])
     cells += _times(result)
     cells += [
-        _num(result.get("peak_memory_mib"), 1),
+        _num(result.peak_memory_mib, 1),
         tags,
-        budget.text(result.get("reason"), *_REASON),
+        budget.text(result.reason, *_REASON),
     ]
-    samples = result.get("samples")
     detail = _detail(
         _fields(
-            ("limit exceeded", _str(result.get("limit"))),
-            ("node", _str(result.get("node"))),
-            ("candidate digest", _str(result.get("candidate_digest"))),
-            ("reused", result.get("reused") if isinstance(result.get("reused"), bool) else None),
+            ("limit exceeded", _text(result.limit)),
+            ("node", _text(result.node)),
+            ("candidate digest", _text(result.candidate_digest)),
+            ("reused", result.reused),
         ),
         _blocks(
-            ("stderr tail", budget.text(result.get("stderr_tail"), *_LOG, tail=True)),
-            ("traceback", budget.text(result.get("traceback"), *_LOG, tail=True)),
-            ("verdict (own keys)", _verdict_text(result.get("verdict"), budget)),
+            ("stderr tail", budget.text(result.stderr_tail, *_LOG, tail=True)),
+            ("traceback", budget.text(result.traceback, *_LOG, tail=True)),
+            ("verdict (own keys)", _verdict_text(result.verdict, budget)),
         ),
-        _samples(_dicts(samples), budget, nodes=nodes) if isinstance(samples, list) else None,
+        None if result.samples is None else _samples(result.samples, budget, nodes=nodes),
     )
-    facets: dict[str, list[str]] = {"status": [_word(status)], "tag": tags}
+    facets: dict[str, list[str]] = {"status": [result.status], "tag": tags}
     if nodes:
         facets["node"] = sorted({node for node in _nodes(result) if node is not None})
     return {"cells": cells, "facets": facets, "detail": detail}
@@ -501,7 +558,7 @@ _SAMPLE_COLUMNS: Final = (
 
 
 def _samples(
-    samples: list[Mapping[str, Any]], budget: _Budget, *, nodes: bool
+    samples: Sequence[SampleResult], budget: _Budget, *, nodes: bool
 ) -> list[dict[str, Any]]:
     """Return a row per sample: cells in the order of :data:`_SAMPLE_COLUMNS`, and its logs.
 
@@ -509,23 +566,23 @@ def _samples(
     """
     rows = []
     for sample in samples:
-        node = [_str(sample.get("node"))] if nodes else []
+        node = [_text(sample.node)] if nodes else []
         row: dict[str, Any] = {
             "cells": [
-                _str(sample.get("sample")),
-                _str(sample.get("status")),
-                _num(sample.get("score"), 4),
+                readable(sample.sample),
+                sample.status,
+                _num(sample.score, 4),
                 *_times(sample),
-                _num(sample.get("peak_memory_mib"), 1),
-                _str(sample.get("limit")),
-                budget.text(sample.get("reason"), *_SAMPLE_REASON),
+                _num(sample.peak_memory_mib, 1),
+                _text(sample.limit),
+                budget.text(sample.reason, *_SAMPLE_REASON),
                 *node,
             ]
         }
         blocks = _blocks(
-            ("stderr tail", budget.text(sample.get("stderr_tail"), *_SAMPLE_LOG, tail=True)),
-            ("traceback", budget.text(sample.get("traceback"), *_SAMPLE_LOG, tail=True)),
-            ("verdict (own keys)", _verdict_text(sample.get("verdict"), budget)),
+            ("stderr tail", budget.text(sample.stderr_tail, *_SAMPLE_LOG, tail=True)),
+            ("traceback", budget.text(sample.traceback, *_SAMPLE_LOG, tail=True)),
+            ("verdict (own keys)", _verdict_text(sample.verdict, budget)),
         )
         if blocks:
             row["blocks"] = blocks
@@ -536,26 +593,25 @@ def _samples(
 # -- check ------------------------------------------------------------------------------------
 
 
-def _where(diagnostic: Mapping[str, Any]) -> str | None:
-    file = _str(diagnostic.get("file"))
+def _where(diagnostic: Diagnostic) -> str | None:
+    file = _text(diagnostic.file)
     if file is None:
         return None
-    line, column = _int(diagnostic.get("line")), _int(diagnostic.get("column"))
+    line, column = diagnostic.line, diagnostic.column
     if line is not None:
         file += f":{line}" + (f":{column}" if column is not None else "")
     return file
 
 
-def _check_view(document: Mapping[str, Any], budget: _Budget) -> View:
-    diagnostics = _dicts(document.get("diagnostics"))
-    ok = document.get("ok") is True
-    severities = [_word(d.get("severity")) for d in diagnostics]
-    codes = [_word(d.get("code")) for d in diagnostics]
+def _check_view(document: CheckDocument, budget: _Budget) -> View:
+    diagnostics = document.diagnostics
+    severities: list[str] = [d.severity for d in diagnostics]
+    codes = [readable(d.code) for d in diagnostics]
     # A diagnostic of no task class is the manifest's (as JUnit's test case ``bench.toml``).
-    slugs = [s if (s := _str(d.get("slug"))) is not None else "bench.toml" for d in diagnostics]
+    slugs = [readable(d.slug) if d.slug is not None else "bench.toml" for d in diagnostics]
     rows = []
     for diagnostic, severity, code, slug in zip(diagnostics, severities, codes, slugs, strict=True):
-        message = budget.text(diagnostic.get("message"), *_REASON)
+        message = budget.text(diagnostic.message, *_REASON)
         rows.append(
             {
                 "cells": [severity, code, slug, _where(diagnostic), message],
@@ -563,8 +619,8 @@ def _check_view(document: Mapping[str, Any], budget: _Budget) -> View:
                 "detail": _detail(
                     [],
                     _blocks(
-                        ("hint", budget.text(diagnostic.get("hint"), *_REASON)),
-                        ("traceback", budget.text(diagnostic.get("traceback"), *_LOG, tail=True)),
+                        ("hint", budget.text(diagnostic.hint, *_REASON)),
+                        ("traceback", budget.text(diagnostic.traceback, *_LOG, tail=True)),
                     ),
                 ),
             }
@@ -581,40 +637,37 @@ def _check_view(document: Mapping[str, Any], budget: _Budget) -> View:
         _facet("code", "code", sorted(set(codes))),
         _facet("task class", "task class", sorted(set(slugs))),
     ]
-    errors, warnings = _int(document.get("errors")), _int(document.get("warnings"))
     summary = [
-        ("task classes checked", _shown(_int(document.get("checked")))),
-        ("declared", _shown(_int(document.get("declared")))),
-        ("errors", _shown(severities.count("error") if errors is None else errors)),
-        ("warnings", _shown(severities.count("warning") if warnings is None else warnings)),
-        ("strict", _shown(document.get("strict") is True)),
-        ("manifest", _shown(_str(document.get("manifest")))),
+        ("task classes checked", _shown(document.checked)),
+        ("declared", _shown(document.declared)),
+        ("errors", _shown(document.errors)),
+        ("warnings", _shown(document.warnings)),
+        ("strict", _shown(document.strict)),
+        ("manifest", _shown(readable(str(document.manifest)))),
     ]
-    if (merged := _int(document.get("merged"))) is not None:
-        summary.append(("merged reports", str(merged)))
-    if (shard := _shard(document.get("shard"))) is not None:
-        summary.append(("shard", shard))
-    if (digest := _str(document.get("bench_digest"))) is not None:
-        summary.append(("bench digest", digest))
+    if document.merged is not None:
+        summary.append(("merged reports", str(document.merged)))
+    summary += _proof_items(document.proof)
     sections = [Section("summary", tuple(summary))]
-    rubrics = document.get("rubrics")
+    rubrics = document.rubrics
     durations: list[float] = []
-    if isinstance(rubrics, Mapping):
+    if rubrics is not None:
         sections.append(
             Section(
                 "rubric runs",
                 (
-                    ("sandbox", _shown(_str(rubrics.get("sandbox")))),
-                    ("repeat", _shown(_int(rubrics.get("repeat")))),
-                    ("ran", _shown(_int(rubrics.get("ran")))),
-                    ("reused", _shown(_int(rubrics.get("reused")))),
+                    ("sandbox", _shown(readable(rubrics.sandbox))),
+                    ("repeat", _shown(rubrics.repeat)),
+                    ("ran", _shown(rubrics.ran)),
+                    ("reused", _shown(rubrics.reused)),
                 ),
             )
         )
-        for envelope in _dicts(rubrics.get("cases")):
-            median = _float(_dict(envelope.get("wall_s")).get("median"))
-            if median is not None:
-                durations.append(median)
+        durations += [
+            float(envelope.wall_s.median)
+            for envelope in rubrics.envelopes
+            if envelope.wall_s is not None
+        ]
     by_code = Counter(codes).most_common(_CHART_CODES)
     charts: list[Bars | Histogram] = [
         Bars(
@@ -634,7 +687,7 @@ def _check_view(document: Mapping[str, Any], budget: _Budget) -> View:
     return View(
         kind="check",
         title="check",
-        verdict=("passed" if ok else "failed", ok),
+        verdict=("passed" if document.ok else "failed", document.ok),
         sections=tuple(sections),
         tables=(),
         charts=tuple(charts),
@@ -651,62 +704,73 @@ def _check_view(document: Mapping[str, Any], budget: _Budget) -> View:
 # -- compare ----------------------------------------------------------------------------------
 
 
-def _side_section(title: str, side: object) -> Section:
-    side = _dict(side)
-    passed, total = _int(side.get("passed")), _int(side.get("total"))
+def _side_section(title: str, side: Side) -> Section:
     items = [
-        ("file", _shown(_str(side.get("file")))),
-        ("task class", _shown(_str(side.get("task_class")))),
-        ("passed", "-" if passed is None or total is None else f"{passed}/{total}"),
-        ("sampled", _shown(side.get("sampled") if isinstance(side.get("sampled"), bool) else None)),
+        ("file", readable(side.file)),
+        ("task class", readable(side.task_class)),
+        ("passed", f"{side.passed}/{side.total}"),
+        ("sampled", _shown(side.sampled)),
     ]
-    run = _run_section(title, side.get("run"))
+    run = _run_section(title, side.run)
     if run is not None:
         items += [(label, value) for label, value in run.items if value != "-"]
     return Section(title, tuple(items))
 
 
-def _test_section(test: object) -> Section | None:
-    if not isinstance(test, Mapping):
+def _test_section(test: McNemar | Bootstrap | None) -> Section | None:
+    if test is None:
         return None
-    items: list[tuple[str, str]] = [("name", _shown(_str(test.get("name"))))]
-    for key in ("improved", "regressed", "resamples", "seed"):
-        if (number := _int(test.get(key))) is not None:
-            items.append((key, str(number)))
-    for key in ("p_value", "difference", "low", "high", "confidence"):
-        if (value := _float(test.get(key))) is not None:
-            items.append((key.replace("_", " "), f"{value:.4g}"))
-    return Section("test", tuple(items))
-
-
-def _compare_side(value: object) -> tuple[str | None, float | None, list[int] | None, str | None]:
-    """One side of a compared case: status, pass@1, [passed, total] samples, reason."""
-    if not isinstance(value, Mapping):
-        return None, None, None, None
-    passed, total = _int(value.get("samples_passed")), _int(value.get("samples_total"))
-    return (
-        _str(value.get("status")),
-        _num(value.get("pass_at_1"), 3),
-        None if passed is None or total is None else [passed, total],
-        _str(value.get("reason")),
+    counts: tuple[tuple[str, int], ...]
+    figures: tuple[tuple[str, float], ...]
+    if isinstance(test, McNemar):
+        counts = (("improved", test.improved), ("regressed", test.regressed))
+        figures = (("p value", test.p_value),)
+    else:
+        counts = (("resamples", test.resamples), ("seed", test.seed))
+        figures = (
+            ("difference", test.interval.difference),
+            ("low", test.interval.low),
+            ("high", test.interval.high),
+            ("confidence", test.confidence),
+        )
+    return Section(
+        "test",
+        (
+            ("name", test.name),
+            *((label, str(number)) for label, number in counts),
+            *((label, f"{float(value):.4g}") for label, value in figures),
+        ),
     )
 
 
-def _compare_view(document: Mapping[str, Any], budget: _Budget) -> View:
-    cases = _dicts(document.get("cases"))
+def _compare_side(
+    outcome: Outcome | None,
+) -> tuple[str | None, float | None, list[int] | None, str | None]:
+    """One side of a compared case: status, pass@1, [passed, total] samples, reason."""
+    if outcome is None:
+        return None, None, None, None
+    return (
+        outcome.status,
+        _num(outcome.pass_at_1, 3),
+        [outcome.samples_passed, outcome.samples_total],
+        outcome.reason,
+    )
+
+
+def _compare_view(document: CompareDocument, budget: _Budget) -> View:
     rows = []
     changes, bases, news = [], [], []
-    for case in cases:
-        change = _word(case.get("change"))
-        base_status, base_rate, base_samples, base_reason = _compare_side(case.get("base"))
-        new_status, new_rate, new_samples, new_reason = _compare_side(case.get("new"))
+    for case in document.cases:
+        change = case.change
+        base_status, base_rate, base_samples, base_reason = _compare_side(case.base)
+        new_status, new_rate, new_samples, new_reason = _compare_side(case.new)
         changes.append(change)
-        bases.append(_word(base_status, "(none)"))
-        news.append(_word(new_status, "(none)"))
+        bases.append("(none)" if base_status is None else base_status)
+        news.append("(none)" if new_status is None else new_status)
         rows.append(
             {
                 "cells": [
-                    _str(case.get("case")),
+                    readable(case.case),
                     change,
                     base_status,
                     new_status,
@@ -739,58 +803,46 @@ def _compare_view(document: Mapping[str, Any], budget: _Budget) -> View:
     ]
     statuses = (*_GRADE_STATUSES, "(none)")
     facets = [
-        _facet("change", "change", _ordered(changes, _CHANGES)),
+        _facet("change", "change", _ordered(changes, CHANGES)),
         _facet("base", "base status", _ordered(bases, statuses)),
         _facet("new", "new status", _ordered(news, statuses)),
     ]
-    counted = _dict(document.get("changes"))
-    counts = Counter(changes)
-    for change in _CHANGES:
-        if (count := _int(counted.get(change))) is not None:
-            counts[change] = count
-    ok = document.get("ok") is True
-    regressions = _int(document.get("regressions"))
-    regressions = counts["regressed"] if regressions is None else regressions
-    task_class = _word(document.get("task_class"))
+    counts = document.changes
+    task_class = readable(document.task_class)
     summary = Section(
         "summary",
         (
             ("task class", task_class),
-            ("bench digest", _shown(_str(document.get("bench_digest")))),
-            ("cases", str(len(cases))),
-            *((change, str(counts[change])) for change in _CHANGES),
+            ("bench digest", _shown(_text(document.bench_digest))),
+            ("cases", str(len(document.cases))),
+            *((change, str(counts[change])) for change in CHANGES),
         ),
     )
     sections = [
         summary,
-        _side_section("base", document.get("base")),
-        _side_section("new", document.get("new")),
+        _side_section("base", document.base),
+        _side_section("new", document.new),
     ]
-    if (test := _test_section(document.get("test"))) is not None:
+    if (test := _test_section(document.test)) is not None:
         sections.append(test)
     tables = []
-    rates = []
-    for k, value in _pass_at_k(document.get("pass_at_k")):
-        rate = _dict(value)
-        difference = _float(rate.get("difference"))
-        rates.append(
-            (
-                str(k),
-                _percent(rate.get("base")),
-                _percent(rate.get("new")),
-                "-" if difference is None else f"{difference * 100:+.1f} points",
-            )
+    rates = [
+        (
+            str(rate.k),
+            _percent(rate.base),
+            _percent(rate.new),
+            "-" if rate.difference is None else f"{rate.difference * 100:+.1f} points",
         )
+        for rate in sorted(document.pass_at_k, key=lambda rate: rate.k)
+    ]
     if rates:
         tables.append(SmallTable("pass@k", ("k", "base", "new", "difference"), tuple(rates)))
-    bars = tuple(
-        (change, counts[change], _status(change))
-        for change in _ordered([*counts, *_CHANGES], _CHANGES)
-    )
+    bars = tuple((change, counts[change], _status(change)) for change in CHANGES)
+    ok = document.ok
     return View(
         kind="compare",
         title=f"compare {task_class}",
-        verdict=("no regression" if ok else f"{regressions} regressed", ok),
+        verdict=("no regression" if ok else f"{document.regressions} regressed", ok),
         sections=tuple(sections),
         tables=tuple(tables),
         charts=(Bars("cases by change", bars),),
