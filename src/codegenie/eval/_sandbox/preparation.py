@@ -136,13 +136,11 @@ class PreparedRun:
         disk: DiskWatch,
         pass_fds: Sequence[int] = (),
         status_fd: int | None = None,
-        rlimits: Sequence[Rlimit] = (),
         warm: bool = False,
         plan: Confinement | None = None,
     ) -> None:
         self.policy: Final = policy
         self.plan: Final = plan
-        self.rlimits: Final = tuple(rlimits)
         self.warm: Final = warm
         self.prefix: Final = tuple(prefix)
         self.env: Final = env
@@ -527,7 +525,6 @@ def prepare(
         disk=disk,
         pass_fds=pass_fds,
         status_fd=status_fd,
-        rlimits=rlimits,
         warm=warm,
         plan=plan,
     )
