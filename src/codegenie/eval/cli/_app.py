@@ -22,7 +22,7 @@ from codegenie.eval._output import (
     reserve_stdout,
     wants_colour,
 )
-from codegenie.eval._reports.formats import NAMES, commands_writing, format_help, format_metavar
+from codegenie.eval._reports.formats import commands_writing
 from codegenie.eval.cli import (
     cmd_check,
     cmd_compare,
@@ -46,6 +46,7 @@ from codegenie.eval.cli._base import (
     command_line_text,
     dumps,
 )
+from codegenie.eval.cli._settings_args import add_setting_option
 from codegenie.eval.errors import EvalError, RunPlanError
 
 __all__ = ("COMMANDS", "fail", "main")
@@ -134,15 +135,9 @@ def _global_options(
         default=default(None),
         help="the bench.toml to use (default: the nearest one in . or its parents)",
     )
-    group.add_argument(
-        "--format",
-        choices=NAMES,
-        metavar=None if command is None else format_metavar(command),
-        # None: not given, so check and grade may take it from [tool.codegenie-bench]
-        # (_parse says text).
-        default=default(None),
-        help=format_help(command),
-    )
+    # None: not given, so check and grade may take it from [tool.codegenie-bench]
+    # (_parse says text).
+    add_setting_option(group, "format", command, default=default(None))
     group.add_argument(
         "--output-file",
         type=Path,

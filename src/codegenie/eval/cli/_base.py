@@ -22,7 +22,7 @@ from codegenie.eval._output import (
     wants_colour,
 )
 from codegenie.eval._reports.formats import formats_of
-from codegenie.eval._sandbox.choices import CHOICES
+from codegenie.eval._setting_table import setting
 from codegenie.eval._version import __version__
 from codegenie.eval.errors import EvalError
 
@@ -299,28 +299,12 @@ def load_manifest(args: argparse.Namespace, out: Output, path: Path | None = Non
     return manifest
 
 
-#: What ``--sandbox`` takes: the sandbox providers' words, without importing the sandbox.
-SANDBOX_CHOICES: Final = CHOICES
+def add_executor_options(parser: argparse.ArgumentParser, words: str | None = None) -> None:
+    """Add ``--executor NAME`` (the registered executors) and each executor's own options.
 
-
-def add_sandbox_option(parser: argparse.ArgumentParser, *, default: str | None = "auto") -> None:
-    """Add ``--sandbox auto|bwrap|none`` to a command that runs rubrics.
-
-    ``default=None`` lets the command tell a ``--sandbox`` given from one
-    that was not (``check`` and ``grade`` then take it from their settings).
+    Its ``--help`` says ``words`` (default: the settings table's), their
+    ``{executors}`` the registered executors, each with what it is.
     """
-    parser.add_argument(
-        "--sandbox",
-        choices=SANDBOX_CHOICES,
-        default=default,
-        help="where rubrics run: auto (bubblewrap; the command stops if it cannot start), "
-        "bwrap, or none (not contained: the rubric and the code it runs get your rights, "
-        "files and network)",
-    )
-
-
-def add_executor_options(parser: argparse.ArgumentParser) -> None:
-    """Add ``--executor NAME`` (the registered executors) and each executor's own options."""
     from codegenie.eval._exec import executor_kinds  # noqa: PLC0415 - the registry only: no executor is imported
 
     kinds = executor_kinds()
@@ -330,7 +314,7 @@ def add_executor_options(parser: argparse.ArgumentParser) -> None:
         "--executor",
         choices=tuple(kind.name for kind in kinds),
         default=None,
-        help=f"what makes the rubric runs: {listed}",
+        help=(setting("executor").help if words is None else words).format(executors=listed),
     )
     for kind in kinds:
         kind.add_arguments(parser)

@@ -13,21 +13,19 @@ from codegenie.eval.cli._base import (
     Output,
     UsageError,
     add_build_option,
-    add_executor_options,
-    add_sandbox_option,
     choose_executor,
     choose_sandbox,
     executor_flags,
     executor_options_given,
     load_manifest,
     manifest_path,
-    positive_int,
     proven_bench_digest,
     read_settings,
     shard_type,
     step_summary,
 )
 from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
+from codegenie.eval.cli._settings_args import add_setting_options
 
 if TYPE_CHECKING:
     from codegenie.eval.check import CheckReport, Shard
@@ -159,26 +157,6 @@ def _report(out: Output, report: CheckReport, *, strict: bool, shard: Shard | No
     render(out.format, document, out)
 
 
-def _codes(text: str) -> list[str]:
-    from codegenie.eval._settings import parse_codes  # noqa: PLC0415 - start-up: only this command pays for it
-
-    try:
-        return parse_codes(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value > 0:
-        msg = f"expected a number of seconds above 0 (or inf), not {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
-
-
 def _say_build(out: Output) -> Callable[[str], None]:
     """Return what tells stderr, in one line, that an environment is being built."""
 
@@ -189,27 +167,38 @@ def _say_build(out: Output) -> Callable[[str], None]:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Add check's options; a setting's default is ``None``: not given, so the file's value."""
+    """Add check's options; its settings' options are made from the settings table."""
+    add_setting_options(
+        parser,
+        "check",
+        (
+            _add_slugs,
+            "jobs",
+            "timeout",
+            _add_shard,
+            "strict",
+            "select",
+            "ignore",
+            _add_show_settings,
+            _add_rubrics,
+            "repeat",
+            "sandbox",
+            "executor",
+            add_build_option,
+        ),
+    )
+
+
+def _add_slugs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "slugs",
         nargs="*",
         metavar="SLUG",
         help="check only these task classes, and the manifest itself (default: every one)",
     )
-    parser.add_argument(
-        "--jobs",
-        type=positive_int,
-        default=None,
-        metavar="N",
-        help="worker processes importing registrations (default: the number of CPUs)",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=_positive_float,
-        default=None,
-        metavar="SECONDS",
-        help="how long one registration may take to import (default: 60)",
-    )
+
+
+def _add_shard(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--shard",
         type=shard_type,
@@ -217,47 +206,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="K/N",
         help="check only slice K of N (1/4 … 4/4) of the slugs, for a CI matrix",
     )
-    parser.add_argument(
-        "--strict",
-        action="store_true",
-        default=None,
-        help="fail on warnings too, not only on errors",
-    )
-    parser.add_argument(
-        "--select",
-        type=_codes,
-        default=None,
-        metavar="CODES",
-        help="report only these check codes, comma-separated (default: every code)",
-    )
-    parser.add_argument(
-        "--ignore",
-        type=_codes,
-        default=None,
-        metavar="CODES",
-        help="never report these check codes, comma-separated",
-    )
+
+
+def _add_show_settings(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--show-settings",
         action="store_true",
         help="print the settings in force and where each came from, then exit",
     )
+
+
+def _add_rubrics(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rubrics",
         action="store_true",
         help="also run every case's rubric on copies of expected/ (must pass), input/ (must fail)",
     )
-    parser.add_argument(
-        "--repeat",
-        type=positive_int,
-        default=None,
-        metavar="N",
-        help="with --rubrics: run each case's rubric N times on expected/ and on input/; "
-        "runs that disagree make the case case-flaky (default: 1)",
-    )
-    add_sandbox_option(parser, default=None)
-    add_executor_options(parser)
-    add_build_option(parser)
 
 
 COMMAND = Command(

@@ -35,19 +35,17 @@ from codegenie.eval.cli._base import (
     Output,
     UsageError,
     add_build_option,
-    add_executor_options,
-    add_sandbox_option,
     choose_executor,
     choose_sandbox,
     load_manifest,
     manifest_path,
-    positive_int,
     proven_bench_digest,
     read_settings,
     shard_type,
     step_summary,
 )
 from codegenie.eval.cli._progress import Progress, stderr_is_a_terminal
+from codegenie.eval.cli._settings_args import add_setting_options
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -487,7 +485,16 @@ def _case_id(text: str) -> str:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Add grade's arguments; a setting's default is ``None``: not given, so the file's value."""
+    """Add grade's arguments; its settings' options are made from the settings table."""
+    add_setting_options(
+        parser,
+        "grade",
+        (_add_what, "jobs", _add_which, "sandbox", "executor", add_build_option),
+    )
+
+
+def _add_what(parser: argparse.ArgumentParser) -> None:
+    """Add what is graded: the task class(es), the candidates, their samples, the run."""
     parser.add_argument(
         "slug", nargs="?", metavar="SLUG", help="the task class, e.g. vuln-remediation"
     )
@@ -543,13 +550,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="ID",
         help="grade only this case (repeat for several; default: every case)",
     )
-    parser.add_argument(
-        "--jobs",
-        type=positive_int,
-        default=None,
-        metavar="N",
-        help="rubrics run at once (default: the number of CPUs)",
-    )
+
+
+def _add_which(parser: argparse.ArgumentParser) -> None:
+    """Add which cases are graded, and ``--show-settings``."""
     parser.add_argument(
         "-k",
         dest="keyword",
@@ -594,9 +598,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="print the settings this grading would use (jobs, sandbox, format) and where "
         "each came from, then exit without grading",
     )
-    add_sandbox_option(parser, default=None)
-    add_executor_options(parser)
-    add_build_option(parser)
 
 
 COMMAND = Command(
