@@ -29,7 +29,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, Unpack, final
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypedDict, Unpack, final
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -59,21 +59,27 @@ from codegenie.eval.rubrics import (
 if TYPE_CHECKING:
     from codegenie.eval._env.spec import EnvironmentSpec
     from codegenie.eval._exec import Executor
+    from codegenie.eval.errors import BenchCasesInvalid
     from codegenie.eval.manifest import BenchManifest
+    from codegenie.eval.models import TaskClass
 
 __all__ = (
     "VERDICT_LIMIT",
     "EnvironmentInfo",
+    "GradeEvents",
     "GradeOptions",
     "GradeReport",
     "GradeResult",
     "GradeStatus",
+    "PassAtTooHigh",
     "RunInfo",
     "SampleResult",
     "SampleStatus",
+    "TaskClassGrading",
     "default_jobs",
     "grade",
     "grade_bench",
+    "grade_task_class",
     "pass_at_problem",
     "select",
     "select_cases",
@@ -961,44 +967,241 @@ def grade_bench(
     from codegenie.eval._exec import executor_named  # noqa: PLC0415 - start-up: only a harness pays for it
     from codegenie.eval._manifest.model import BenchManifest  # noqa: PLC0415 - as above
     from codegenie.eval._manifest.read import find_manifest  # noqa: PLC0415 - as above
-    from codegenie.eval._resolve import resolve  # noqa: PLC0415 - as above
-    from codegenie.eval._samples.candidates import open_candidates  # noqa: PLC0415 - as above
     from codegenie.eval._sandbox.provider import named_sandbox  # noqa: PLC0415 - as above
-    from codegenie.eval.errors import RubricMissing  # noqa: PLC0415 - as above
-    from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415 - as above
+    from codegenie.eval.errors import CandidatesDirInvalid  # noqa: PLC0415 - as above
 
+    if not (candidates.is_dir() or candidates.is_file()):
+        said = "does not exist" if not os.path.lexists(candidates) else ""
+        raise CandidatesDirInvalid(
+            candidates, said or "is neither a directory nor a JSON Lines file"
+        )
     manifest = BenchManifest.load(find_manifest(Path.cwd() if bench_root is None else bench_root))
-    found = resolve(slug, manifest, registry=TaskClassRegistry())
-    task_class = found.task_class
-    valid = found.cases.raise_for_problems()
-    if task_class.rubric is None or not task_class.rubric.is_file():
-        raise RubricMissing(task_class.name, task_class.rubric)
-    selected = select_cases(task_class.name, valid, cases)
-    environment = task_class_environment(manifest, slug, build=build)
+    # A slug the manifest lacks: resolving it says what is wrong, before anything is built.
+    environment = task_class_environment(manifest, slug, build=build) if slug in manifest else None
     made = executor is None
     chosen = executor_named("local") if executor is None else executor
     try:
         if sandbox is None:
             word = options.sandbox
             sandbox = choose_sandbox(word) if chosen.runs_here else named_sandbox(word)
-        path = candidates.absolute()
-        with open_candidates(path, [case.id for case in valid], sampled=samples) as given:
-            return grade(
+        return grade_task_class(
+            manifest,
+            slug,
+            candidates.absolute(),
+            options,
+            sandbox,
+            chosen,
+            environment=environment,
+            selection=None if cases is None else Selection(ids=tuple(cases)),
+            samples=samples,
+            events=_Quiet(on_result),
+        ).report
+    finally:
+        if made:
+            chosen.close()
+
+
+class GradeEvents(Protocol):
+    """What grading a task class of a bench tells its caller as it goes; the library prints nothing.
+
+    :func:`grade_task_class` calls, in this order: :meth:`note` (``--lf``
+    found nothing known to have failed), :meth:`invalid_apart` (invalid
+    cases the selection leaves out), :meth:`started` (the cases to grade,
+    before any rubric runs), :meth:`warning` (each entry of the candidates
+    that names no case), :meth:`arrived` for each result as it arrives (in
+    any order), :meth:`ended` (whether grading ran to its end: ``False``
+    when it raised), then :meth:`note` once more when it stopped after the
+    first case that did not pass.
+    """
+
+    def note(self, text: str) -> None:
+        """Say ``text``, a note (``codegenie-bench: note: …`` on the command line)."""
+
+    def warning(self, text: str) -> None:
+        """Warn of ``text``: part of what was given is not graded."""
+
+    def invalid_apart(self, error: BenchCasesInvalid) -> None:
+        """Say which invalid cases were not selected, and so not graded: ``error`` lists them."""
+
+    def started(self, task_class: TaskClass, cases: Sequence[Case]) -> None:
+        """Start grading ``cases`` (selected, sorted by id) of ``task_class``."""
+
+    def arrived(self, index: int, result: GradeResult) -> None:
+        """Take the result of the case at ``index`` of the started cases, as it arrives."""
+
+    def ended(self, *, completed: bool) -> None:
+        """End grading: it ran to its end (``completed``) or raised."""
+
+
+class _Quiet:
+    """Events nobody listens to, but for each result (:func:`grade_bench`'s ``on_result``)."""
+
+    def __init__(self, on_result: Callable[[int, GradeResult], None] | None) -> None:
+        self._on_result = on_result
+
+    def note(self, text: str) -> None:
+        pass
+
+    def warning(self, text: str) -> None:
+        pass
+
+    def invalid_apart(self, error: BenchCasesInvalid) -> None:
+        pass
+
+    def started(self, task_class: TaskClass, cases: Sequence[Case]) -> None:
+        pass
+
+    def arrived(self, index: int, result: GradeResult) -> None:
+        if self._on_result is not None:
+            self._on_result(index, result)
+
+    def ended(self, *, completed: bool) -> None:
+        pass
+
+
+@final
+class PassAtTooHigh(ValueError):
+    """A k of ``pass_at`` above the samples of a case: ``k``, the ``case`` and its ``samples``."""
+
+    def __init__(self, k: int, case: Case, samples: int) -> None:
+        self.k = k
+        self.case = case
+        self.samples = samples
+        super().__init__(
+            f"pass@{k} needs at least {k} samples of every case; case {case.id!r} has {samples}"
+        )
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class TaskClassGrading:
+    """What :func:`grade_task_class` gave: its ``report``, ``task_class`` and valid ``cases``."""
+
+    report: GradeReport
+    task_class: TaskClass
+    cases: tuple[Case, ...]
+
+
+def grade_task_class(  # noqa: PLR0915, PLR0917 - one grading of a bench's task class, in order
+    manifest: BenchManifest,
+    slug: str,
+    candidates: Path,
+    options: GradeOptions,
+    sandbox: Sandbox,
+    executor: Executor,
+    *,
+    environment: Environment | None = None,
+    selection: Selection | None = None,
+    last_failed: bool = False,
+    samples: bool = False,
+    shown_as: Path | None = None,
+    remember: bool = False,
+    events: GradeEvents | None = None,
+) -> TaskClassGrading:
+    """Grade ``candidates`` for ``slug`` of ``manifest``, as ``codegenie-bench grade`` does.
+
+    ``slug`` is resolved through the manifest (its registration imported,
+    never its rubric); its cases are read, and a problem of an invalid case
+    refuses (``BenchCasesInvalid``) unless ``selection`` leaves the case out
+    (then ``events.invalid_apart`` is told). ``selection`` chooses the cases
+    (``None``: every one); ``last_failed`` narrows it to the cases that did
+    not pass the last time these candidates were graded (``--lf``: when
+    nothing is known, every case is graded and ``events.note`` says so).
+    ``candidates`` is a directory or a JSON Lines file (``samples``: one
+    directory per sample; ``shown_as``: how it is named to the user); where
+    nothing is, every case is missing. ``options`` are :func:`grade`'s, but
+    for ``options.over_limit``: the task class's own is in force;
+    ``options.pass_at`` must not ask for more samples than a case has
+    (:class:`PassAtTooHigh`). With ``remember``, which cases did not pass is
+    kept for the next ``last_failed`` (only the cases graded: under
+    ``stop_after``, the others keep what was known of them).
+
+    Raises what resolving and reading raise (``TaskClassNotFound``,
+    ``BenchCasesInvalid``, ``RubricMissing``, ``CaseNotFound``,
+    ``CandidatesDirInvalid``, ``SamplesInvalid``) before any rubric runs.
+    """
+    from codegenie.eval._cache.last_failed import read_last_failed, write_last_failed  # noqa: PLC0415 - start-up: only grading pays for it
+    from codegenie.eval._resolve import resolve  # noqa: PLC0415 - as above
+    from codegenie.eval._samples.candidates import open_candidates  # noqa: PLC0415 - as above
+    from codegenie.eval.errors import BenchCasesInvalid, RubricMissing  # noqa: PLC0415 - as above
+    from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415 - as above
+
+    told: GradeEvents = _Quiet(None) if events is None else events
+    found = resolve(slug, manifest, registry=TaskClassRegistry())
+    task_class = found.task_class
+    chosen = Selection() if selection is None else selection
+    if last_failed:
+        known = read_last_failed(manifest.path, task_class.name, candidates) if remember else None
+        if not known:
+            told.note(
+                f"--lf: no case of {task_class.name!r} is known to have failed with these "
+                "candidates; grading every case"
+            )
+            known = None
+        chosen = dataclasses.replace(chosen, last_failed=known)
+    scan = found.cases
+    if not chosen.narrowed:
+        valid = scan.raise_for_problems()
+    else:
+        refused = tuple(
+            p for p in scan.problems if p.case is None or chosen.may_select_invalid(p.case)
+        )
+        if refused:
+            raise BenchCasesInvalid(scan.task_class, refused)
+        if scan.problems:
+            told.invalid_apart(BenchCasesInvalid(scan.task_class, scan.problems))
+        valid = scan.cases
+    if task_class.rubric is None or not task_class.rubric.is_file():
+        raise RubricMissing(task_class.name, task_class.rubric)
+    selected = select(task_class.name, valid, chosen)
+    told.started(task_class, selected)
+    shown = candidates if shown_as is None else shown_as
+    opened = (
+        open_candidates(candidates, [case.id for case in valid], sampled=samples, shown_as=shown)
+        if os.path.lexists(candidates)  # a task class of grade --all may have none: all missing
+        else contextlib.nullcontext(
+            Candidates(root=candidates, shown_as=shown, sampled=samples, digest=None)
+        )
+    )
+    with opened as given:
+        for entry in given.unmatched:
+            close = f"; did you mean {', '.join(map(repr, entry.close))}?" if entry.close else ""
+            told.warning(
+                f"{given.shown_as / entry.name} matches no case of {task_class.name!r}, "
+                f"and is not graded{close}"
+            )
+        if options.pass_at is not None:
+            problem = pass_at_problem(given, selected, options.pass_at)
+            if problem is not None:
+                raise PassAtTooHigh(*problem)
+        completed = False
+        try:
+            report = grade(
                 task_class.name,
                 task_class.rubric,
                 selected,
                 given,
                 dataclasses.replace(options, over_limit=task_class.over_limit),
-                on_result=on_result,
+                on_result=told.arrived,
                 sandbox=sandbox,
                 environment=environment,
-                executor=chosen,
+                executor=executor,
                 command=manifest.entry(task_class.name).rubric_command,
                 warm=task_class.warm,
             )
-    finally:
-        if made:
-            chosen.close()
+            completed = True
+        finally:
+            told.ended(completed=completed)
+    if report.stopped:
+        told.note(
+            f"stopped at the first case that did not pass (-x): "
+            f"{len(selected) - len(report.results)} of {len(selected)} cases not graded"
+        )
+    if remember:
+        graded = [r.case for r in report.results]
+        not_passed = [r.case for r in report.results if r.status != "passed"]
+        write_last_failed(manifest.path, task_class.name, graded, not_passed, candidates)
+    return TaskClassGrading(report, task_class, valid)
 
 
 def task_class_environment(

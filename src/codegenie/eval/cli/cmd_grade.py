@@ -1,29 +1,29 @@
 """``codegenie-bench grade SLUG CANDIDATES_DIR``: a task class's rubric on each case's candidate.
 
-The task class is resolved as ``show`` resolves it (same
-errors, same exit codes), its cases read as ``plan`` reads them
-(``BenchCasesInvalid``, exit 4), then :func:`codegenie.eval.grading.grade`
-runs the rubric on ``CANDIDATES_DIR/<case-id>/`` for every case (or the
-``--case`` ones), ``--jobs`` at a time. Text: one line per case, in case-id
-order, printed as soon as it and every case before it are graded, then the
-summary line. JSON: the report, one document. Exit 0 when there was a case
-and every case passed, 1 otherwise (a missing candidate or a rubric error is
-not a pass, and grading nothing proves nothing).
+This module parses, calls and renders. The grading itself — resolving the
+task class as ``show`` does (same errors, same exit codes), reading its
+cases as ``plan`` does (``BenchCasesInvalid``, exit 4), choosing the cases
+(``--case``, ``-k``, ``--tag``, ``--lf``, ``--shard``), running the rubric
+on ``CANDIDATES_DIR/<case-id>/`` ``--jobs`` at a time, stopping after the
+first case that did not pass (``-x``) and remembering what did not pass —
+is the library's :func:`codegenie.eval.grading.grade_task_class`, which
+tells this command what happens as it goes (:class:`_Events`). Text: one
+line per case, in case-id order, printed as soon as it and every case
+before it are graded, then the summary line. JSON: the report, one
+document. Exit 0 when there was a case and every case passed, 1 otherwise
+(a missing candidate or a rubric error is not a pass, and grading nothing
+proves nothing).
 
 ``--jobs``, ``--sandbox`` and ``--format`` not given are taken from the
 ``[tool.codegenie-bench]`` table (:data:`SETTINGS`), as ``check`` takes its
 own; a table ``format`` that grade does not write (``"sarif"``) is passed
-over for the default, ``text``. Which cases are graded (``--case``, ``-k``,
-``--tag``, ``--lf``, ``--shard``) and stopping at the first that did not
-pass (``-x``) are the library's: :func:`codegenie.eval.grading.select` and
-``grade(..., stop_after=1)``.
+over for the default, ``text``.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -54,12 +54,12 @@ if TYPE_CHECKING:
     from codegenie.eval._exec import Executor
     from codegenie.eval._manifest.model import BenchManifest
     from codegenie.eval._reports.documents import GradeDocument
-    from codegenie.eval._samples.candidates import Candidates
     from codegenie.eval._sandbox.provider import Sandbox
-    from codegenie.eval._selection import Selection
-    from codegenie.eval.cases import Case, CaseScan
+    from codegenie.eval.cases import Case
     from codegenie.eval.check import Shard
+    from codegenie.eval.errors import BenchCasesInvalid
     from codegenie.eval.grading import GradeReport, GradeResult
+    from codegenie.eval.models import TaskClass
 
 __all__ = ("COMMAND", "SETTINGS")
 
@@ -205,145 +205,136 @@ class _Grading:
             self.manifest, slugs, self.out, build=not self.args.no_build
         )
 
-    def task_class(self, slug: str, candidates: Path, typed: Path) -> GradeDocument:  # noqa: PLR0915 - the flow of one grading, its parts in the helpers below
-        """Resolve ``slug``, read its cases, grade ``candidates``; print each case's line (text)."""
-        from codegenie.eval._cache.last_failed import write_last_failed  # noqa: PLC0415 - start-up: only this command pays for it
-        from codegenie.eval._reports.text import result_line  # noqa: PLC0415 - start-up: only this command pays for it
-        from codegenie.eval._resolve import resolve  # noqa: PLC0415 - start-up: only this command pays for it
-        from codegenie.eval._samples.candidates import Candidates, open_candidates  # noqa: PLC0415 - start-up: only this command pays for it
-        from codegenie.eval.errors import RubricMissing  # noqa: PLC0415 - start-up: only this command pays for it
-        from codegenie.eval.grading import GradeOptions, grade, select  # noqa: PLC0415 - start-up: only this command pays for it
-        from codegenie.eval.problems import with_shown_paths  # noqa: PLC0415 - start-up: only this command pays for it
-        from codegenie.eval.registry import TaskClassRegistry  # noqa: PLC0415 - start-up: only this command pays for it
+    def task_class(self, slug: str, candidates: Path, typed: Path) -> GradeDocument:
+        """Grade ``candidates`` for ``slug`` (the library's flow); print each case's line (text)."""
+        from codegenie.eval._selection import Selection  # noqa: PLC0415 - start-up: only this command pays for it
+        from codegenie.eval.grading import GradeOptions, PassAtTooHigh, grade_task_class  # noqa: PLC0415 - start-up: only this command pays for it
 
-        args, out, manifest = self.args, self.out, self.manifest
+        args, out = self.args, self.out
         out.slug = slug
-        found = resolve(slug, manifest, registry=TaskClassRegistry())
-        task_class = found.task_class
-        selection = _selection(args, out, manifest.path, task_class.name, candidates)
-        cases = _valid_cases(found.cases, selection, out)
-        if task_class.rubric is None or not task_class.rubric.is_file():
-            raise RubricMissing(task_class.name, task_class.rubric)
-        selected = select(task_class.name, cases, selection)
+        events = _Events(out, candidates)
+        try:
+            graded = grade_task_class(
+                self.manifest,
+                slug,
+                candidates,
+                GradeOptions(
+                    jobs=self.jobs,
+                    reuse=not args.no_cache,
+                    stop_after=1 if args.exitfirst else None,
+                    run_name=args.run_name,
+                    pass_at=None if args.pass_at is None else tuple(args.pass_at),
+                    fail_under=args.fail_under,
+                ),
+                self.sandbox,
+                self.executor,
+                environment=self.environments.get(slug),
+                selection=Selection(
+                    ids=args.cases,
+                    keyword=args.keyword,
+                    tags=tuple(args.tags or ()),
+                    shard=args.shard,
+                ),
+                last_failed=args.last_failed,
+                samples=args.samples,
+                shown_as=typed,
+                remember=not args.no_cache,
+                events=events,
+            )
+        except PassAtTooHigh as exc:
+            usage = "usage: codegenie-bench grade [-h] SLUG CANDIDATES [--pass-at K[,K...]]"
+            detail = (
+                f"--pass-at {exc.k} needs at least {exc.k} samples of every case; "
+                f"case {exc.case.id!r} has {exc.samples}"
+            )
+            raise UsageError(usage, detail) from None
+        return _document(graded.report, out, graded.cases, self.manifest.path, args.shard)
 
-        case_width = max((len(case.id) for case in selected), default=0)
-        text = out.format == "text"
-        colour = text and wants_colour(out.stdout)
+
+class _Events:
+    """What the command line shows of a grading as it goes: notes, warnings, progress, lines.
+
+    Text: each case's line in case-id order, printed as soon as it and every
+    case before it are graded (and under ``-x``, at the end, those that
+    arrived out of order); the progress line on a terminal.
+    """
+
+    def __init__(self, out: Output, candidates: Path) -> None:
+        self.out = out
+        self.candidates = candidates
+        self.text = out.format == "text"
+        self.colour = self.text and wants_colour(out.stdout)
+        self.ready: dict[int, GradeResult] = {}
+        self.printed = 0
+        self.width = 0
+        self.paths: list[Path] = []
+        self.progress: Progress | None = None
+
+    def note(self, text: str) -> None:
+        self.out.note(text)
+
+    def warning(self, text: str) -> None:
+        if not self.out.quiet:
+            self.out.stderr.write(f"codegenie-bench: warning: {escape_control(text)}\n")
+
+    def invalid_apart(self, error: BenchCasesInvalid) -> None:
+        from codegenie.eval.problems import error_diagnostics  # noqa: PLC0415 - start-up: only this command pays for it
+
+        out = self.out
+        if out.quiet:
+            return
+        ids = sorted({p.case for p in error.problems if p.case})
+        out.stderr.write(
+            f"codegenie-bench: note: not selected and not graded, {len(ids)} invalid "
+            f"case{'s' if len(ids) != 1 else ''}: {escape_control(', '.join(ids))}\n"
+        )
+        found = error_diagnostics(error, out.manifest, error.task_class, tree=out.tree)
+        out.diagnostics(found, stream=out.stderr, base=None)
+
+    def started(self, task_class: TaskClass, cases: Sequence[Case]) -> None:
+        self.width = max((len(case.id) for case in cases), default=0)
         # A reason names the rubric or a candidate by its absolute path; text shows it relative.
-        paths = [path for path in (task_class.rubric, candidates.absolute()) if path is not None]
-
-        def shown(reason: str) -> str:
-            return with_shown_paths(reason, paths)
-
-        ready: dict[int, GradeResult] = {}
-        printed = 0
-        progress = Progress(
+        self.paths = [p for p in (task_class.rubric, self.candidates.absolute()) if p is not None]
+        out = self.out
+        self.progress = Progress(
             out.stderr,
             task_class.name,
-            len(selected),
+            len(cases),
             shown=not out.quiet and stderr_is_a_terminal(out.stderr),
         )
+        self.progress.draw()
 
-        def write(index: int) -> None:
-            result = ready.pop(index)
-            out.stdout.write(result_line(result, case_width, colour=colour, shown=shown) + "\n")
-            if out.verbose and result.traceback:  # -v: where the rubric broke
-                for trace in result.traceback.rstrip().splitlines():
-                    out.stdout.write("    " + escape_control(trace) + "\n")
+    def arrived(self, index: int, result: GradeResult) -> None:
+        assert self.progress is not None
+        self.progress.done += 1
+        self.ready[index] = result
+        if self.text and self.printed in self.ready:
+            self.progress.clear()
+            while self.printed in self.ready:
+                self._write(self.printed)
+                self.printed += 1
+        self.progress.draw()
 
-        def arrived(index: int, result: GradeResult) -> None:
-            nonlocal printed
-            progress.done += 1
-            ready[index] = result
-            if text and printed in ready:
-                progress.clear()
-                while printed in ready:
-                    write(printed)
-                    printed += 1
-            progress.draw()
+    def ended(self, *, completed: bool) -> None:
+        if self.progress is not None:
+            self.progress.clear()
+        if completed and self.text:  # stopped (-x): the results that arrived out of order, in order
+            for index in sorted(self.ready):
+                self._write(index)
 
-        progress.draw()
-        opened = (
-            open_candidates(
-                candidates, [case.id for case in cases], sampled=args.samples, shown_as=typed
-            )
-            if os.path.lexists(candidates)  # under --all, a task class without any is all missing
-            else contextlib.nullcontext(
-                Candidates(root=candidates, shown_as=typed, sampled=args.samples, digest=None)
-            )
-        )
-        with opened as given:
-            _warn_unmatched(given, task_class.name, out)
-            pass_at = _pass_at(args, given, selected)
-            try:
-                report = grade(
-                    task_class.name,
-                    task_class.rubric,
-                    selected,
-                    given,
-                    GradeOptions(
-                        jobs=self.jobs,
-                        reuse=not args.no_cache,
-                        stop_after=1 if args.exitfirst else None,
-                        over_limit=task_class.over_limit,
-                        run_name=args.run_name,
-                        pass_at=pass_at,
-                        fail_under=args.fail_under,
-                    ),
-                    on_result=arrived,
-                    sandbox=self.sandbox,
-                    environment=self.environments.get(task_class.name),
-                    executor=self.executor,
-                    command=manifest.entry(task_class.name).rubric_command,
-                    warm=task_class.warm,
-                )
-            finally:
-                progress.clear()
-        if text:  # stopped (-x): the results that arrived out of order, in order
-            for index in sorted(ready):
-                write(index)
-        if report.stopped:
-            out.note(
-                f"stopped at the first case that did not pass (-x): "
-                f"{len(selected) - len(report.results)} of {len(selected)} cases not graded"
-            )
-        if not args.no_cache:
-            # Under -x, the cases never started keep what was known of them.
-            graded = [r.case for r in report.results]
-            not_passed = [r.case for r in report.results if r.status != "passed"]
-            write_last_failed(manifest.path, task_class.name, graded, not_passed, candidates)
-        return _document(report, out, cases, manifest.path, args.shard)
+    def _write(self, index: int) -> None:
+        from codegenie.eval._reports.text import result_line  # noqa: PLC0415 - start-up: only this command pays for it
+        from codegenie.eval.problems import with_shown_paths  # noqa: PLC0415 - start-up: only this command pays for it
 
+        def shown(reason: str) -> str:
+            return with_shown_paths(reason, self.paths)
 
-def _warn_unmatched(given: Candidates, slug: str, out: Output) -> None:
-    """Warn (on stderr, unless quiet) of each entry of the candidates that names no case."""
-    if out.quiet:
-        return
-    for entry in given.unmatched:
-        close = f"; did you mean {', '.join(map(repr, entry.close))}?" if entry.close else ""
-        out.stderr.write(
-            f"codegenie-bench: warning: {escape_control(str(given.shown_as / entry.name))} "
-            f"matches no case of {slug!r}, and is not graded{escape_control(close)}\n"
-        )
-
-
-def _pass_at(
-    args: argparse.Namespace, given: Candidates, selected: Sequence[Case]
-) -> tuple[int, ...] | None:
-    """Return the k of ``--pass-at``; raise ``UsageError`` for a k above a case's samples."""
-    from codegenie.eval.grading import pass_at_problem  # noqa: PLC0415 - start-up: only this command pays for it
-
-    if args.pass_at is None:
-        return None
-    problem = pass_at_problem(given, selected, args.pass_at)
-    if problem is not None:
-        k, case, count = problem
-        usage = "usage: codegenie-bench grade [-h] SLUG CANDIDATES [--pass-at K[,K...]]"
-        detail = (
-            f"--pass-at {k} needs at least {k} samples of every case; case {case.id!r} has {count}"
-        )
-        raise UsageError(usage, detail)
-    return tuple(args.pass_at)
+        result = self.ready.pop(index)
+        line = result_line(result, self.width, colour=self.colour, shown=shown)
+        self.out.stdout.write(line + "\n")
+        if self.out.verbose and result.traceback:  # -v: where the rubric broke
+            for trace in result.traceback.rstrip().splitlines():
+                self.out.stdout.write("    " + escape_control(trace) + "\n")
 
 
 # A k: ASCII digits, at least 1, at most nine of them (a billion samples is past any bench).
@@ -369,59 +360,6 @@ def _fraction(text: str) -> float:
         msg = f"expected a fraction between 0 and 1 (0.5 for half), not {text!r}"
         raise argparse.ArgumentTypeError(msg)
     return value
-
-
-def _selection(
-    args: argparse.Namespace, out: Output, manifest: Path, slug: str, candidates: Path
-) -> Selection:
-    """Return the cases the command line selects (``--lf``: of these candidates, from the cache)."""
-    from codegenie.eval._cache.last_failed import read_last_failed  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval._selection import Selection  # noqa: PLC0415 - start-up: only this command pays for it
-
-    last = None
-    if args.last_failed:
-        last = None if args.no_cache else read_last_failed(manifest, slug, candidates)
-        if not last:
-            out.note(
-                f"--lf: no case of {slug!r} is known to have failed with these candidates; "
-                "grading every case"
-            )
-            last = None
-    return Selection(
-        ids=args.cases,
-        keyword=args.keyword,
-        tags=tuple(args.tags or ()),
-        last_failed=last,
-        shard=args.shard,
-    )
-
-
-def _valid_cases(scan: CaseScan, selection: Selection, out: Output) -> tuple[Case, ...]:
-    """Return the valid cases; raise ``BenchCasesInvalid`` only for selected invalid ones.
-
-    Problems of cases the selection leaves out are reported apart on stderr
-    (not under ``-q``); a problem of ``cases/`` itself always refuses.
-    """
-    from codegenie.eval.errors import BenchCasesInvalid  # noqa: PLC0415 - start-up: only this command pays for it
-    from codegenie.eval.problems import error_diagnostics  # noqa: PLC0415 - start-up: only this command pays for it
-
-    if not selection.narrowed:
-        return scan.raise_for_problems()
-    chosen = tuple(
-        p for p in scan.problems if p.case is None or selection.may_select_invalid(p.case)
-    )
-    if chosen:
-        raise BenchCasesInvalid(scan.task_class, chosen)
-    if scan.problems and not out.quiet:
-        apart = BenchCasesInvalid(scan.task_class, scan.problems)
-        ids = sorted({p.case for p in scan.problems if p.case})
-        out.stderr.write(
-            f"codegenie-bench: note: not selected and not graded, {len(ids)} invalid "
-            f"case{'s' if len(ids) != 1 else ''}: {escape_control(', '.join(ids))}\n"
-        )
-        found = error_diagnostics(apart, out.manifest, scan.task_class, tree=out.tree)
-        out.diagnostics(found, stream=out.stderr, base=None)
-    return scan.cases
 
 
 def _document(
