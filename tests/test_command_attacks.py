@@ -324,3 +324,12 @@ def test_a_command_naming_the_candidate_twice_runs_as_written(tmp_path: Path) ->
     )
     results = {r["case"]: r["status"] for r in json.loads(done.stdout)["results"]}
     assert (done.returncode, results) == (1, {"bad": "failed", "good": "passed"})
+
+
+def test_a_command_beside_an_environment_is_no_problem(tmp_path: Path) -> None:
+    """Both keys together are documented (``{python}`` is then the environment's interpreter)."""
+    bench = Bench(tmp_path, "rubric.sh", RUBRIC_SH, f'{SHELL}\nenvironment = "envs/sh.txt"')
+    (tmp_path / "envs").mkdir()
+    (tmp_path / "envs" / "sh.txt").write_text("", encoding="utf-8")
+    done = bench.run("check")
+    assert (done.returncode, done.stdout) == (0, ""), done.stderr
