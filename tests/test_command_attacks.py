@@ -333,3 +333,26 @@ def test_a_command_beside_an_environment_is_no_problem(tmp_path: Path) -> None:
     (tmp_path / "envs" / "sh.txt").write_text("", encoding="utf-8")
     done = bench.run("check")
     assert (done.returncode, done.stdout) == (0, ""), done.stderr
+
+
+@pytest.mark.parametrize("sandbox", ["none", "auto"])
+def test_a_python_rubric_s_words_reach_it_as_written_warm_or_not(
+    tmp_path: Path, sandbox: str
+) -> None:
+    """``{python} {rubric}`` then any words in any order: a warm fork passes them as a plain run."""
+    rubric = (
+        "import json, sys\n"
+        "words = ['/'.join(w.split('/')[-2:]) if '/' in w else w for w in sys.argv[1:]]\n"
+        "print(json.dumps({'passed': True, 'reason': ' '.join(words)}))\n"
+    )
+    command = '["{python}", "{rubric}", "{candidate}", "--c={case}", "x y", "{{z}}"]'
+    bench = Bench(tmp_path, "rubric.py", rubric, command)
+    done = bench.run(
+        "grade", SLUG, "candidates", "--format", "json", "--sandbox", sandbox, "--no-cache"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    reasons = {r["case"]: r["reason"] for r in json.loads(done.stdout)["results"]}
+    assert reasons == {
+        "bad": "candidate/bad case/bad x y {z}",
+        "good": "candidate/good case/good x y {z}",
+    }
