@@ -56,8 +56,10 @@ PYTHON_FLAGS: Final = ("-B",)
 
 # A literal brace, a placeholder, or a brace left alone (refused).
 _PART: Final = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
-# C0 controls, DEL and the C1 controls: never in an argv the docs could show.
-_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# C0 controls, DEL, the C1 controls, the line and paragraph separators and the bidirectional
+# embedding, override and isolate controls (what the command line escapes): never in an argv
+# the docs could show, nor one that reads in another order than it runs.
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _REQUIRED: Final = ("case", "candidate")
 
 
@@ -78,7 +80,8 @@ def command_problem(words: Sequence[str]) -> str | None:
     """Return why ``words`` is no command a rubric can be run with; ``None`` when it is one.
 
     A command has 1 to :data:`MAX_WORDS` words, each a non-empty string of
-    at most :data:`MAX_WORD_LENGTH` characters without control characters;
+    at most :data:`MAX_WORD_LENGTH` characters without control characters
+    (C0, DEL, C1, U+2028/U+2029 and the bidirectional controls);
     its placeholders are among :data:`PLACEHOLDERS` (a close misspelling is
     named), ``{python}`` is only ever the whole first word, and ``{case}``
     and ``{candidate}`` each appear.
