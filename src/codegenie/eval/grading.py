@@ -26,6 +26,7 @@ import difflib
 import json
 import math
 import os
+import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -710,8 +711,10 @@ class GradeOptions:
     ``fail_under`` the pass@1 below which the report is not ok;
     ``sandbox`` is the word (``auto``, ``bwrap``, ``none``) of the provider
     :func:`grade` chooses when it is given none by value. Raises
-    ``ValueError`` for a ``jobs`` or ``stop_after`` below 1, a k below 1 or
-    a ``fail_under`` outside 0..1.
+    ``ValueError`` for a ``jobs`` or ``stop_after`` below 1, a k below 1, a
+    ``fail_under`` outside 0..1, an ``over_limit`` that is neither word and
+    a ``sandbox`` no provider is registered as
+    (:func:`codegenie.eval.sandboxes.register_sandbox`).
     """
 
     jobs: int | None = None
@@ -724,8 +727,17 @@ class GradeOptions:
     sandbox: str = "auto"
 
     def __post_init__(self) -> None:
+        from codegenie.eval._sandbox.provider import REGISTRY  # noqa: PLC0415 - the providers registered when the options are made
+
         jobs = 1 if self.jobs is None else self.jobs
         _check_arguments(jobs, self.stop_after, self.pass_at, self.fail_under)
+        if self.over_limit not in typing.get_args(OverLimit):
+            msg = f"over_limit must be 'error' or 'failed', got {self.over_limit!r}"
+            raise ValueError(msg)
+        if self.sandbox != "auto" and self.sandbox not in REGISTRY:
+            known = ", ".join(("auto", *REGISTRY))
+            msg = f"sandbox must be one of {known}, got {self.sandbox!r}"
+            raise ValueError(msg)
 
 
 #: :func:`grade`'s options when it is given none: every default.
@@ -970,11 +982,8 @@ def grade_bench(
     from codegenie.eval._sandbox.provider import named_sandbox  # noqa: PLC0415 - as above
     from codegenie.eval.errors import CandidatesDirInvalid  # noqa: PLC0415 - as above
 
-    if not (candidates.is_dir() or candidates.is_file()):
-        said = "does not exist" if not os.path.lexists(candidates) else ""
-        raise CandidatesDirInvalid(
-            candidates, said or "is neither a directory nor a JSON Lines file"
-        )
+    if not os.path.lexists(candidates):  # what is there, opening it says what is wrong with it
+        raise CandidatesDirInvalid(candidates, "does not exist")
     manifest = BenchManifest.load(find_manifest(Path.cwd() if bench_root is None else bench_root))
     # A slug the manifest lacks: resolving it says what is wrong, before anything is built.
     environment = task_class_environment(manifest, slug, build=build) if slug in manifest else None
