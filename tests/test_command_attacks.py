@@ -204,18 +204,26 @@ def grade_errors(bench: Bench, sandbox: str) -> dict[str, tuple[str, str]]:
 
 
 @pytest.mark.parametrize(
-    ("command", "said"),
+    ("command", "said", "program"),
     [
-        ('["nonexistent-prog", "{case}", "{candidate}"]', "No such file or directory"),
-        ('["./run.sh", "{case}", "{candidate}"]', "No such file or directory"),
-        ('["/etc", "{case}", "{candidate}"]', "Permission denied"),
-        ('["{rubric}", "{case}", "{candidate}"]', "Permission denied"),  # not executable
+        ('["nonexistent-prog", "{case}", "{candidate}"]', "No such file or directory", "nonexistent-prog"),
+        ('["./run.sh", "{case}", "{candidate}"]', "No such file or directory", "./run.sh"),
+        ('["/etc", "{case}", "{candidate}"]', "Permission denied", "/etc"),
+        ('["{rubric}", "{case}", "{candidate}"]', "Permission denied", "rubric.sh"),  # not executable
     ],
-)
+)  # fmt: skip
 def test_a_program_that_cannot_start_is_an_error_per_case(
-    bench: Bench, command: str, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    bench: Bench,
+    command: str,
+    said: str,
+    program: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Under bubblewrap: every case an error naming why, nothing left in the temporary directory."""
+    """Under bubblewrap: every case an error naming the program and why; nothing left behind.
+
+    The run was confined: what failed is the command's program, not the sandbox.
+    """
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setenv("TMPDIR", str(scratch))
@@ -228,6 +236,8 @@ def test_a_program_that_cannot_start_is_an_error_per_case(
     for status, reason in outcomes.values():
         assert status == "error"
         assert said in reason
+        assert program in reason
+        assert "cannot confine the run" not in reason
     assert list(scratch.iterdir()) == []
 
 

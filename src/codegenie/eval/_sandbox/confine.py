@@ -231,7 +231,9 @@ def head(argv: list[str]) -> None:
     """Confine this process, then exec the command; never return.
 
     ``argv`` is ``[FILTER_FD, "--", COMMAND...]``. A step that fails ends
-    the process with :data:`SETUP_FAILED`, its reason on stderr.
+    the process with :data:`SETUP_FAILED`, its reason on stderr; a program
+    of the command that cannot be started ends it with 127 (not found) or
+    126 (not a program it may run), as a shell does, naming the program.
     """
     try:
         fd = int(argv[0])
@@ -250,11 +252,18 @@ def head(argv: list[str]) -> None:
         drop_capabilities()
         load_filter(code)
         command = argv[2:]
-        os.execvp(command[0], command)  # noqa: S606 - the run's own command, as bubblewrap runs it
     except BaseException as exc:  # whatever it is, the run does not start
         # The words are confining.FAILED's: the harness knows a failed confinement by them.
         os.write(2, f"codegenie sandbox: cannot confine the run: {exc}\n".encode())
         os._exit(SETUP_FAILED)
+    try:
+        os.execvp(command[0], command)  # noqa: S606 - the run's own command, as bubblewrap runs it
+    except BaseException as exc:  # confined, but its program cannot start: the command's fault
+        # As a shell says it: 127 for a program that is not there, 126 for one that cannot run.
+        said = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        line = f"codegenie sandbox: cannot run the command's program {command[0]!r}: {said}\n"
+        os.write(2, line.encode("utf-8", "backslashreplace"))
+        os._exit(127 if isinstance(exc, FileNotFoundError) else 126)
 
 
 if __name__ == "__main__":
