@@ -167,7 +167,7 @@ class RubricCommand:
         return argv
 
     def shown(self) -> str:
-        """Return the command as the docs and ``show`` write it: its words, space-separated."""
+        """Return the command as the docs write it: its words, space-separated."""
         return " ".join(self.words)
 
 
