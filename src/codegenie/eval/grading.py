@@ -956,7 +956,9 @@ def grade_bench(
     the manifest is the nearest ``bench.toml`` at or above ``bench_root``
     (default: the working directory); ``slug`` is resolved through it (its
     registration imported, never its rubric) and its cases read;
-    ``cases`` are the ids to grade (``None``: every case). ``candidates``
+    ``cases`` are the ids to grade (``None``: every case), chosen as
+    ``--case`` chooses them: an invalid case they leave out is not graded
+    and refuses nothing (:func:`grade_task_class`). ``candidates``
     is a directory of one candidate directory per case
     (``CANDIDATES/<case-id>/``; with ``samples``, one directory per sample
     below it) or a JSON Lines file of samples. The task class's declared
