@@ -90,21 +90,30 @@ def runs_of(log: Path) -> list[str]:
     return log.read_text().split() if log.exists() else []
 
 
+#: What these tests look at is the ledger of expected/ and input/: the cheat run is left out
+#: (its own reuse is tested in test_cheat_run.py).
+NO_CHEAT = ("--ignore-exploits", "*")
+
+
 def test_an_unchanged_bench_runs_no_rubric_the_second_time(tmp_path: Path) -> None:
     """check --rubrics twice: the second runs nothing, says how many it reused, same output."""
     bench = ledger_bench(tmp_path / "b", COUNTING, {"one": "", "two": ""})
     log = tmp_path / "runs.log"
-    first = cli(bench, "--format", "json", "check", "--rubrics", "--sandbox", "none", log=log)
+    first = cli(
+        bench, "--format", "json", "check", "--rubrics", "--sandbox", "none", *NO_CHEAT, log=log
+    )
     assert first.returncode == 0, first.stdout + first.stderr
     assert len(runs_of(log)) == 4  # two cases, expected/ and input/
-    second = cli(bench, "--format", "json", "check", "--rubrics", "--sandbox", "none", log=log)
+    second = cli(
+        bench, "--format", "json", "check", "--rubrics", "--sandbox", "none", *NO_CHEAT, log=log
+    )
     assert second.returncode == 0
     assert len(runs_of(log)) == 4  # nothing ran
     one, two = json.loads(first.stdout), json.loads(second.stdout)
     assert (one["rubrics"]["reused"], two["rubrics"]["reused"]) == (0, 4)
     assert (one["rubrics"]["ran"], two["rubrics"]["ran"]) == (4, 0)
     assert one["diagnostics"] == two["diagnostics"]
-    text = cli(bench, "check", "--rubrics", "--sandbox", "none", log=log)
+    text = cli(bench, "check", "--rubrics", "--sandbox", "none", *NO_CHEAT, log=log)
     assert "4 rubric results reused" in text.stderr
 
 
@@ -112,14 +121,13 @@ def test_editing_one_case_reruns_that_case_only_and_no_cache_runs_all(tmp_path: 
     """An edit to one case's files re-runs that case's two sides; --no-cache runs every side."""
     bench = ledger_bench(tmp_path / "b", COUNTING, {"one": "", "two": ""})
     log = tmp_path / "runs.log"
-    assert cli(bench, "check", "--rubrics", "--sandbox", "none", log=log).returncode == 0
+    checking = ("check", "--rubrics", "--sandbox", "none", *NO_CHEAT)
+    assert cli(bench, *checking, log=log).returncode == 0
     case = bench.root / SLUG / "cases" / "two" / "case.toml"
     case.write_text('description = "edited"\n', encoding="utf-8")
-    assert cli(bench, "check", "--rubrics", "--sandbox", "none", log=log).returncode == 0
+    assert cli(bench, *checking, log=log).returncode == 0
     assert sorted(runs_of(log)) == ["one", "one", "two", "two", "two", "two"]
-    assert (
-        cli(bench, "--no-cache", "check", "--rubrics", "--sandbox", "none", log=log).returncode == 0
-    )
+    assert cli(bench, "--no-cache", *checking, log=log).returncode == 0
     assert len(runs_of(log)) == 10
 
 
@@ -362,7 +370,7 @@ def test_check_says_why_nothing_was_reused_when_the_interpreters_packages_change
     bench = ledger_bench(tmp_path / "b", COUNTING)
 
     def check(*args: str) -> subprocess.CompletedProcess[str]:
-        return tool.run(bench.base, *args, "check", "--rubrics", "--sandbox", "none")
+        return tool.run(bench.base, *args, "check", "--rubrics", "--sandbox", "none", *NO_CHEAT)
 
     first = check("--format", "json")
     assert first.returncode == 0, first.stdout + first.stderr

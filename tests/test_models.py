@@ -85,10 +85,12 @@ def test_run_plan_dumps_to_the_plan_document(tmp_path: Path) -> None:
             "description",
             "rubric",
             "cases",
+            "reads_expected",
             "case_ids",
             "environment",
         }
         assert entry["environment"] is None  # none declared: the harness's interpreter
+        assert entry["reads_expected"] is False  # not declared: no run sees expected/
     assert plan.model_dump(mode="json") == document == plan.to_json()
     assert plan.model_dump()["manifest"] == bench.manifest.absolute()
 

@@ -64,6 +64,7 @@ def _every_field_set() -> GradeReport:
         fail_under=0.25,
         run=RunInfo(name="n", candidates_digest=DIGEST, python="3.12.1", sandbox="none"),
         environment=EnvironmentInfo(digest=DIGEST, python="3.12.1", requirements="/r/req.txt"),
+        reads_expected=True,
     )
 
 
@@ -240,6 +241,7 @@ def test_every_field_the_page_shows_reaches_it_typed() -> None:
         "sandbox": f"<dt>sandbox</dt><dd>{report.sandbox}</dd>",
         "reused": f"<dt>reused results</dt><dd>{report.reused}</dd>",
         "sampled": "<dt>sampled</dt><dd>no</dd>",
+        "reads_expected": "<dt>rubric reads expected/</dt><dd>yes</dd>",
         "fail_under": "<dt>fail under (pass@1)</dt><dd>25.0%</dd>",
         "pass_at": "".join(
             f"<tr><td>{k}</td><td>{rate * 100:.1f}%</td></tr>"

@@ -122,7 +122,7 @@ def test_the_rubric_runs_as_the_protocol_says(
     assert verdict is not None
     assert verdict["executable"] == sys.executable
     assert verdict["cwd_empty"] is True
-    assert verdict["case"] == ["c1", ["case.toml", "expected", "input"]]
+    assert verdict["case"] == ["c1", ["case.toml", "input"]]  # the answer key left out
     assert verdict["candidate"] == ["input", ["main.txt", "sub"]]
     assert verdict["bytecode"] == 1
     for key in ("cwd", "tmpdir"):
@@ -415,7 +415,7 @@ def test_a_rubric_that_deletes_and_writes_its_inputs_changes_nothing(
         (candidate_dir / "src" / "app.py").write_text("changed")
         (candidate_dir / "new-file").write_text("new")
         shutil.rmtree(case_dir / "input")
-        shutil.rmtree(case_dir / "expected")
+        shutil.rmtree(case_dir / "expected")  # there: the run reads the reference
         locked = candidate_dir / "locked"
         locked.mkdir()
         (locked / "f").write_text("x")
@@ -424,7 +424,7 @@ def test_a_rubric_that_deletes_and_writes_its_inputs_changes_nothing(
         print(json.dumps({"passed": True}))
         """,
     )
-    result = run_rubric(rubric, case, candidate)
+    result = run_rubric(rubric, case, candidate, reads_expected=True)
     assert result.status == "passed", (result.reason, result.stderr_tail)
     assert (tree_digest(case.directory), tree_digest(candidate)) == before
     assert list(workspace_parent.iterdir()) == []

@@ -845,5 +845,84 @@ bench/big/cases/example/case.toml:4:1: warning[memory-tight]: the known-good sol
             raise `memory` in `case.toml` to at least twice what `expected/` needs.
             """,
         ),
+        CodeDoc(
+            codes.RUBRIC_EXPLOITABLE,
+            meaning="""
+            The rubric graded `passed` a candidate that solves nothing: one of the
+            exploits of the cheat run that `check --rubrics` makes on every rubric.
+            `codegenie-bench exploits` lists the catalogue: an empty tree; an object
+            that equals everything in place of every function of `expected/`; a
+            module that prints a passing verdict (on `sys.stdout`, `sys.__stdout__`,
+            file descriptor 1, `/dev/stdout`, `/proc/self/fd/1`) and exits; modules
+            that end the process at import, or replace `print`, `json.dumps`,
+            `sys.exit`, `unittest`'s assertions or `AssertionError`, or register a
+            forged verdict with `atexit`; a search for the case's reference; test
+            files deleted, emptied or skipped, a `conftest.py`, `sitecustomize.py` or
+            `.pth` that passes everything; a candidate that sleeps or allocates
+            without bound. Each is generated from the case's own `expected/` and
+            `input/`, so that it has the shape the rubric expects, and runs like any
+            candidate (sandbox, executor, `--repeat`, the store of results). A
+            score measured with such a rubric can be bought without solving the
+            task. The message names the exploit, what it does and what the rubric
+            said; `rubrics.cases[]` of the JSON output has every exploit's verdict
+            per case (`"side": "exploit"`).
+
+            An exploit whose success depends on each case's tests (the universal
+            value) runs on every case; the others attack how the rubric runs
+            candidate code and reads its verdict, the same for every case, and are
+            spread over a task class's cases so that each runs at least once (the
+            resource exploits on one case). A task class adds its own as candidate
+            trees in `cases/<id>/exploits/<name>/`, reported as `exploits/<name>`.
+            """,
+            example="""
+            a rubric that executes the candidate's `solution.py` and the case's tests
+            in its own process and prints the verdict.
+            """,
+            output="""
+bench/humaneval/rubric.py: error[rubric-exploitable]: the rubric graded the exploit 'universal-value' passed on case 'humaneval-0' of 'humaneval': it defines every function, class and method of the reference's Python files with the same names and parameters, each returning an object that equals, contains and orders before and after everything and returns itself from arithmetic, calls, indexing and attribute access (the rubric said: 'passed')
+  hint: compare results with exact types (type(a) is type(b) and a == b); `codegenie-bench explain rubric-exploitable` says how to harden a rubric
+            """,
+            fix="""
+            harden the rubric: run candidate code in a child process whose stdout is
+            its own, and read the outcome over a channel only the rubric holds (a
+            pipe, with a secret); keep the rubric undumpable; compare results with
+            exact types (`type(a) is type(b) and a == b`, plain data only); never
+            hand candidate code the case directory; run the tests from the case,
+            never from the candidate tree, with `python -I -S`; treat a timeout or a
+            limit as a failure. The module `codegenie_rubric`, which the sandbox
+            puts on every rubric's path whatever its interpreter, does each in one
+            call. To phase a new exploit in, ignore it for a while
+            (`--ignore-exploits NAME`, or `ignore-exploits` in
+            `[tool.codegenie-bench]`; both show in `--show-settings` and the
+            report), or accept the code for one task class in its manifest entry.
+            """,
+        ),
+        CodeDoc(
+            codes.ANSWER_KEY_READABLE,
+            meaning="""
+            The task class declares `reads_expected=True` (its rubric compares a
+            candidate with the case's reference, so its runs' `CASE_DIR` holds
+            `expected/`), and the cheat run's answer-key exploit passed: candidate
+            code found the reference through the rubric and copied or ran it.
+            Without `reads_expected`, no run's `CASE_DIR` holds `expected/` (the
+            sandbox hides the bench's `cases/` too), and such a pass is
+            `rubric-exploitable` instead.
+            """,
+            example="""
+            a rubric that declares `reads_expected=True`, compares the candidate's
+            output with `CASE_DIR/expected/output.txt`, and runs the candidate's
+            program with `CASE_DIR` as its working directory.
+            """,
+            output="""
+bench/report/rubric.py: warning[answer-key-readable]: the rubric declares that it reads the reference (reads_expected), and candidate code read it too: the exploit 'answer-key-search' (looks for a directory named expected holding a file of its own name (from sys.argv, the working directory and their parents, /proc/self/cwd, environment variables, and a bounded walk of readable directories) and executes what it finds as its own module) passed on case 'example' of 'report'
+  hint: keep candidate code away from CASE_DIR: run it in a child process given only a copy of the candidate, or stop reading expected/ at grading time
+            """,
+            fix="""
+            run candidate code in a child process given a copy of the candidate
+            only, in a directory of its own, never `CASE_DIR` or its path; or grade
+            without the reference (tests in the case, beside `case.toml`) and drop
+            `reads_expected`.
+            """,
+        ),
     )
 }

@@ -19,12 +19,14 @@ from typing import Final, Literal, final
 __all__ = ("SETTINGS", "Reader", "SettingSpec", "defaults", "setting", "settings_of")
 
 #: How the command line reads a setting's value (the command line maps each to argparse):
-#: ``positive_int`` a whole number ≥ 1, ``seconds`` a number > 0, ``codes`` comma-separated
-#: check codes, ``flag`` no value (present: true), and three whose words come from a
-#: registry: ``sandbox`` (the sandbox providers), ``executor`` (the registered executors,
-#: each adding its own options after it) and ``format`` (the formats the command writes:
-#: a global option, which every command takes).
-Reader = Literal["positive_int", "seconds", "codes", "flag", "sandbox", "executor", "format"]
+#: ``positive_int`` a whole number ≥ 1, ``seconds`` a number > 0, ``codes`` comma-separated check
+#: codes, ``exploits`` comma-separated exploit selectors, ``flag`` no value (present: true), and
+#: three whose words come from a registry: ``sandbox`` (the sandbox providers), ``executor`` (the
+#: registered executors, each adding its own options after it) and ``format`` (the formats the
+#: command writes: a global option, which every command takes).
+Reader = Literal[
+    "positive_int", "seconds", "codes", "exploits", "flag", "sandbox", "executor", "format"
+]
 
 
 @final
@@ -58,6 +60,11 @@ class SettingSpec:
     metavar: str | None = None
     help: str = ""
     help_for: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def attribute(self) -> str:
+        """The setting's name as a Python name (``ignore-exploits``: ``ignore_exploits``)."""
+        return self.name.replace("-", "_")
 
     @property
     def global_option(self) -> bool:
@@ -150,6 +157,34 @@ SETTINGS: Final[tuple[SettingSpec, ...]] = (
         "runs that disagree make the case case-flaky (default: 1)",
     ),
     SettingSpec(
+        "exploits",
+        "array of exploit selectors",
+        "--exploits",
+        None,
+        "every exploit",
+        ("check",),
+        "`check` (`--rubrics`)",
+        "exploits",
+        unset="(every exploit)",
+        metavar="SELECTORS",
+        help="with --rubrics: run only these exploits of the cheat run, comma-separated "
+        "[SLUG:]NAME, FAMILY, own or * (default: every exploit; `codegenie-bench exploits` "
+        "lists them)",
+    ),
+    SettingSpec(
+        "ignore-exploits",
+        "array of exploit selectors",
+        "--ignore-exploits",
+        (),
+        "none",
+        ("check",),
+        "`check` (`--rubrics`)",
+        "exploits",
+        metavar="SELECTORS",
+        help="with --rubrics: never run these exploits, comma-separated [SLUG:]NAME, FAMILY, "
+        "own or * (every ignore is shown in --show-settings and the report)",
+    ),
+    SettingSpec(
         "sandbox",
         '`"auto"`, `"bwrap"` or `"none"`',
         "--sandbox",
@@ -187,7 +222,7 @@ SETTINGS: Final[tuple[SettingSpec, ...]] = (
 
 
 def defaults() -> dict[str, object]:
-    """Return each setting's default, by name, in the table's order."""
+    """Return each setting's default, by name (as the file writes it), in the table's order."""
     return {spec.name: spec.default for spec in SETTINGS}
 
 

@@ -80,6 +80,19 @@ def _known_codes(codes: list[str]) -> list[str]:
 
 Codes = Annotated[list[str], AfterValidator(_known_codes)]
 
+
+def _known_selectors(selectors: list[str]) -> list[str]:
+    from codegenie.eval.check.exploit_choice import selector_problem  # noqa: PLC0415 - start-up: only a table that selects exploits pays for the catalogue
+
+    for selector in selectors:
+        problem = selector_problem(selector)
+        if problem is not None:
+            raise ValueError(problem)
+    return selectors
+
+
+Selectors = Annotated[list[str], AfterValidator(_known_selectors)]
+
 if TYPE_CHECKING:
     FormatName = str
     ExecutorName = str
@@ -101,6 +114,8 @@ class SettingsFile(BaseModel):
     jobs: Annotated[int, Field(ge=1)] | None = None
     timeout: Annotated[float, Field(gt=0)] | None = None
     repeat: Annotated[int, Field(ge=1)] | None = None
+    exploits: Selectors | None = None
+    ignore_exploits: Selectors | None = Field(None, alias="ignore-exploits")
     sandbox: SandboxChoice | None = None
     executor: ExecutorName | None = None
     format: FormatName | None = None
@@ -117,7 +132,10 @@ class Options:
     fail ``check`` too; ``jobs``: processes or rubrics at once (``None``: the
     number of CPUs); ``timeout``: seconds one registration's import may take
     (``check``'s import timeout); ``repeat``: runs of each side of a case
-    under ``check --rubrics``; ``sandbox``: where rubrics run; ``executor``:
+    under ``check --rubrics``; ``exploits``: the exploits its cheat run
+    runs (``None``: every one), ``ignore_exploits`` those it never runs
+    (selectors: :mod:`codegenie.eval.check.exploit_choice`); ``sandbox``:
+    where rubrics run; ``executor``:
     what makes the runs (``local``: this machine's threads; ``ray``: a Ray
     cluster); ``format``:
     the output format.
@@ -129,6 +147,8 @@ class Options:
     jobs: int | None = None
     timeout: float = 60.0  # check.DEFAULT_TIMEOUT, which a test holds it equal to
     repeat: int = 1
+    exploits: tuple[str, ...] | None = None
+    ignore_exploits: tuple[str, ...] = ()
     sandbox: str = "auto"
     executor: str = "local"
     format: str = "text"
@@ -137,7 +157,7 @@ class Options:
     def of(cls, values: Mapping[str, object]) -> Options:
         """Return the options that ``values`` (setting name to value) set; the others' defaults."""
         given: dict[str, Any] = {
-            name: tuple(value) if isinstance(value, list) else value
+            name.replace("-", "_"): tuple(value) if isinstance(value, list) else value
             for name, value in values.items()
         }
         return cls(**given)
@@ -145,7 +165,9 @@ class Options:
 
 #: Each setting's value when neither the file nor the command line gives one.
 DEFAULTS: Final[Mapping[str, object]] = defaults()
-if {f.name: f.default for f in fields(Options)} != DEFAULTS:  # pragma: no cover - a typo here
+if {f.name: f.default for f in fields(Options)} != {
+    name.replace("-", "_"): default for name, default in DEFAULTS.items()
+}:  # pragma: no cover - a typo here
     msg = "Options must have the fields and defaults of the settings table, in its order"
     raise AssertionError(msg)
 
@@ -295,7 +317,7 @@ def load_settings(start: Path) -> FileSettings:
     try:
         model = SettingsFile.model_validate(table)
     except ValidationError as exc:
-        known = tuple(SettingsFile.model_fields)
+        known = tuple(f.alias or n for n, f in SettingsFile.model_fields.items())
         errors = [{**e, "loc": (*TABLE, *e["loc"])} for e in exc.errors()]
         problems = locate_errors(
             errors,
@@ -335,7 +357,7 @@ def resolve(
     for name, default in DEFAULTS.items():
         if name not in used:
             continue
-        from_file = getattr(read.table, name)
+        from_file = getattr(read.table, name.replace("-", "_"))
         line = read.lines.get(name)
         if given.get(name) is not None:
             values[name] = Setting(name, given[name], "command line")

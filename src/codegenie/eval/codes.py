@@ -29,6 +29,7 @@ from typing import Final, final
 from codegenie.eval.diagnostics import Diagnostic, Severity
 
 __all__ = (
+    "ANSWER_KEY_READABLE",
     "CASES_MISSING",
     "CASE_FLAKY",
     "CASE_INVALID",
@@ -55,6 +56,7 @@ __all__ = (
     "ROOT_MISSING",
     "ROOT_OUTSIDE",
     "RUBRIC_ERROR",
+    "RUBRIC_EXPLOITABLE",
     "RUBRIC_IMPORTED",
     "RUBRIC_MISSING",
     "RUBRIC_TIMEOUT",
@@ -326,6 +328,24 @@ MEMORY_TIGHT: Final = Code(
     rubrics_only=True,
 )
 
+RUBRIC_EXPLOITABLE: Final = Code(
+    "rubric-exploitable",
+    "error",
+    "the rubric graded a candidate that solves nothing (an exploit of the cheat run) passed",
+    "harden the rubric as `codegenie-bench explain rubric-exploitable` says: run candidate code "
+    "in a child process and read its outcome over a channel only the rubric holds",
+    rubrics_only=True,
+)
+
+ANSWER_KEY_READABLE: Final = Code(
+    "answer-key-readable",
+    "warning",
+    "the rubric reads the case's reference (reads_expected) and lets candidate code read it too",
+    "keep candidate code away from CASE_DIR: run it in a child process given only a copy of "
+    "the candidate, or stop reading expected/ at grading time",
+    rubrics_only=True,
+)
+
 #: Every code by its name, in the order the reference and SARIF's rules list them.
 CODES: Final[Mapping[str, Code]] = MappingProxyType(
     {
@@ -362,6 +382,8 @@ CODES: Final[Mapping[str, Code]] = MappingProxyType(
             TIMEOUT_TIGHT,
             UNUSED_IGNORE,
             MEMORY_TIGHT,
+            RUBRIC_EXPLOITABLE,
+            ANSWER_KEY_READABLE,
         )
     }
 )

@@ -441,7 +441,9 @@ class GradeReport(BaseModel):
     :attr:`pass_at_k` (``None``: 1, and 10 and 100 where every graded case
     has that many samples); ``run`` is the run's identity; ``environment``
     the task class's declared environment the rubrics ran in (``None``: the
-    harness's own interpreter).
+    harness's own interpreter); ``reads_expected`` whether the task class
+    declared that its rubric reads the case's reference, so that its runs'
+    ``CASE_DIR`` held ``expected/``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -457,6 +459,7 @@ class GradeReport(BaseModel):
     fail_under: float | None = None
     run: RunInfo | None = None
     environment: EnvironmentInfo | None = None
+    reads_expected: bool = False
 
     @property
     def passed(self) -> int:
@@ -569,7 +572,7 @@ class GradeReport(BaseModel):
         """Return ``grade``'s JSON document.
 
         ``task_class``, ``sandbox``, ``reused``, ``ledger``, ``run``, ``environment``,
-        ``results``, ``passed``, ``total``, then ``counts`` (every status,
+        ``reads_expected``, ``results``, ``passed``, ``total``, then ``counts`` (every status,
         zeros included), ``ok``, ``mean_score``, ``sampled``, ``pass_at_k``
         and ``fail_under``.
         """
@@ -580,6 +583,7 @@ class GradeReport(BaseModel):
             "ledger": None if self.ledger is None else self.ledger.to_json(),
             "run": None if self.run is None else self.run.to_json(),
             "environment": None if self.environment is None else self.environment.to_json(),
+            "reads_expected": self.reads_expected,
             "results": [result.to_json() for result in self.results],
             "passed": self.passed,
             "total": self.total,
@@ -774,6 +778,7 @@ def grade(
     executor: Executor | None = None,
     command: RubricCommand | None = None,
     warm: bool = True,
+    reads_expected: bool = False,
     **settings: Unpack[_Settings],
 ) -> GradeReport:
     """Grade each of ``cases`` from its candidates with ``rubric``; return the report.
@@ -830,6 +835,8 @@ def grade(
     local executor); the report is the same whichever made them.
     ``warm=False`` (the task class's ``warm``) makes every run start an
     interpreter of its own, never a warm worker's fork.
+    ``reads_expected`` (the task class's) leaves the case's ``expected/``
+    in each run's ``CASE_DIR``; without it, no run sees the reference.
 
     ``stop_after=N`` stops the grading once ``N`` cases did not pass
     (``grade -x`` is ``stop_after=1``): the cases not started never start,
@@ -909,6 +916,7 @@ def grade(
                     executor=LocalExecutor() if executor is None else executor,
                     command=RubricCommand() if command is None else command,
                     warm=warm,
+                    reads_expected=reads_expected,
                 )
             finally:  # however the runs end, the results answered from the store count
                 reused, summary = ledger.reused, ledger.summary()
@@ -934,6 +942,7 @@ def grade(
         fail_under=fail_under,
         run=run,
         environment=None if environment is None else EnvironmentInfo.of(environment),
+        reads_expected=reads_expected,
     )
 
 
@@ -1199,6 +1208,7 @@ def grade_task_class(  # noqa: PLR0915, PLR0917 - one grading of a bench's task 
                 executor=executor,
                 command=manifest.entry(task_class.name).rubric_command,
                 warm=task_class.warm,
+                reads_expected=task_class.reads_expected,
             )
             completed = True
         finally:
@@ -1329,6 +1339,7 @@ def _grade_runs(
     executor: Executor,
     command: RubricCommand,
     warm: bool = True,
+    reads_expected: bool = False,
 ) -> None:
     """Grade every sample of ``cases_runs``: from ``ledger`` what it holds, the rest by running."""
     requests: list[tuple[_CaseRuns, int, RunSpec, str | None]] = []
@@ -1351,6 +1362,7 @@ def _grade_runs(
                 environment=declared,
                 command=command,
                 warm=warm,
+                reads_expected=reads_expected,
             )
             if ledger.enabled:
                 spec, key = ledger.keyed(spec)

@@ -60,6 +60,11 @@ class TaskClass(BaseModel):
     interpreter's exact behaviour to its end: each of its runs starts an
     interpreter of its own (the plain way), never a warm worker's fork.
     A dump (``model_dump()``, JSON or not) holds it only then.
+
+    ``reads_expected`` is ``True`` for a task class whose rubric compares
+    a candidate with the case's reference: only then does ``CASE_DIR``
+    hold the case's ``expected/`` during its runs. A dump holds it only
+    then; :meth:`to_json` always.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -74,6 +79,7 @@ class TaskClass(BaseModel):
     case_model: type[BaseModel] | None = None
     over_limit: OverLimit = "error"
     warm: bool = True
+    reads_expected: bool = False
 
     def __repr__(self) -> str:
         return f"TaskClass(name={self.name!r}, module={self.module!r})"
@@ -87,6 +93,8 @@ class TaskClass(BaseModel):
         dumped: dict[str, Any] = handler(self)
         if self.warm:
             dumped.pop("warm", None)
+        if not self.reads_expected:
+            dumped.pop("reads_expected", None)
         return dumped
 
     @field_serializer("case_model", when_used="json")
@@ -102,6 +110,7 @@ class TaskClass(BaseModel):
             "description": self.description,
             "rubric": str(self.rubric) if self.rubric else None,
             "cases": str(self.cases) if self.cases else None,
+            "reads_expected": self.reads_expected,
         }
 
 

@@ -233,6 +233,7 @@ def register_task_class(
     over_limit: OverLimit = "error",
     registry: TaskClassRegistry | None = None,
     warm: bool = True,
+    reads_expected: bool = False,
 ) -> Callable[[_T], _T]:
     """Register the decorated class as the task class ``name``; return it unchanged.
 
@@ -252,6 +253,11 @@ def register_task_class(
     interpreter of its own, as ``python rubric.py`` does, where a batch of
     runs would fork each from a warm worker (whose ending leaves out a few
     steps of the interpreter's shutdown: ``docs/rubrics.md``).
+    ``reads_expected=True`` declares that the rubric compares a candidate
+    with the case's reference: its runs' ``CASE_DIR`` holds the case's
+    ``expected/``, which every other run's leaves out (``show``, the reports
+    and ``check`` say so, and ``check --rubrics`` warns when candidate code
+    can read it: ``answer-key-readable``).
 
     Raises ``InvalidTaskClassName`` for a name that breaks the slug rules,
     ``ValueError`` for an ``over_limit`` other than those two, a rubric or
@@ -290,6 +296,7 @@ def register_task_class(
             case_model=case_model,
             over_limit=over_limit,
             warm=warm,
+            reads_expected=reads_expected,
         )
         _register(task_class, registry)
         return cls

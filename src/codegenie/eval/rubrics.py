@@ -24,7 +24,9 @@ exited, so that nothing it started outlives it): the process supervisor of
 it. stdout and stderr are read as they come: the first 1 MiB of stdout and
 the last 64 KiB of stderr are kept, whatever the rubric writes. The rubric
 receives *copies* of the case directory and of the candidate directory, made
-in the temporary directory (symbolic links copied as links, never followed,
+in the temporary directory (the case's without its ``expected/``, the
+bench's answer key, unless the task class declares ``reads_expected``, and
+without its ``exploits/``; symbolic links copied as links, never followed,
 and only when they resolve inside the tree they are in; a candidate that is
 itself a link, special files, other file systems and trees beyond
 :data:`COPY_ENTRIES_LIMIT` entries, :data:`COPY_BYTES_LIMIT` bytes or
@@ -206,6 +208,7 @@ def run_rubric(
     timeout: float | None = None,
     cancel: threading.Event | None = None,
     sandbox: Sandbox | str = "auto",
+    reads_expected: bool = False,
 ) -> RubricResult:
     """Run ``rubric`` on a copy of ``candidate`` for ``case``; return what it decided.
 
@@ -227,6 +230,9 @@ def run_rubric(
     interpreter (``sys.executable``), where the copies
     keep the names of the originals (the case copy is named by the case id),
     with the working directory and ``TMPDIR`` in a fresh temporary directory.
+    The case's copy holds no ``expected/`` (the bench's answer key) unless
+    ``reads_expected`` (the task class's ``reads_expected``), nor its
+    ``exploits/``.
 
     Never raises for what the rubric, the case or the candidate do or hold:
     every such outcome is a :class:`RubricResult` (see its ``status``); a
@@ -256,7 +262,14 @@ def run_rubric(
         msg = f"case id {case.id!r} is not a valid case id; use the cases load_cases returns"
         raise ValueError(msg)
     box = sandbox if isinstance(sandbox, Sandbox) else choose_sandbox(sandbox)
-    spec = RunSpec.of(rubric, case, candidate, sandbox=box.policy, timeout=float(limit))
+    spec = RunSpec.of(
+        rubric,
+        case,
+        candidate,
+        sandbox=box.policy,
+        timeout=float(limit),
+        reads_expected=reads_expected,
+    )
     return execute(spec, box, cancel=cancel)
 
 
@@ -324,7 +337,7 @@ def execute(
         try:
             for name in ("case", "candidate"):
                 os.mkdir(os.path.join(workspace, name))
-            _copy_tree(spec.case.path, case_copy, "case")
+            _copy_tree(spec.case.path, case_copy, "case", leave_out=spec.left_out_of_case)
             _copy_tree(candidate_dir, candidate_copy, "candidate", follow=False)
         except _CopyRefused as exc:
             return error(f"cannot copy {exc.path}: {exc.reason}")
@@ -812,7 +825,14 @@ class _CopyRefused(Exception):
         self.reason = reason
 
 
-def _copy_tree(source: str, target: str, what: str, *, follow: bool = True) -> None:
+def _copy_tree(
+    source: str,
+    target: str,
+    what: str,
+    *,
+    follow: bool = True,
+    leave_out: frozenset[str] = frozenset(),
+) -> None:
     """Copy the directory ``source`` (the ``what``: ``"case"``, ``"candidate"``) to ``target``.
 
     The copy carries what the run's key covers and nothing else
@@ -843,6 +863,8 @@ def _copy_tree(source: str, target: str, what: str, *, follow: bool = True) -> N
     length nor depth costs a Python frame or more than a few descriptors.
     ``follow``: whether ``source`` itself may be a link to a directory (a
     case may; a candidate may not: its content must be its own).
+    ``leave_out``: names of ``source``'s own entries not copied (a case's
+    ``expected/``): a link of the copy that led into one leads nowhere.
     """
     if not follow and os.path.islink(source):
         shown = os.readlink(source)
@@ -858,7 +880,7 @@ def _copy_tree(source: str, target: str, what: str, *, follow: bool = True) -> N
         # Not copied: what the run's key does not cover (tree_digest leaves __pycache__ out).
         # A .pyc the interpreter would load for an unchanged source is a verdict unkeyed.
         with (
-            Walk(source, bounds=bounds, follow=follow, skip=_uncovered) as walk,
+            Walk(source, bounds=bounds, follow=follow, skip=_skipping(leave_out)) as walk,
             Descent(target) as made,
         ):
             device = walk.top_status.st_dev
@@ -896,6 +918,13 @@ def _copy_tree(source: str, target: str, what: str, *, follow: bool = True) -> N
     # The top's time last: filling a directory sets its time.
     os.chmod(target, COPY_DIRECTORY_MODE)
     os.utime(target, ns=(COPY_TIME_NS, COPY_TIME_NS))
+
+
+def _skipping(leave_out: frozenset[str]) -> Callable[[Entry], bool]:
+    """Return the walk's ``skip``: what no key covers, and ``leave_out`` at the top."""
+    if not leave_out:
+        return _uncovered
+    return lambda entry: _uncovered(entry) or (entry.depth == 1 and entry.name in leave_out)
 
 
 def _uncovered(entry: Entry) -> bool:

@@ -88,6 +88,10 @@ _REGISTRATION = '''\
 
 Imported in-process by the loader: keep it cheap, and never import rubric.py
 (rubrics run only in a subprocess: `codegenie-bench explain rubric-imported`).
+
+reads_expected=True: the scaffolded rubric compares the candidate with each
+case's expected/, so its runs are given it. Drop it once the rubric grades
+without the reference: then no run, and no candidate code, can read it.
 """
 
 from __future__ import annotations
@@ -171,15 +175,14 @@ def _description_source(description: str) -> str:
 
 def _decorator_source(slug: str) -> str:
     """Return the decorator line, wrapped as ``ruff format`` wraps it when it is too long."""
-    arguments = f"{python_string(slug)}, description=DESCRIPTION"
+    each = (python_string(slug), "description=DESCRIPTION", "reads_expected=True")
+    arguments = ", ".join(each)
     line = f"@register_task_class({arguments})"
     if len(line) <= LINE_LENGTH:
         return line
     if len(_INDENT + arguments) <= LINE_LENGTH:
         return f"@register_task_class(\n{_INDENT}{arguments}\n)"
-    one_per_line = "".join(
-        f"{_INDENT}{argument},\n" for argument in (python_string(slug), "description=DESCRIPTION")
-    )
+    one_per_line = "".join(f"{_INDENT}{argument},\n" for argument in each)
     return f"@register_task_class(\n{one_per_line})"
 
 
@@ -207,8 +210,10 @@ Usage: python rubric.py CASE_DIR CANDIDATE_DIR
 
 The candidate passes when every file under CASE_DIR/expected exists in
 CANDIDATE_DIR with the same bytes. Prints one JSON object on stdout and exits
-0 (pass), 1 (fail) or 2 (usage). Replace the comparison with this task
-class's real grading.
+0 (pass), 1 (fail) or 2 (usage, or no CASE_DIR/expected). Replace the
+comparison with this task class's real grading. CASE_DIR holds expected/
+only because registration.py declares reads_expected=True: a rubric that
+grades without the reference should not declare it.
 
 A rubric that runs the candidate's code holds its own verdict's pipe: before
 it starts the candidate, it makes itself undumpable, so that the candidate
@@ -227,6 +232,8 @@ from pathlib import Path
 def grade(case_dir: Path, candidate_dir: Path) -> dict[str, object]:
     """Return the verdict for one candidate."""
     expected = case_dir / "expected"
+    if not expected.is_dir():
+        raise FileNotFoundError(f"{{expected}}: declare reads_expected=True")
     for file in sorted(p for p in expected.rglob("*") if p.is_file()):
         relative = file.relative_to(expected)
         produced = candidate_dir / relative
@@ -241,7 +248,11 @@ def main(argv: list[str]) -> int:
     if len(argv) != 3:
         print(__doc__, file=sys.stderr)
         return 2
-    verdict = grade(Path(argv[1]), Path(argv[2]))
+    try:
+        verdict = grade(Path(argv[1]), Path(argv[2]))
+    except FileNotFoundError as exc:
+        print(f"rubric: {{exc}}", file=sys.stderr)
+        return 2
     print(json.dumps(verdict, sort_keys=True))
     return 0 if verdict["passed"] else 1
 

@@ -45,6 +45,8 @@ from codegenie.eval._reports.documents import (
 
 if TYPE_CHECKING:
     from codegenie.eval._reports.documents import Bootstrap, Outcome, Proof, Side
+    from codegenie.eval.check.cheat import CheatSummary
+    from codegenie.eval.check.golden import Envelope
     from codegenie.eval.diagnostics import Diagnostic
     from codegenie.eval.grading import GradeResult, GradeStatus, RunInfo, SampleResult
 
@@ -355,6 +357,9 @@ class _GradePage:
     reused: int | None = None
     merged: int | None = None
     proof: Proof | None = None
+    #: Whether the rubric reads the cases' expected/ (``yes``, ``no``; ``grade --all``: the
+    #: task classes whose rubric does, or ``none``).
+    reads_expected: str | None = None
 
     @classmethod
     def of(cls, document: GradeDocument) -> _GradePage:
@@ -376,6 +381,7 @@ class _GradePage:
             reused=report.reused,
             merged=document.merged,
             proof=document.proof,
+            reads_expected=_shown(report.reads_expected),
         )
 
     @classmethod
@@ -399,6 +405,12 @@ class _GradePage:
             sampled=False,
             pass_at_k={},
             run=suite.run,
+            reads_expected=", ".join(
+                readable(document.report.task_class)
+                for document in suite.documents
+                if document.report.reads_expected
+            )
+            or "none",
         )
         if not suite.documents:
             return page
@@ -464,6 +476,7 @@ def _grade_view(page: _GradePage, budget: _Budget) -> View:
     summary += [
         ("sandbox", _shown(_text(page.sandbox))),
         ("reused results", _shown(page.reused)),
+        ("rubric reads expected/", _shown(page.reads_expected)),
     ]
     if page.merged is not None:
         summary.append(("merged reports", str(page.merged)))
@@ -603,6 +616,48 @@ def _where(diagnostic: Diagnostic) -> str | None:
     return file
 
 
+#: The most exploit runs the cheat run's table lists (the JSON report has every one).
+_CHEAT_ROWS: Final = 2000
+
+
+def _cheat_section(cheat: CheatSummary) -> Section:
+    """Return the cheat run's summary: its catalogue, selection, runs and passes."""
+    selection = cheat.selection
+    return Section(
+        "cheat run",
+        (
+            ("exploit catalogue", _shown(cheat.to_json()["catalogue"])),
+            ("exploit runs", _shown(cheat.runs)),
+            ("graded passed", _shown(cheat.passed)),
+            (
+                "selected",
+                "every exploit"
+                if selection.select is None
+                else readable(", ".join(selection.select) or "none"),
+            ),
+            ("ignored", readable(", ".join(selection.ignore)) or "none"),
+            ("reads expected/", readable(", ".join(cheat.reads_expected)) or "none"),
+        ),
+    )
+
+
+def _cheat_table(envelopes: Sequence[Envelope]) -> SmallTable:
+    """Return each exploit's verdicts per case, those graded passed first."""
+    runs = [e for e in envelopes if e.side == "exploit"]
+    runs.sort(key=lambda e: ("passed" not in e.statuses, e.slug, e.case, e.exploit or ""))
+    rows = [
+        (readable(e.slug), readable(e.case), readable(e.exploit or ""), ", ".join(e.statuses))
+        for e in runs[:_CHEAT_ROWS]
+    ]
+    if len(runs) > _CHEAT_ROWS:
+        rows.append(("…", f"{len(runs) - _CHEAT_ROWS} more in the JSON report", "", ""))
+    return SmallTable(
+        "cheat run: each exploit's verdicts",
+        ("task class", "case", "exploit", "verdicts"),
+        tuple(rows),
+    )
+
+
 def _check_view(document: CheckDocument, budget: _Budget) -> View:
     diagnostics = document.diagnostics
     severities: list[str] = [d.severity for d in diagnostics]
@@ -649,6 +704,7 @@ def _check_view(document: CheckDocument, budget: _Budget) -> View:
         summary.append(("merged reports", str(document.merged)))
     summary += _proof_items(document.proof)
     sections = [Section("summary", tuple(summary))]
+    tables: list[SmallTable] = []
     rubrics = document.rubrics
     durations: list[float] = []
     if rubrics is not None:
@@ -668,6 +724,9 @@ def _check_view(document: CheckDocument, budget: _Budget) -> View:
             for envelope in rubrics.envelopes
             if envelope.wall_s is not None
         ]
+        if rubrics.exploits is not None:
+            sections.append(_cheat_section(rubrics.exploits))
+            tables.append(_cheat_table(rubrics.envelopes))
     by_code = Counter(codes).most_common(_CHART_CODES)
     charts: list[Bars | Histogram] = [
         Bars(
@@ -689,7 +748,7 @@ def _check_view(document: CheckDocument, budget: _Budget) -> View:
         title="check",
         verdict=("passed" if document.ok else "failed", document.ok),
         sections=tuple(sections),
-        tables=(),
+        tables=tuple(tables),
         charts=tuple(charts),
         table={
             "noun": "diagnostics",

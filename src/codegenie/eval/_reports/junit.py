@@ -113,7 +113,13 @@ def _diagnostic_line(d: Diagnostic) -> str:
 
 
 def check_junit(report: CheckDocument) -> str:
-    """Return the JUnit XML of a ``check`` report: one test case per task class."""
+    """Return the JUnit XML of a ``check`` report: one test case per task class.
+
+    With a cheat run (``check --rubrics``), one test case more per case it
+    ran exploits on (class ``cheat-run``, named ``SLUG/CASE``): failed when
+    an exploit was graded ``passed``, each exploit's verdicts in its
+    ``system-out``.
+    """
     strict = report.strict
     by_slug: dict[str, list[Diagnostic]] = {slug: [] for slug in report.task_classes}
     for found in report.diagnostics:
@@ -131,7 +137,32 @@ def check_junit(report: CheckDocument) -> str:
                 "\n".join(_diagnostic_line(d) for d in by_slug[slug])
             )
         cases.append(case)
+    cases += _cheat_cases(report)
     return _render("check", cases, time=0.0)
+
+
+def _cheat_cases(report: CheckDocument) -> list[ET.Element]:
+    """Return a test case per case of the cheat run: its exploits' verdicts."""
+    if report.rubrics is None:
+        return []
+    by_case: dict[tuple[str, str], list[tuple[str, tuple[str, ...]]]] = {}
+    for envelope in report.rubrics.envelopes:
+        if envelope.side == "exploit" and envelope.exploit is not None:
+            by_case.setdefault((envelope.slug, envelope.case), []).append(
+                (envelope.exploit, envelope.statuses)
+            )
+    cases = []
+    for (slug, case_id), verdicts in sorted(by_case.items()):
+        case = _case("cheat-run", f"{slug}/{case_id}")
+        body = "\n".join(f"{name}: {', '.join(statuses)}" for name, statuses in verdicts)
+        passing = [name for name, statuses in verdicts if "passed" in statuses]
+        if passing:
+            message = f"graded passed: {', '.join(passing)}"
+            _outcome(case, "failure", message, "rubric-exploitable", body)
+        else:
+            ET.SubElement(case, "system-out").text = _text(body)
+        cases.append(case)
+    return cases
 
 
 def grade_junit(report: GradeDocument) -> str:

@@ -95,6 +95,7 @@ def check_sarif(report: CheckDocument) -> str:
                 },
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": _file_uri(base)}},
                 "results": results,
+                **_cheat_properties(report),
             }
         ],
     }
@@ -102,6 +103,28 @@ def check_sarif(report: CheckDocument) -> str:
     if "\\ud" in text:  # a path the locale could not decode: write the text it stands for
         text = json.dumps(readable_data(log), indent=2, ensure_ascii=True)
     return text + "\n"
+
+
+def _cheat_properties(report: CheckDocument) -> dict[str, Any]:
+    """Return the run's ``properties`` with the cheat run (``{}`` without one).
+
+    ``exploits``: what ``rubrics.exploits`` of the JSON report says, and
+    ``verdicts``, each exploit's statuses per case.
+    """
+    rubrics = report.rubrics
+    if rubrics is None or rubrics.exploits is None:
+        return {}
+    verdicts = [
+        {
+            "slug": envelope.slug,
+            "case": envelope.case,
+            "exploit": envelope.exploit,
+            "statuses": list(envelope.statuses),
+        }
+        for envelope in rubrics.envelopes
+        if envelope.side == "exploit"
+    ]
+    return {"properties": {"exploits": {**rubrics.exploits.to_json(), "verdicts": verdicts}}}
 
 
 def write_check_sarif(report: CheckDocument, sink: Sink) -> None:

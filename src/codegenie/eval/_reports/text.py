@@ -92,6 +92,9 @@ def result_line(
 def check_text(report: CheckDocument, sink: Sink) -> None:
     """Write the diagnostics on stdout (they are the result), the summary as a note."""
     sink.diagnostics(report.diagnostics, stream=sink.stdout, base=None)
+    cheat = None if report.rubrics is None else report.rubrics.exploits
+    if cheat is not None:
+        sink.note(cheat.sentence())
     sink.note(report.summary)
 
 

@@ -35,14 +35,20 @@ from codegenie.eval._version import __version__
 if TYPE_CHECKING:
     from codegenie.eval.cases import Case
 
-__all__ = ("Digests", "RunSpec", "TreeRef")
+__all__ = ("LEFT_OUT_OF_CASE", "Digests", "RunSpec", "TreeRef")
 
-# 5: a run is a command in an environment: the command's words (a task class may declare
-# its own) and the environment's root joined the key, so that a changed command re-runs;
-# 4: the copies carry only what the key covers (fixed modes and times), and the key the
-# name the candidate's copy keeps; 3: the interpreter's packages and the sandbox's policy
-# revision joined it (2 was the sandbox of the seccomp filter, 1 the sandbox before it).
-_FORMAT: Final = "codegenie-eval run key 5"
+#: What a run's ``CASE_DIR`` leaves out of the case: its reference (``expected/``, the
+#: bench's answer key, there only for a task class that declares ``reads_expected``) and
+#: its own cheating candidates (``exploits/``, which ``check --rubrics`` runs).
+LEFT_OUT_OF_CASE: Final = frozenset({"expected", "exploits"})
+
+# 6: CASE_DIR leaves the case's expected/ (and exploits/) out, unless the task class reads the
+# reference (``reads_expected``, in the key); 5: a run is a command in an environment: the command's
+# words (a task class may declare its own) and the environment's root joined the key, so that a
+# changed command re-runs; 4: the copies carry only what the key covers (fixed modes and times), and
+# the key the name the candidate's copy keeps; 3: the interpreter's packages and the sandbox's
+# policy revision joined it (2 was the sandbox of the seccomp filter, 1 the sandbox before it).
+_FORMAT: Final = "codegenie-eval run key 6"
 
 
 @final
@@ -77,7 +83,11 @@ class RunSpec:
     ``limits`` and ``timeout`` (seconds) its bounds; ``sandbox`` the
     provider's policy (``"bwrap/2"``); ``warm``: ``False`` when the task
     class asks for an interpreter of the run's own
-    (``register_task_class(..., warm=False)``), never a warm worker's fork.
+    (``register_task_class(..., warm=False)``), never a warm worker's fork;
+    ``reads_expected``: ``True`` when the task class's rubric reads the
+    case's reference (``register_task_class(..., reads_expected=True)``),
+    the only runs whose ``CASE_DIR`` holds ``expected/``
+    (:data:`LEFT_OUT_OF_CASE` says what every other run's leaves out).
     Make one with :meth:`of`. Paths are absolute.
     """
 
@@ -93,6 +103,7 @@ class RunSpec:
     timeout: float
     sandbox: str
     warm: bool = True
+    reads_expected: bool = False
 
     @classmethod
     def of(
@@ -107,6 +118,7 @@ class RunSpec:
         environment: EnvironmentSpec | None = None,
         command: RubricCommand | None = None,
         warm: bool = True,
+        reads_expected: bool = False,
     ) -> RunSpec:
         """Return the spec of running ``rubric`` on ``candidate`` for ``case`` (not yet read).
 
@@ -131,6 +143,7 @@ class RunSpec:
             timeout=case.timeout if timeout is None else timeout,
             sandbox=sandbox,
             warm=warm,
+            reads_expected=reads_expected,
         )
 
     def read(self, digests: Digests | None = None) -> RunSpec:
@@ -155,6 +168,13 @@ class RunSpec:
         return self.environment.interpreter
 
     @property
+    def left_out_of_case(self) -> frozenset[str]:
+        """The names of the case's top-level entries its ``CASE_DIR`` copy leaves out."""
+        if self.reads_expected:
+            return LEFT_OUT_OF_CASE - {"expected"}
+        return LEFT_OUT_OF_CASE
+
+    @property
     def candidate_name(self) -> str:
         """The name of the candidate's copy (``CANDIDATE_DIR``'s last part): its directory's."""
         return os.path.basename(self.candidate.path) or "candidate"
@@ -174,7 +194,8 @@ class RunSpec:
         packages have no digest: an editable source beyond its bounds), and
         whether the run must end as the interpreter ends (``warm=False``:
         in the key only then, so that the keys of every other run stay as
-        they were). The
+        they were), and whether ``CASE_DIR`` holds the case's reference
+        (``reads_expected``). The
         copies a run reads
         carry nothing the digests do not cover
         (:mod:`codegenie.eval._run.digest`). Not covered: the rest of the
@@ -206,6 +227,7 @@ class RunSpec:
             "limits": {name: self.limits.value(name) for name in LIMIT_NAMES},
             "timeout": self.timeout,
             "sandbox": self.sandbox,
+            "reads_expected": self.reads_expected,
         }
         if not self.warm:
             document["warm"] = False

@@ -21,6 +21,9 @@ from codegenie.eval._command import RubricCommand
 from codegenie.eval._sandbox.limits import Limits
 from codegenie.eval.cases import Case
 from codegenie.eval.check._protocol import Failure, Parts, Raised
+from codegenie.eval.check.cheat import CheatRun, CheatSummary, reading_expected
+from codegenie.eval.check.cheat import plan as cheat_plan
+from codegenie.eval.check.exploit_choice import ExploitSelection
 from codegenie.eval.check.golden import CaseRun, GoldenReport, golden
 from codegenie.eval.check.options import DEFAULT_TIMEOUT, CheckOptions, RubricChecks, Shard
 from codegenie.eval.check.static import ImportTarget, check_static
@@ -261,10 +264,25 @@ def _case_runs(target: ImportTarget, outcome: Outcome) -> list[CaseRun]:
             side,
             RubricCommand() if target.command is None else RubricCommand(target.command),
             warm=parts.get("warm", True),
+            reads_expected=parts.get("reads_expected", False),
         )
         for case in parts["cases"]
         for side in ("expected", "input")
     ]
+
+
+def _cheat_summary(
+    report: GoldenReport, cheat: CheatRun, selection: ExploitSelection
+) -> CheatSummary:
+    """Return what the cheat run of ``report`` did."""
+    exploits = [e for e in report.envelopes if e.side == "exploit"]
+    return CheatSummary(
+        selection=selection,
+        runs=sum(len(e.statuses) for e in exploits),
+        passed=sum(e.statuses.count("passed") for e in exploits),
+        skipped=cheat.skipped,
+        reads_expected=reading_expected(cheat.runs),
+    )
 
 
 def _accepted(
@@ -484,16 +502,19 @@ def run_check(
         if box is not None and rubrics is not None:
             environments, unusable, unbuilt = _environments(path, runs, rubrics)
             diagnostics += unbuilt
-            ledger = golden(
-                [run for run in runs if run.slug not in unusable],
-                jobs=jobs,
-                sandbox=box,
-                repeat=rubrics.repeat,
-                reuse=rubrics.reuse,
-                on_progress=on_progress,
-                environments=environments,
-                executor=rubrics.executor,
-            )
+            usable = [run for run in runs if run.slug not in unusable]
+            with cheat_plan(usable, rubrics.exploits) as cheat:
+                ledger = golden(
+                    usable + cheat.runs,
+                    jobs=jobs,
+                    sandbox=box,
+                    repeat=rubrics.repeat,
+                    reuse=rubrics.reuse,
+                    on_progress=on_progress,
+                    environments=environments,
+                    executor=rubrics.executor,
+                )
+            ledger = replace(ledger, exploits=_cheat_summary(ledger, cheat, rubrics.exploits))
             diagnostics += ledger.diagnostics
         diagnostics = [
             d

@@ -219,6 +219,7 @@ def _parts(found: Resolved) -> Parts:
         ],
         "case_problems_unlisted": len(scan.problems) - len(listed),
         "warm": found.task_class.warm,
+        "reads_expected": found.task_class.reads_expected,
         "cases": [
             {
                 "id": case.id,

@@ -140,7 +140,8 @@ class Parts(TypedDict):
     :data:`MAX_LISTED_PROBLEMS` problems of its cases;
     ``case_problems_unlisted``: how many more there are. ``warm``: the
     task class's (``False``: its runs never fork from a warm worker; absent:
-    ``True``).
+    ``True``). ``reads_expected``: the task class's (``True``: its runs'
+    ``CASE_DIR`` holds ``expected/``; absent: ``False``).
     """
 
     rubric_file: str | None
@@ -149,6 +150,7 @@ class Parts(TypedDict):
     case_problems: list[CaseProblemFound]
     case_problems_unlisted: Annotated[int, Field(ge=0)]
     warm: NotRequired[bool]
+    reads_expected: NotRequired[bool]
     cases: list[CaseFound]
 
 

@@ -27,17 +27,17 @@ import re
 import statistics
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 
 from codegenie.eval import codes
-from codegenie.eval._command import PROTOCOL_COMMAND, RubricCommand
 from codegenie.eval._exec.local import LocalExecutor
 from codegenie.eval._ledger.reuse import Ledger, LedgerSummary
 from codegenie.eval._paths import FileRefused, read_regular_file
 from codegenie.eval._run.spec import RunSpec
 from codegenie.eval._toml.positions import TomlPositions
-from codegenie.eval.cases import CASE_FILE, CASE_FILE_SIZE_LIMIT, Case
+from codegenie.eval.cases import CASE_FILE, CASE_FILE_SIZE_LIMIT
+from codegenie.eval.check._sides import CaseRun, Side
+from codegenie.eval.check.cheat import CheatSummary, exploit_diagnostics
 from codegenie.eval.check.static import display_path
 from codegenie.eval.codes import RUBRIC_VERBOSE_CLAUSE, diagnostic
 from codegenie.eval.diagnostics import Diagnostic
@@ -53,42 +53,10 @@ if TYPE_CHECKING:
 
 __all__ = ("CaseRun", "Envelope", "GoldenReport", "golden")
 
-Side = Literal["expected", "input"]
 #: What the slowest (or largest) ``expected/`` run may use of a limit: a limit
 #: should be at least twice what the known-good solution needs.
 TIGHT_SHARE: Final = 0.5
 _FRAME: Final = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
-
-
-@dataclass(frozen=True, slots=True)
-class CaseRun:
-    """One side of one case to check: ``case`` of ``slug`` on its ``side`` (run N times).
-
-    ``warm``: the task class's (``False``: never a warm worker's fork).
-    """
-
-    slug: str
-    rubric: Path
-    case: Case
-    side: Side
-    #: The rubric's command (by default the rubric protocol's).
-    command: RubricCommand = PROTOCOL_COMMAND
-    warm: bool = True
-
-    @property
-    def case_id(self) -> str:
-        """The case's id."""
-        return self.case.id
-
-    @property
-    def directory(self) -> Path:
-        """The case's directory."""
-        return self.case.directory
-
-    @property
-    def timeout(self) -> float:
-        """The case's timeout, in seconds."""
-        return self.case.timeout
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,13 +93,18 @@ class Envelope:
     cpu_s: Spread | None
     peak_memory_mib: Spread | None
     errors: tuple[dict[str, Any], ...] = ()
+    exploit: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Return the JSON of one side: runs, statuses, measures, and each error's output."""
+        """Return the JSON of one side: runs, statuses, measures, and each error's output.
+
+        ``exploit`` names the exploit of an ``"exploit"`` side (``null`` for the others).
+        """
         return {
             "slug": self.slug,
             "case": self.case,
             "side": self.side,
+            "exploit": self.exploit,
             "runs": len(self.statuses),
             "statuses": list(self.statuses),
             "reused": self.reused,
@@ -155,15 +128,17 @@ class GoldenReport:
     ledger: LedgerSummary | None = None
     repeat: int = 1
     sandbox: str = "none"
+    exploits: CheatSummary | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Return the ``rubrics`` part of ``check``'s JSON."""
+        """Return the ``rubrics`` part of ``check``'s JSON (``exploits``: the cheat run's)."""
         return {
             "sandbox": self.sandbox,
             "repeat": self.repeat,
             "ran": self.ran,
             "reused": self.reused,
             "ledger": None if self.ledger is None else self.ledger.to_json(),
+            "exploits": None if self.exploits is None else self.exploits.to_json(),
             "cases": [envelope.to_json() for envelope in self.envelopes],
         }
 
@@ -225,10 +200,11 @@ def golden(
         )
         complete = [[r for r in side if r is not None] for side in results]
         # A flaky case is never stored, neither of its sides: the next check runs it again.
+        # (An exploit's runs may disagree, a limit hit one time and not the next: judged apart.)
         flaky = {
             (run.slug, run.case_id)
             for run, side in zip(runs, complete, strict=True)
-            if len({r.status for r in side}) > 1
+            if run.side != "exploit" and len({r.status for r in side}) > 1
         }
         for index, key in enumerate(keys):
             if not reused[index] and (runs[index].slug, runs[index].case_id) not in flaky:
@@ -250,20 +226,16 @@ def golden(
 
 
 def _spec(run: CaseRun, sandbox: Sandbox, environment: Environment | None) -> RunSpec:
-    side = run.directory / run.side
-    if environment is None:
-        return RunSpec.of(
-            run.rubric, run.case, side, sandbox=sandbox.policy, command=run.command, warm=run.warm
-        )
     return RunSpec.of(
         run.rubric,
         run.case,
-        side,
+        run.tree,
         sandbox=sandbox.policy,
-        interpreter=environment.interpreter(),
-        environment=environment.declared,
+        interpreter=None if environment is None else environment.interpreter(),
+        environment=None if environment is None else environment.declared,
         command=run.command,
         warm=run.warm,
+        reads_expected=run.reads_expected,
     )
 
 
@@ -288,6 +260,7 @@ def _envelope(run: CaseRun, results: Sequence[RubricResult], reused: bool) -> En
         cpu_s=Spread.of([r.cpu_s for r in results]),
         peak_memory_mib=Spread.of([r.peak_memory_mib for r in results]),
         errors=errors,
+        exploit=run.exploit,
     )
 
 
@@ -295,8 +268,20 @@ def _judge_all(
     runs: Sequence[CaseRun], results: Sequence[Sequence[RubricResult]]
 ) -> Iterator[Diagnostic]:
     by_case: dict[tuple[str, str], list[int]] = {}
+    exploits: list[int] = []
+    # A case whose input/ passes is solved by doing nothing (input-passes): an exploit built
+    # from its input/ passing says nothing more of the rubric.
+    solved = set()
     for index, run in enumerate(runs):
+        if run.side == "exploit":
+            exploits.append(index)
+            continue
         by_case.setdefault((run.slug, run.case_id), []).append(index)
+        if run.side == "input" and any(r.status == "passed" for r in results[index]):
+            solved.add((run.slug, run.case_id))
+    for index in exploits:
+        if (runs[index].slug, runs[index].case_id) not in solved:
+            yield from exploit_diagnostics(runs[index], results[index])
     for indices in by_case.values():
         flaky = [i for i in indices if len({r.status for r in results[i]}) > 1]
         if flaky:

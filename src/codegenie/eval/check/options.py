@@ -14,6 +14,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, final
 
+from codegenie.eval.check.exploit_choice import EVERY_EXPLOIT, ExploitSelection
+
 if TYPE_CHECKING:
     from codegenie.eval._exec import Executor
     from codegenie.eval.rubrics import Sandbox
@@ -75,6 +77,9 @@ class RubricChecks:
     told of each build, in one line), or with ``build`` false refused
     (``EnvironmentNotBuilt``). ``executor`` makes the runs
     (:mod:`codegenie.eval._exec`; ``None``: the local executor).
+    ``exploits`` chooses the exploits of the cheat run
+    (:mod:`codegenie.eval.check.cheat`; by default every one; none with
+    ``ExploitSelection(select=())``).
     """
 
     sandbox: Sandbox | str = "auto"
@@ -83,6 +88,7 @@ class RubricChecks:
     build: bool = True
     on_build: Callable[[str], None] | None = None
     executor: Executor | None = None
+    exploits: ExploitSelection = EVERY_EXPLOIT
 
 
 @final

@@ -436,7 +436,7 @@ def read_settings(
     from codegenie.eval._settings import DEFAULTS, load_settings, resolve  # noqa: PLC0415 - start-up: only the commands that use a setting pay for it
 
     used = tuple(DEFAULTS) if names is None else tuple(names)
-    given = {name: getattr(args, name, None) for name in used}
+    given = {name: getattr(args, name.replace("-", "_"), None) for name in used}
     if "format" in used:  # args.format is "text" when not given: only format_given tells
         given["format"] = args.format if args.format_given else None
     read = load_settings(manifest.absolute().parent)

@@ -95,6 +95,16 @@ def _codes(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _selectors(text: str) -> list[str]:
+    """Return ``text`` as exploit selectors (an argparse ``type``: ``--exploits``)."""
+    from codegenie.eval.check.exploit_choice import parse_selectors  # noqa: PLC0415 - start-up: only a command given exploits pays for the catalogue
+
+    try:
+        return parse_selectors(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _positive_float(text: str) -> float:
     """Return ``text`` as a number of seconds above 0 (an argparse ``type``: ``--timeout``)."""
     try:
@@ -112,4 +122,5 @@ _READERS: Final[dict[str, Callable[[str], object]]] = {
     "positive_int": positive_int,
     "seconds": _positive_float,
     "codes": _codes,
+    "exploits": _selectors,
 }

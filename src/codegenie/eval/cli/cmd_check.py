@@ -43,6 +43,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
     exit code of that mistake in every command).
     """
     from codegenie.eval.check import CheckOptions, RubricChecks, run_check  # noqa: PLC0415 - start-up: only this command pays for it
+    from codegenie.eval.check.exploit_choice import ExploitSelection  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.errors import BenchManifestInvalid, InvalidTaskClassName  # noqa: PLC0415 - start-up: only this command pays for it
     from codegenie.eval.naming import slug_problem  # noqa: PLC0415 - start-up: only this command pays for it
 
@@ -50,7 +51,13 @@ def run(args: argparse.Namespace, out: Output) -> int:
         # What only a rubric run uses, typed without --rubrics: a mistake, never silently dropped.
         # (A table's `repeat` is passed over instead: one table serves the plain and the
         # --rubrics job alike.)
-        for given, option in ((args.repeat is not None, "--repeat"), (args.no_build, "--no-build")):
+        only_rubrics = (
+            (args.repeat is not None, "--repeat"),
+            (args.exploits is not None, "--exploits"),
+            (args.ignore_exploits is not None, "--ignore-exploits"),
+            (args.no_build, "--no-build"),
+        )
+        for given, option in only_rubrics:
             if given:
                 raise UsageError(
                     _USAGE, f"{option} is for check --rubrics: add --rubrics, or drop {option}"
@@ -79,6 +86,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
             build=not args.no_build,
             on_build=None if out.quiet else _say_build(out),
             executor=executor,
+            exploits=ExploitSelection(select=options.exploits, ignore=options.ignore_exploits),
         )
     elif args.executor is not None or executor_options_given(args):
         flags = " and ".join(("--executor", *executor_flags()))
@@ -182,6 +190,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
             _add_show_settings,
             _add_rubrics,
             "repeat",
+            "exploits",
+            "ignore-exploits",
             "sandbox",
             "executor",
             add_build_option,

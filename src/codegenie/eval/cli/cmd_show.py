@@ -23,7 +23,9 @@ def document(task_class: TaskClass, case_ids: Sequence[str]) -> dict[str, Any]:
 def describe(task_class: TaskClass, case_ids: Sequence[str] = ()) -> str:
     """Return ``show``'s text: one ``key: value`` line per field, paths as shown, values escaped.
 
-    The last line, ``case_ids:``, lists the case ids comma-separated, or ``(none)``.
+    ``reference:`` says whether the rubric's runs are given the case's
+    ``expected/`` (``reads_expected``). The last line, ``case_ids:``, lists
+    the case ids comma-separated, or ``(none)``.
     """
     from codegenie.eval.problems import display_path  # noqa: PLC0415 - start-up: only this command pays for it
 
@@ -31,6 +33,11 @@ def describe(task_class: TaskClass, case_ids: Sequence[str] = ()) -> str:
     for key in ("source", "rubric", "cases"):
         if isinstance(shown.get(key), str):
             shown[key] = display_path(shown[key])
+    shown["reference"] = (
+        "expected/ is given to the rubric (reads_expected)"
+        if shown.pop("reads_expected")
+        else "expected/ is hidden from every run"
+    )
     shown["case_ids"] = ", ".join(case_ids) if case_ids else "(none)"
     width = max(len(key) for key in shown) + 1
     return "\n".join(
