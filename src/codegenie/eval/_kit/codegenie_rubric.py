@@ -812,10 +812,15 @@ def _drive() -> NoReturn:  # noqa: PLR0915 - one program, in the order it must r
 _MISSING = object()
 
 
-def _read_exactly(read: Callable[[int, int], bytes], fd: int, size: int) -> bytes:
+def _read_exactly(
+    read: Callable[[int, int], bytes],
+    fd: int,
+    size: int,
+    length: Callable[[bytes], int] = len,  # bound now: candidate code may replace builtins.len
+) -> bytes:
     data = b""
-    while len(data) < size:
-        chunk = read(fd, size - len(data))
+    while length(data) < size:
+        chunk = read(fd, size - length(data))
         if not chunk:
             raise EOFError
         data += chunk
