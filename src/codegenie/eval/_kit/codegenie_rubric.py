@@ -31,14 +31,13 @@ Then a rubric
   standard output and exits 0 (passed) or 1 (failed).
 
 Loaded under any other name (``codegenie.eval._kit.codegenie_rubric``, or
-by a test), it seals nothing. Run as a script, it is the driver of the
+by a test), it seals nothing. Executed as a child's ``__main__``, it is the driver of the
 child process :func:`check_function` and :func:`run_tests` start.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
+import marshal
 import os
 import sys
 
@@ -65,7 +64,7 @@ UNDUMPABLE = False
 
 # Kept at import, before anything else of the rubric runs: what verdict() uses.
 _VERDICT_FD = -1
-_dumps = json.dumps
+_dumps: Callable[..., str] | None = None
 _write = os.write
 _exit = os._exit
 
@@ -80,11 +79,23 @@ _NONCE_BYTES = 32
 _SPEC_HEADER = 12
 _TEST_MODULE = "__codegenie_test__"
 _PASSED_THROUGH = ("PATH", "LANG", "LANGUAGE", "TZ")
+# The child's program: this file's code (its cached bytecode when the installation has one,
+# which saves compiling it for every run) executed as the child's __main__, which runs _drive.
+_BOOT = (
+    "import sys\n"
+    "from importlib.machinery import SourceFileLoader\n"
+    "__file__ = sys.argv[1]\n"
+    "exec(SourceFileLoader('codegenie_rubric', __file__).get_code('codegenie_rubric'))\n"
+)
 
 
 def _seal() -> None:
     """Make this process undumpable and keep its stdout for :func:`verdict` alone."""
-    global UNDUMPABLE, _VERDICT_FD  # noqa: PLW0603 - set once, at import
+    global UNDUMPABLE, _VERDICT_FD, _dumps  # noqa: PLW0603 - set once, at import
+    # Here, not at the top: the driver (this file run as a script) does without json.
+    import json  # noqa: PLC0415 - see the comment above
+
+    _dumps = json.dumps
     if sys.platform.startswith("linux"):
         try:
             # Deferred: only a rubric's import (never the driver) pays for ctypes.
@@ -99,10 +110,14 @@ def _seal() -> None:
     except OSError:
         _VERDICT_FD = -1
         return
-    with contextlib.suppress(Exception):  # a stdout that cannot flush has nothing of ours
+    try:  # noqa: SIM105 - no contextlib: the driver imports as little as it can
         sys.stdout.flush()
-    with contextlib.suppress(OSError):
+    except Exception:  # noqa: S110 - a stdout that cannot flush has nothing of ours
+        pass
+    try:  # noqa: SIM105 - no contextlib: the driver imports as little as it can
         os.dup2(2, 1)
+    except OSError:  # stdout stays where it was: the verdict still has its own
+        pass
 
 
 # -- the verdict ---------------------------------------------------------------------
@@ -139,13 +154,15 @@ def verdict(
     if reason is not None:
         document["reason"] = _one_line(str(reason))
     document.update(extra)
-    text = _dumps(document, allow_nan=False) + "\n"
-    if _VERDICT_FD < 0:
+    if _VERDICT_FD < 0 or _dumps is None:
         msg = "the verdict's stdout was not saved: import this module as codegenie_rubric"
         raise RuntimeError(msg)
+    text = _dumps(document, allow_nan=False) + "\n"
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):  # the verdict matters, not a broken stream
+        try:  # noqa: SIM105 - no contextlib: the driver imports as little as it can
             stream.flush()
+        except Exception:  # noqa: S110 - the verdict matters, not a broken stream
+            pass
     view = memoryview(text.encode("utf-8"))
     while view:
         view = view[_write(_VERDICT_FD, view) :]
@@ -464,7 +481,7 @@ def _drive_child(  # noqa: PLR0917 - private: its two callers name what they pas
     spec["memory"] = None if memory is None else int(memory) * 1024 * 1024
     spec["unittest"] = any("unittest" in text for _, text in tests)
     argv = [sys.executable, "-I", "-B"] if site else [sys.executable, "-I", "-S", "-B"]
-    argv.append(os.path.abspath(__file__))
+    argv += ["-c", _BOOT, os.path.abspath(__file__)]
     return _run_child(argv, candidate, spec, timeout, None, output_limit)
 
 
@@ -486,7 +503,6 @@ def _run_child(  # noqa: PLR0915, PLR0917 - one loop: the child's pipes, channel
     output_limit: int,
 ) -> Outcome:
     # Deferred: the driver (this file run as a script) never needs them.
-    import secrets  # noqa: PLC0415 - see the comment above
     import selectors  # noqa: PLC0415 - see the comment above
     import shutil  # noqa: PLC0415 - see the comment above
     import signal  # noqa: PLC0415 - see the comment above
@@ -521,7 +537,7 @@ def _run_child(  # noqa: PLR0915, PLR0917 - one loop: the child's pipes, channel
             opened += [child_in, feed_fd, channel_fd, child_out]
             passed_fds = (child_in, child_out)
             argv = [*argv, str(child_in), str(child_out)]
-            body = _dumps(spec).encode("utf-8")
+            body = marshal.dumps(spec)  # the child is this interpreter: the same format
             feed = b"%0*d" % (_SPEC_HEADER, len(body)) + body
         group: dict[str, object] = (
             {"process_group": 0} if sys.version_info >= (3, 11) else {"preexec_fn": os.setpgrp}
@@ -549,7 +565,7 @@ def _run_child(  # noqa: PLR0915, PLR0917 - one loop: the child's pipes, channel
             opened = [fd for fd in opened if fd not in passed_fds]
         outputs = {process.stdout.fileno(): bytearray(), process.stderr.fileno(): bytearray()}
         channel = bytearray()
-        nonce = secrets.token_hex(_NONCE_BYTES // 2).encode("ascii")
+        nonce = os.urandom(_NONCE_BYTES // 2).hex().encode("ascii")
         selector = selectors.DefaultSelector()
         for fd in outputs:
             os.set_blocking(fd, False)
@@ -610,8 +626,10 @@ def _run_child(  # noqa: PLR0915, PLR0917 - one loop: the child's pipes, channel
                     else:
                         feed = nonce
                         selector.register(feed_fd, selectors.EVENT_WRITE)
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105 - no contextlib: the driver imports as little as it can
             os.killpg(process.pid, signal.SIGKILL)
+        except OSError:  # the group has ended already
+            pass
         status = process.wait()
         for fd in (*outputs, channel_fd):
             if fd >= 0:
@@ -633,12 +651,16 @@ def _run_child(  # noqa: PLR0915, PLR0917 - one loop: the child's pipes, channel
                 if stream is not None:
                     stream.close()
             if process.returncode is None:
-                with contextlib.suppress(OSError):
+                try:  # noqa: SIM105 - no contextlib: the driver imports as little as it can
                     os.killpg(process.pid, signal.SIGKILL)
+                except OSError:  # the group has ended already
+                    pass
                 process.wait()
         for fd in opened:
-            with contextlib.suppress(OSError):
+            try:  # noqa: SIM105 - no contextlib: the driver imports as little as it can
                 os.close(fd)
+            except OSError:  # closed already
+                pass
         _remove(work)
 
 
@@ -693,8 +715,10 @@ def _remove(path: str) -> None:
         if os.path.isdir(name) and not os.path.islink(name):
             shutil.rmtree(name, ignore_errors=True)
         else:
-            with contextlib.suppress(OSError):
+            try:  # noqa: SIM105 - no contextlib: the driver imports as little as it can
                 os.unlink(name)
+            except OSError:  # gone already, or the rmtree after reports it
+                pass
 
     if sys.version_info >= (3, 12):
         shutil.rmtree(path, onexc=unlock)
@@ -706,7 +730,7 @@ def _remove(path: str) -> None:
 
 
 def _drive() -> NoReturn:  # noqa: PLR0915 - one program, in the order it must run
-    """Run the child's tests, then report: ``python -I -S -B THIS FD_IN FD_OUT``.
+    """Run the child's tests, then report: ``python -I -S -B -c BOOT THIS FD_IN FD_OUT``.
 
     Everything it uses once candidate code has run is bound here first, to
     the originals: candidate code that rebinds a builtin, ``os.write`` or a
@@ -714,17 +738,19 @@ def _drive() -> NoReturn:  # noqa: PLR0915 - one program, in the order it must r
     rebinding itself is found and fails the tests.
     """
     read, write, end = os.read, os.write, os._exit
-    fd_in, fd_out = int(sys.argv[1]), int(sys.argv[2])
+    fd_in, fd_out = int(sys.argv[-2]), int(sys.argv[-1])
     header = _read_exactly(read, fd_in, _SPEC_HEADER)
-    spec = json.loads(_read_exactly(read, fd_in, int(header)))
+    spec = marshal.loads(_read_exactly(read, fd_in, int(header)))  # noqa: S302 - the rubric's
     if spec["memory"]:
         import resource  # noqa: PLC0415 - only a limited child needs it
 
         resource.setrlimit(resource.RLIMIT_AS, (spec["memory"], spec["memory"]))
-    import builtins  # noqa: PLC0415 - the driver's own, before any candidate code
-    import gc  # noqa: PLC0415 - as above
-    import importlib  # noqa: PLC0415 - as above
-    import signal  # noqa: PLC0415 - as above
+    # The driver's own, before any candidate code; _signal is signal's C half (the Python
+    # half imports enum, a tenth of the child's start).
+    import _signal  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415
+    import builtins  # noqa: PLC0415 - see the comment above
+    import gc  # noqa: PLC0415 - see the comment above
+    import importlib  # noqa: PLC0415 - see the comment above
 
     kept: list[tuple[str, object, str, object]] = []
     for owner, label, names in (
@@ -749,7 +775,8 @@ def _drive() -> NoReturn:  # noqa: PLR0915 - one program, in the order it must r
     run_unittest, describe, one_line, count_threads = _unittest, _describe, _one_line, _threads
     read_exactly = _read_exactly
     gettrace, getprofile, disable = sys.gettrace, sys.getprofile, gc.disable
-    sigmask, every_signal = getattr(signal, "pthread_sigmask", None), signal.valid_signals()
+    sigmask, every_signal = getattr(_signal, "pthread_sigmask", None), _signal.valid_signals()
+    block: int = _signal.SIG_BLOCK
     modules, append_path, cwd, missing = sys.modules, sys.path.append, os.getcwd(), _MISSING
     threads = count_threads()
     failures: list[str] = []
@@ -792,7 +819,7 @@ def _drive() -> NoReturn:  # noqa: PLR0915 - one program, in the order it must r
         failures.append(f"candidate code left {left - threads} thread(s) running")
     disable()
     if sigmask is not None:
-        sigmask(signal.SIG_BLOCK, every_signal)
+        sigmask(block, every_signal)
     message = one_line(failures[0] if failures else "tests passed").encode("utf-8", "replace")
     flag = b"0" if failures else b"1"
     try:
@@ -803,8 +830,10 @@ def _drive() -> NoReturn:  # noqa: PLR0915 - one program, in the order it must r
         end(3)
     if failures:  # the candidate's own output helps to say why; it can change nothing now
         for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(BaseException):  # the report is out
+            try:  # noqa: SIM105 - no contextlib: the driver imports as little as it can
                 stream.flush()
+            except BaseException:  # noqa: S110 - the report is out
+                pass
         end(1)
     end(0)
 
