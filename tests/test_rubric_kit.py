@@ -264,6 +264,30 @@ def test_the_naive_rubric_is_fooled_by_what_the_hardened_one_refuses(
     assert result.status == "passed", (result.reason, result.stderr_tail)
 
 
+def test_the_hardened_rubric_holds_in_a_warm_run(
+    tmp_path: Path, bwrap: rubrics.Sandbox, spy: list[str]
+) -> None:
+    """Forked from a warm worker (grade's way), the rubric passes the solution and no cheat."""
+    rubric, case = _humaneval_case(tmp_path, HARDENED)
+    tried = {"solution": {"solution.py": SOLUTION}}
+    tried |= {
+        name: CHEATS[name]
+        for name in ("universal-value", "forge-fd-1-os-exit", "sitecustomize-pth")
+    }
+    runs = []
+    for name, files in tried.items():
+        candidate = tmp_path / "candidates" / name / "humaneval-0"
+        candidate.mkdir(parents=True)
+        for file_name, text in files.items():
+            (candidate / file_name).write_text(text, encoding="utf-8")
+        runs.append(RunSpec.of(rubric, case, candidate, sandbox=bwrap.policy))
+    results = rubrics.run_rubrics(runs, jobs=1, sandbox=bwrap)
+    assert len(spy) == len(tried)
+    statuses = {name: result.status for name, result in zip(tried, results, strict=True)}
+    assert statuses["solution"] == "passed", results[0].stderr_tail
+    assert [name for name, status in statuses.items() if status == "passed"] == ["solution"]
+
+
 # -- the kit on every rubric's path ---------------------------------------------------
 
 IMPORTS_THE_KIT = """\
