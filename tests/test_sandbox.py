@@ -67,7 +67,7 @@ from codegenie.eval._sandbox.devices import (
     check_device_nodes,
 )
 from codegenie.eval._sandbox.launch import JOIN_FAILED, launcher_args
-from codegenie.eval._sandbox.policy import ETC_FILES, read_only_paths
+from codegenie.eval._sandbox.policy import ETC_FILES, RUBRIC_KIT, read_only_paths
 from codegenie.eval._sandbox.rlimits import rlimits_for
 from tests.observe import gone, tree_digest
 
@@ -457,8 +457,10 @@ def test_secrets_in_the_harness_environment_are_absent(bench: Bench) -> None:
     assert "GITHUB_TOKEN" not in environ
     assert "AWS_SECRET_ACCESS_KEY" not in environ
     allowed = {"PATH", "HOME", "TMPDIR", "PYTHONDONTWRITEBYTECODE", "PWD", "LANG", "LANGUAGE", "TZ"}
+    allowed.add("PYTHONPATH")  # the rubric kit's directory, and only it
     assert {k for k in environ if not k.startswith("LC_")} <= allowed
     assert environ["HOME"] == str(done.run.policy.home)
+    assert environ["PYTHONPATH"] == str(RUBRIC_KIT)
 
 
 def test_secrets_in_the_harness_environment_are_present_without_sandbox(bench: Bench) -> None:
@@ -895,7 +897,7 @@ def test_a_failing_bubblewrap_is_diagnosed_from_the_kernel_settings(
 
 
 def test_the_environment_is_an_allow_list(tmp_path: Path) -> None:
-    """Under bwrap only PATH, HOME, TMPDIR, the bytecode switch, locale and TZ are set."""
+    """Under bwrap only PATH, HOME, TMPDIR, the bytecode switch, the kit's path, locale and TZ are set."""
     policy = SandboxPolicy("bwrap", tmp_path, tmp_path)
     parent = {
         "GITHUB_TOKEN": "x",
@@ -911,12 +913,14 @@ def test_the_environment_is_an_allow_list(tmp_path: Path) -> None:
         "HOME": str(tmp_path / "home"),
         "TMPDIR": str(tmp_path / "tmp"),
         "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": str(RUBRIC_KIT),
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
         "TZ": "UTC",
     }
     unchanged = sandbox_environment(SandboxPolicy("none", tmp_path, tmp_path), parent)
-    assert unchanged == {**parent, "TMPDIR": str(tmp_path / "tmp")}
+    kit_first = f"{RUBRIC_KIT}{os.pathsep}/repo"
+    assert unchanged == {**parent, "TMPDIR": str(tmp_path / "tmp"), "PYTHONPATH": kit_first}
 
 
 def test_bwrap_arguments_bind_the_run_directory_after_the_private_tmp(tmp_path: Path) -> None:

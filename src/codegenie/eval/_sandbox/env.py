@@ -1,10 +1,16 @@
 """The environment of a sandboxed run: an allow-list, never the harness's environment.
 
 Under ``bwrap`` the run sees only what is listed here — so no
-``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ``PYTHONPATH``, proxy setting or
-anything else the harness was started with. Under ``none`` it sees the
-harness's environment unchanged but for ``TMPDIR`` (as rubrics have always
-been run): that mode does not contain anything, the environment included.
+``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, proxy setting, ``PYTHONPATH`` of
+the harness's or anything else the harness was started with. Under ``none``
+it sees the harness's environment unchanged but for ``TMPDIR`` (as rubrics
+have always been run) and the rubric kit first on ``PYTHONPATH``: that mode
+does not contain anything, the environment included.
+
+Either way ``PYTHONPATH`` starts with the rubric kit's directory
+(:data:`~codegenie.eval._sandbox.policy.RUBRIC_KIT`), so every rubric can
+``import codegenie_rubric`` whatever interpreter runs it; a warm worker is
+started with the same environment, so its forks have it on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import os
 from collections.abc import Mapping
 from typing import Final
 
-from codegenie.eval._sandbox.policy import SandboxPolicy
+from codegenie.eval._sandbox.policy import RUBRIC_KIT, SandboxPolicy
 
 __all__ = ("PASSED_THROUGH", "sandbox_environment")
 
@@ -35,18 +41,24 @@ def sandbox_environment(
     the system's), ``HOME`` and ``TMPDIR`` inside the run's directory,
     ``PYTHONDONTWRITEBYTECODE=1`` (so a Python the rubric starts does not
     try to write ``__pycache__`` into the read-only task-class directory),
-    and the locale and time zone (:data:`PASSED_THROUGH`, ``LC_*``).
-    Nothing else. Under ``none``: ``parent`` with ``TMPDIR`` set.
+    ``PYTHONPATH`` the rubric kit's directory (:data:`RUBRIC_KIT`), and the
+    locale and time zone (:data:`PASSED_THROUGH`, ``LC_*``). Nothing else.
+    Under ``none``: ``parent`` with ``TMPDIR`` set and the kit's directory
+    put before ``parent``'s ``PYTHONPATH``.
     """
     source = os.environ if parent is None else parent
+    kit = str(RUBRIC_KIT)
     if policy.mode == "none":
-        return {**source, "TMPDIR": str(policy.tmpdir)}
+        path = source.get("PYTHONPATH")
+        python_path = f"{kit}{os.pathsep}{path}" if path else kit
+        return {**source, "TMPDIR": str(policy.tmpdir), "PYTHONPATH": python_path}
     bin_dir = os.path.dirname(str(policy.interpreter.executable))
     env = {
         "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
         "HOME": str(policy.home),
         "TMPDIR": str(policy.tmpdir),
         "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": kit,
     }
     for name, value in source.items():
         wanted = name in PASSED_THROUGH or name.startswith("LC_")

@@ -26,6 +26,7 @@ from codegenie.eval._sandbox.packages import Installed, installed
 
 __all__ = (
     "ETC_FILES",
+    "RUBRIC_KIT",
     "Interpreter",
     "SandboxMode",
     "SandboxPolicy",
@@ -60,6 +61,11 @@ ETC_FILES: Final = (
     "/etc/pki/ca-trust",
     "/etc/ca-certificates",
 )
+
+#: The directory of the rubric kit, ``codegenie_rubric``: the package's ``_kit/``, which
+#: holds that one module and nothing else, so that putting it on a rubric's ``PYTHONPATH``
+#: (:mod:`codegenie.eval._sandbox.env`) adds no other importable name. Every run can read it.
+RUBRIC_KIT: Final = Path(__file__).resolve().parent.parent / "_kit"
 
 # Directories the interpreter's own prefixes never widen to: binding one of
 # them would show the whole system, a home, or every temporary directory.
@@ -212,7 +218,9 @@ def read_only_paths(policy: SandboxPolicy) -> list[str]:
     that would widen to ``/``, a home or ``/tmp`` is refused, so a
     ``sys.prefix`` of ``/`` never exposes the machine, nor one that holds
     the user's home all of it), the task class's
-    directory and ``policy.read_only``; each realpath'd, nested ones
+    directory, the rubric kit's (:data:`RUBRIC_KIT`: visible whatever
+    interpreter runs the rubric, a task class's environment or an editable
+    install's) and ``policy.read_only``; each realpath'd, nested ones
     dropped.
     """
     wanted: list[str] = []
@@ -225,6 +233,6 @@ def read_only_paths(policy: SandboxPolicy) -> list[str]:
             continue  # a prefix of $HOME would show all of it
         if os.path.isdir(text):
             wanted.append(text)
-    for extra in (policy.task_class_dir, *policy.read_only):
+    for extra in (policy.task_class_dir, RUBRIC_KIT, *policy.read_only):
         wanted += [str(extra), os.path.realpath(extra)]
     return [p for p in outermost(wanted) if os.path.exists(p)]
