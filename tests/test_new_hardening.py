@@ -211,7 +211,7 @@ os.execv(sys.argv[2], sys.argv[2:])
 
 @pytest.mark.parametrize(
     ("limit", "failing"),
-    [(600, "rubric.py"), (4096, "bench.toml")],
+    [(1024, "rubric.py"), (4096, "bench.toml")],
 )
 def test_a_full_disk_removes_everything_new_created(
     tmp_path: Path, limit: int, failing: str
