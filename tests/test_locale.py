@@ -217,6 +217,7 @@ def test_show_in_text_and_json(good: Bench) -> None:
         f"description: {shown(DESCRIPTION)}",
         f"rubric:      {shown(ROOT)}/uni/rubric.py",
         f"cases:       {shown(ROOT)}/uni/cases",
+        "reference:   expected/ is hidden from every run",
         "case_ids:    deux, example, trois",
     ]
     assert text.stderr == ""
@@ -292,7 +293,13 @@ def test_check_passes_in_every_format(good: Bench, rubrics: list[str]) -> None:
     assert run_c("check", *rubrics, "--format", "github", cwd=good.base).code == 0
     junit = run_c("check", *rubrics, "--format", "junit", cwd=good.base)
     assert junit.code == 0
-    assert [c.get("name") for c in ET.fromstring(junit.stdout).iter("testcase")] == ["uni"]
+    cases = list(ET.fromstring(junit.stdout).iter("testcase"))
+    assert [c.get("name") for c in cases if c.get("classname") == "check"] == ["uni"]
+    # With --rubrics, the cheat run's: one test case per case it ran exploits on, none failed.
+    cheats = [c for c in cases if c.get("classname") == "cheat-run"]
+    assert all(c.get("name", "").startswith("uni/") for c in cheats)
+    assert bool(cheats) == bool(rubrics)
+    assert not [c for c in cheats if c.find("failure") is not None]
     sarif = json.loads(run_c("check", *rubrics, "--format", "sarif", cwd=good.base).stdout)
     base_uri = sarif["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"]
     assert base_uri == good.base.as_uri() + "/"

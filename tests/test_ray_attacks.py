@@ -270,7 +270,7 @@ def _link_then_climb(root: Path, case: Case) -> Path:
 
 def _link_in_the_case(root: Path, case: Case) -> Path:
     """A link out of the case (the candidate is the case's input/, as check --rubrics runs)."""
-    (case.directory / "expected" / "evil").symlink_to("/etc")
+    (case.directory / "evil").symlink_to("/etc")
     return case.directory / "input"
 
 

@@ -240,7 +240,9 @@ def _spec(run: CaseRun, sandbox: Sandbox, environment: Environment | None) -> Ru
 
 
 def _envelope(run: CaseRun, results: Sequence[RubricResult], reused: bool) -> Envelope:
-    errors = tuple(
+    # An exploit's error says nothing of the bench (a forgery that kills its process group
+    # ends its rubric), and its reason names the exploit's scratch tree: statuses only.
+    errors = () if run.side == "exploit" else tuple(
         {
             "status": r.status,
             "reason": r.reason,
