@@ -1,0 +1,300 @@
+"""The cheat run of ``check --rubrics``, through the installed console script on real benches.
+
+Each exploit family flags a rubric vulnerable to it and no exploit flags a
+hardened one (the rubrics of ``tests/exploit_rubrics/``); the answer key is
+not in ``CASE_DIR`` (a rubric that lists its directory says so), unless the
+task class declares ``reads_expected``; a task class's own exploits that
+fork, hang or flood end as non-passes and leave the other runs alone; the
+ledger and ``--repeat`` hold for exploit runs; what runs is selected on the
+command line and in ``[tool.codegenie-bench]``; ``codegenie-bench
+exploits`` lists the catalogue; every report format carries each exploit's
+verdicts; and a property holds :func:`codegenie.eval.check.cheat.plan` to
+its module's contract.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from codegenie.eval import rubrics
+from codegenie.eval._sandbox.limits import Limits
+from codegenie.eval.cases import Case
+from codegenie.eval.check._sides import CaseRun
+from codegenie.eval.check.cheat import plan
+from codegenie.eval.check.exploit_choice import OWN, ExploitSelection
+from codegenie.eval.exploits import CATALOGUE, CATALOGUE_VERSION, exploit, exploit_tree
+
+from .exploit_rubrics.bench import CALLS, REFERENCE, RESULTS, RUBRICS, STUB, TEST
+from .factory import Bench, make_bench, write_case
+
+FAMILIES = tuple(dict.fromkeys(item.family for item in CATALOGUE))
+NAMES = tuple(item.name for item in CATALOGUE)
+CASE_ID = "c1"
+
+
+def script() -> str:
+    found = shutil.which("codegenie-bench", path=str(Path(sys.executable).parent))
+    assert found is not None
+    return found
+
+
+def cli(
+    base: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the console script in ``base``, its store of results in ``base/cache``."""
+    return subprocess.run(
+        [script(), *args],
+        cwd=base,
+        env={**os.environ, "XDG_CACHE_HOME": str(base / "cache"), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def check_json(base: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, Any]:
+    """Run ``check --rubrics ARGS --format json``; return its exit status and its document."""
+    done = cli(base, "--format", "json", "check", "--rubrics", *args, env=env)
+    assert done.returncode in {0, 1}, done.stdout + done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def bwrap_or_skip() -> None:
+    """Skip the test where bubblewrap cannot start."""
+    try:
+        rubrics.choose_sandbox("bwrap")
+    except Exception as exc:
+        pytest.skip(f"no sandbox here: {exc}")
+
+
+def registration(slug: str, *, reads_expected: bool = False) -> str:
+    flag = ", reads_expected=True" if reads_expected else ""
+    return (
+        "from codegenie.eval.registry import register_task_class\n\n\n"
+        f"@register_task_class({slug!r}{flag})\n"
+        "class TaskClassImpl:\n"
+        '    """A task class of the cheat run\'s tests."""\n'
+    )
+
+
+def add_python_class(
+    bench: Bench,
+    slug: str,
+    rubric: str,
+    *,
+    timeout: float,
+    reads_expected: bool = False,
+    own: dict[str, dict[str, str]] | None = None,
+) -> Path:
+    """Add ``slug`` whose rubric is ``tests/exploit_rubrics/<rubric>.py``, with the case ``c1``.
+
+    The case asks for ``combine`` of a module named for this task class
+    (``{module}`` in ``own``'s file names and texts), its ``input/`` a stub
+    and a test, its ``expected/`` the reference (kept also in
+    ``reference/c1/`` beside the rubric). ``own`` maps the names of the
+    case's own exploits to their files.
+    """
+    bench.add(slug, source=registration(slug, reads_expected=reads_expected))
+    package = bench.root / slug.replace("-", "_")
+    shutil.copyfile(RUBRICS / f"{rubric}.py", package / "rubric.py")
+    shutil.copyfile(RUBRICS / "_common.py", package / "_common.py")
+    module = f"kernel_{uuid.uuid4().hex[:12]}"
+    (package / "reference" / CASE_ID).mkdir(parents=True)
+    (package / "reference" / CASE_ID / f"{module}.py").write_text(REFERENCE, encoding="utf-8")
+    case = write_case(
+        package / "cases",
+        CASE_ID,
+        f"timeout = {timeout}\nmemory = 1024\n",
+        input_files={f"{module}.py": STUB, f"test_{module}.py": TEST.format(module=module)},
+        expected_files={f"{module}.py": REFERENCE, f"test_{module}.py": TEST.format(module=module)},
+    )
+    spec = {"module": module, "function": "combine", "calls": CALLS, "results": RESULTS}
+    (case / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    for name, files in (own or {}).items():
+        for relative, text in files.items():
+            target = case / "exploits" / name / relative.format(module=module)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text.format(module=module), encoding="utf-8")
+    return package
+
+
+def only(slug: str, *families: str) -> list[str]:
+    """Return the selectors that ignore, for ``slug``, every family but ``families``."""
+    return [f"{slug}:{family}" for family in FAMILIES if family not in families]
+
+
+def found(document: Any, slug: str, code: str = "rubric-exploitable") -> list[dict[str, Any]]:
+    return [d for d in document["diagnostics"] if d["slug"] == slug and d["code"] == code]
+
+
+def named(diagnostic: dict[str, Any]) -> str:
+    """Return the exploit a ``rubric-exploitable`` or ``answer-key-readable`` message names."""
+    return diagnostic["message"].split("exploit '", 1)[1].split("'", 1)[0]
+
+
+def sides(document: Any, slug: str) -> dict[str, list[str]]:
+    """Return the statuses of each side of ``slug``'s case: ``expected``, ``input``, each exploit."""
+    return {
+        envelope["exploit"] or envelope["side"]: envelope["statuses"]
+        for envelope in document["rubrics"]["cases"]
+        if envelope["slug"] == slug
+    }
+
+
+# -- 1. each family against a rubric vulnerable to it, and a hardened rubric ----------------
+
+#: Per family: the task class, its rubric, and the exploits of the family that pass it.
+VULNERABLE: dict[str, tuple[str, str, frozenset[str]]] = {
+    "empty": ("v-empty", "vulnerable_empty", frozenset({"empty"})),
+    "universal-value": ("v-universal", "vulnerable_universal", frozenset({"universal-value"})),
+    "verdict-forgery": (
+        "v-forgery",
+        "vulnerable_forgery",
+        frozenset(
+            {
+                "forge-stdout-sys-exit",
+                "forge-dunder-stdout-raise",
+                "forge-fd1-os-exit",
+                "forge-proc-fd1-os-exit",
+            }
+        ),
+    ),
+    "early-exit": (
+        "v-exit",
+        "vulnerable_exit_status",
+        frozenset({"exit-at-import", "atexit-forged-verdict"}),
+    ),
+    "answer-key": ("v-answer", "vulnerable_answer_key", frozenset({"answer-key-search"})),
+    "test-tampering": (
+        "v-tests",
+        "vulnerable_candidate_tests",
+        frozenset({"skip-tests", "conftest-passes-everything"}),
+    ),
+    "resources": ("v-timeout", "vulnerable_timeout", frozenset({"sleep-forever"})),
+}
+#: The families whose every passing exploit is known (the memory exploit may outlast a second).
+EXACT = frozenset(VULNERABLE) - {"resources"}
+#: Short timeouts only where a run is meant to reach one.
+SHORT = 3.0
+LONG = 30.0
+
+
+def run_family_bench(base: Path) -> tuple[int, Any]:
+    """One bench, a task class per family plus hardened ones, checked once under bubblewrap.
+
+    Each vulnerable task class runs its own family only (a rubric fooled by
+    one family is often fooled by another: the empty rubric trusts an exit
+    status too). ``hardened`` runs the whole catalogue but the resources
+    (its timeout is long), ``hardened-short`` the resources (timeout
+    ``SHORT``). Three declare ``reads_expected`` or leak the reference, and
+    run the answer-key family: ``reads-cwd`` runs candidate code in
+    ``CASE_DIR``; ``reads-hardened`` is the hardened rubric; ``reads-removed``
+    removes its copy of ``expected/`` before candidate code runs;
+    ``bench-path`` reads the reference from the bench's ``cases/``.
+    """
+    bench = make_bench(base)
+    ignore: list[str] = []
+    for family, (slug, rubric, _) in VULNERABLE.items():
+        add_python_class(bench, slug, rubric, timeout=SHORT if family == "resources" else LONG)
+        ignore += only(slug, family)
+    add_python_class(bench, "hardened", "hardened", timeout=LONG)
+    ignore.append("hardened:resources")
+    add_python_class(bench, "hardened-short", "hardened", timeout=SHORT)
+    ignore += only("hardened-short", "resources")
+    for slug, rubric, reads in (
+        ("reads-cwd", "reads_expected_case_cwd", True),
+        ("reads-hardened", "hardened", True),
+        ("reads-removed", "reads_expected_hardened", True),
+        ("bench-path", "bench_path_reference", False),
+    ):
+        add_python_class(bench, slug, rubric, timeout=LONG, reads_expected=reads)
+        ignore += only(slug, "answer-key")
+    return check_json(
+        base, "--sandbox", "bwrap", "--jobs", "2", "--ignore-exploits", ",".join(ignore)
+    )
+
+
+def test_each_family_flags_the_rubric_it_fools_and_none_a_hardened_one(tmp_path: Path) -> None:
+    """One check --rubrics of a bench of every family's vulnerable rubric and the hardened ones.
+
+    A vulnerable rubric: rubric-exploitable at its file, naming exactly its
+    family's exploits that fool it, expected/ passing and input/ failing. A
+    hardened one: no exploit passes, no diagnostic. The answer key: a
+    declared reference that candidate code reads is answer-key-readable (a
+    warning), even from the hardened rubric, whose CASE_DIR copy sits beside
+    the candidate's; a rubric that removes it first is clean; one that reads
+    the bench's own cases/ finds nothing under bubblewrap.
+    """
+    bwrap_or_skip()
+    status, document = run_family_bench(tmp_path)
+    assert status == 1
+    cheat = document["rubrics"]["exploits"]
+    assert cheat["catalogue"] == CATALOGUE_VERSION
+    assert cheat["select"] is None
+    assert "v-empty:verdict-forgery" in cheat["ignore"]
+    runs = [e for e in document["rubrics"]["cases"] if e["side"] == "exploit"]
+    assert cheat["runs"] == len(runs)
+    assert cheat["passed"] == sum(e["statuses"].count("passed") for e in runs)
+    assert cheat["reads_expected"] == ["reads-cwd", "reads-hardened", "reads-removed"]
+    assert all(e["exploit"] is not None for e in runs)
+    assert all(e["exploit"] is None for e in document["rubrics"]["cases"] if e["side"] != "exploit")
+    for family, (slug, _, fooling) in VULNERABLE.items():
+        each = sides(document, slug)
+        assert (each.pop("expected"), each.pop("input")) == (["passed"], ["failed"]), slug
+        assert {exploit(name).family for name in each} == {family}
+        flagged = found(document, slug)
+        for diagnostic in flagged:
+            assert diagnostic["severity"] == "error"
+            assert diagnostic["file"] == f"bench/{slug.replace('-', '_')}/rubric.py"
+            assert exploit(named(diagnostic)).does in diagnostic["message"]
+            assert "explain rubric-exploitable" in diagnostic["hint"]
+        names = {named(d) for d in flagged}
+        assert names == {e for e, statuses in each.items() if "passed" in statuses}
+        if family in EXACT:
+            assert names == fooling, (slug, each)
+        else:
+            assert fooling <= names, (slug, each)
+        others = [d["code"] for d in document["diagnostics"] if d["slug"] == slug]
+        assert set(others) == {"rubric-exploitable"}, (slug, others)
+    wanted = {
+        "hardened": {n for n in NAMES if exploit(n).family != "resources"},
+        "hardened-short": {n for n in NAMES if exploit(n).family == "resources"},
+        "reads-removed": {n for n in NAMES if exploit(n).family == "answer-key"},
+    }
+    for slug, names in wanted.items():
+        each = sides(document, slug)
+        assert (each.pop("expected"), each.pop("input")) == (["passed"], ["failed"]), slug
+        assert set(each) == names
+        assert all("passed" not in statuses for statuses in each.values()), (slug, each)
+        assert [d for d in document["diagnostics"] if d["slug"] == slug] == []
+    # The resource exploits end at a limit, never a pass, on a case of a few seconds.
+    assert sides(document, "hardened-short")["sleep-forever"] == ["timeout"]
+    # A declared reference that candidate code reads: a warning at the rubric, not an error.
+    for slug in ("reads-cwd", "reads-hardened"):
+        assert found(document, slug) == []
+        (warning,) = found(document, slug, "answer-key-readable")
+        assert warning["severity"] == "warning"
+        assert warning["file"] == f"bench/{slug.replace('-', '_')}/rubric.py"
+        assert named(warning) == "answer-key-search"
+        assert "reads_expected" in warning["message"]
+        assert sides(document, slug)["answer-key-search"] == ["passed"]
+    # The bench's cases/ is hidden from a run under bubblewrap: that rubric raises, on every run.
+    assert found(document, "bench-path") == []
+    (error,) = found(document, "bench-path", "rubric-error")
+    assert "FileNotFoundError" in error["message"]
+    assert all(statuses == ["error"] for statuses in sides(document, "bench-path").values())
