@@ -298,3 +298,102 @@ def test_each_family_flags_the_rubric_it_fools_and_none_a_hardened_one(tmp_path:
     (error,) = found(document, "bench-path", "rubric-error")
     assert "FileNotFoundError" in error["message"]
     assert all(statuses == ["error"] for statuses in sides(document, "bench-path").values())
+
+
+# -- 2. the answer key is not in CASE_DIR ---------------------------------------------------
+
+#: Lists its CASE_DIR into its verdict (and into $CHEAT_LISTINGS, with the candidate's names).
+LISTING = """\
+import json, os, sys
+from pathlib import Path
+
+case, candidate = Path(sys.argv[1]), Path(sys.argv[2])
+listing = sorted(os.listdir(case))
+log = os.environ.get("CHEAT_LISTINGS")
+if log:  # outside the run: only under --sandbox none
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(json.dumps({"candidate": sorted(os.listdir(candidate)), "listing": listing}))
+        out.write("\\n")
+answer = candidate / "answer.txt"
+passed = answer.is_file() and answer.read_text(encoding="utf-8").strip() == "solved"
+print(json.dumps({"passed": passed, "listing": listing}))
+sys.exit(0 if passed else 1)
+"""
+
+
+def listing_bench(base: Path) -> Bench:
+    """``lists`` and ``lists-reads`` (``reads_expected``): the LISTING rubric, the case ``one``.
+
+    The case holds ``case.toml``, a data file, ``input/``, ``expected/`` and
+    an exploit of its own (``exploits/own-x/own.txt``); ``candidates/<slug>/one``
+    is a solution to grade.
+    """
+    bench = make_bench(base)
+    for slug, reads in (("lists", False), ("lists-reads", True)):
+        bench.add(slug, source=registration(slug, reads_expected=reads))
+        package = bench.root / slug.replace("-", "_")
+        (package / "rubric.py").write_text(LISTING, encoding="utf-8")
+        case = write_case(
+            package / "cases",
+            "one",
+            'description = "lists its directory"\n',
+            input_files={"README.txt": "nothing yet\n"},
+            expected_files={"answer.txt": "solved\n"},
+        )
+        (case / "data.txt").write_text("the case's own data\n", encoding="utf-8")
+        (case / "exploits" / "own-x").mkdir(parents=True)
+        (case / "exploits" / "own-x" / "own.txt").write_text("no answer\n", encoding="utf-8")
+        solution = base / "candidates" / slug / "one"
+        solution.mkdir(parents=True)
+        (solution / "answer.txt").write_text("solved\n", encoding="utf-8")
+    return bench
+
+
+def test_case_dir_holds_no_answer_key_unless_the_task_class_reads_it(tmp_path: Path) -> None:
+    """grade and check --rubrics (expected/, input/, exploits): CASE_DIR without expected/ or exploits/.
+
+    With reads_expected, CASE_DIR holds expected/ (never exploits/); show
+    and grade say reads_expected.
+    """
+    listing_bench(tmp_path)
+    case = ["case.toml", "data.txt", "input"]
+    for slug, listed in (("lists", case), ("lists-reads", sorted([*case, "expected"]))):
+        graded = cli(
+            tmp_path,
+            "--format",
+            "json",
+            "grade",
+            slug,
+            str(tmp_path / "candidates" / slug),
+            "--sandbox",
+            "auto",
+        )
+        assert graded.returncode == 0, graded.stdout + graded.stderr
+        document = json.loads(graded.stdout)
+        assert document["reads_expected"] is (slug == "lists-reads")
+        (result,) = document["results"]
+        assert result["status"] == "passed"
+        assert result["verdict"]["listing"] == listed
+        shown = cli(tmp_path, "--format", "json", "show", slug)
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout)["reads_expected"] is (slug == "lists-reads")
+    log = tmp_path / "listings.jsonl"
+    status, document = check_json(
+        tmp_path,
+        "--sandbox",
+        "none",
+        "--exploits",
+        "empty,own",
+        env={"CHEAT_LISTINGS": str(log)},
+    )
+    assert status == 0, document["diagnostics"]
+    for slug in ("lists", "lists-reads"):
+        assert set(sides(document, slug)) == {"expected", "input", "empty", "exploits/own-x"}
+    seen = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    by_candidate = {}
+    for entry in seen:
+        by_candidate.setdefault(tuple(entry["candidate"]), []).append(entry["listing"])
+    # expected/, input/, the empty exploit and the case's own exploit, of each task class.
+    assert sorted(by_candidate) == [(), ("README.txt",), ("answer.txt",), ("own.txt",)]
+    for listings in by_candidate.values():
+        assert sorted(map(tuple, listings)) == sorted([tuple(case), (*case[:2], "expected", "input")])
