@@ -396,4 +396,82 @@ def test_case_dir_holds_no_answer_key_unless_the_task_class_reads_it(tmp_path: P
     # expected/, input/, the empty exploit and the case's own exploit, of each task class.
     assert sorted(by_candidate) == [(), ("README.txt",), ("answer.txt",), ("own.txt",)]
     for listings in by_candidate.values():
-        assert sorted(map(tuple, listings)) == sorted([tuple(case), (*case[:2], "expected", "input")])
+        assert sorted(map(tuple, listings)) == sorted(
+            [tuple(case), (*case[:2], "expected", "input")]
+        )
+
+
+# -- 3. a task class's own exploits that fork, hang or flood --------------------------------
+
+#: Each of the case's own exploits: a module the rubric imports in its own process.
+UNRULY = {
+    # A child that outlives the module, holding the rubric's stdout and stderr open.
+    "fork-outlives": {
+        "{module}.py": (
+            "import os, time\n\n"
+            "if os.fork() == 0:\n"
+            "    time.sleep(3600)\n"
+            "    os._exit(0)\n\n\n"
+            "def combine(a, b):\n"
+            "    return 0\n"
+        )
+    },
+    "hangs": {"{module}.py": "import time\n\nwhile True:\n    time.sleep(1)\n"},
+    # 300 MiB on each of stdout and stderr, then a wrong answer.
+    "floods": {
+        "{module}.py": (
+            "import os\n\n"
+            "_chunk = b'x' * (1 << 20)\n"
+            "for _ in range(300):\n"
+            "    os.write(1, _chunk)\n"
+            "    os.write(2, _chunk)\n\n\n"
+            "def combine(a, b):\n"
+            "    return 0\n"
+        )
+    },
+}
+
+
+def processes_naming(text: str) -> list[int]:
+    """Return the pids of this machine's processes whose command line holds ``text``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                command = Path("/proc", entry, "cmdline").read_bytes()
+            except OSError:
+                continue
+            if text.encode() in command:
+                found.append(int(entry))
+    return found
+
+
+def test_own_exploits_that_fork_hang_or_flood_end_as_non_passes(tmp_path: Path) -> None:
+    """Each ends as a non-pass, reported by name; expected/, input/ and other exploits are unharmed.
+
+    The rubric imports the candidate in its own process (it is vulnerable to
+    verdict forgery, which is not selected here), so the fork, the endless
+    loop and the flood are the rubric's own; nothing of the run is left
+    once check ends.
+    """
+    bench = make_bench(tmp_path)
+    add_python_class(bench, "own", "vulnerable_forgery", timeout=5, own=UNRULY)
+    status, document = check_json(
+        tmp_path, "--sandbox", "none", "--jobs", "2", "--exploits", "own,empty,universal-value"
+    )
+    assert status == 0, document["diagnostics"]
+    each = sides(document, "own")
+    assert each.pop("expected") == ["passed"]
+    assert each.pop("input") == ["failed"]
+    assert each.pop("empty") == ["failed"]
+    assert each.pop("universal-value") == ["failed"]
+    assert set(each) == {f"exploits/{name}" for name in UNRULY}
+    assert all("passed" not in statuses for statuses in each.values()), each
+    assert each["exploits/hangs"] == ["timeout"]
+    # The rubric's verdict, read once it exited: its child holding the pipes is no timeout.
+    assert each["exploits/fork-outlives"] == ["failed"]
+    assert document["rubrics"]["exploits"]["runs"] == 5
+    assert document["rubrics"]["exploits"]["passed"] == 0
+    codes = {d["code"] for d in document["diagnostics"]}
+    assert not codes & {"rubric-exploitable", "golden-fails", "input-passes", "rubric-timeout"}
+    assert processes_naming(str(tmp_path)) == []
