@@ -475,3 +475,59 @@ def test_own_exploits_that_fork_hang_or_flood_end_as_non_passes(tmp_path: Path) 
     codes = {d["code"] for d in document["diagnostics"]}
     assert not codes & {"rubric-exploitable", "golden-fails", "input-passes", "rubric-timeout"}
     assert processes_naming(str(tmp_path)) == []
+
+
+# -- 4. the ledger and --repeat; 7. the reports ---------------------------------------------
+
+
+def answer_bench(base: Path) -> Bench:
+    """``ledgered``: the factory's rubric (passes a candidate holding answer.txt), case ``one``.
+
+    Its own exploit ``exploits/cheat/`` holds an answer.txt that answers
+    nothing, which that rubric passes: the cheat run finds it.
+    """
+    bench = make_bench(base, "ledgered", parts=True)
+    case = bench.root / "ledgered" / "cases" / "example"
+    (case / "exploits" / "cheat").mkdir(parents=True)
+    (case / "exploits" / "cheat" / "answer.txt").write_text("anything\n", encoding="utf-8")
+    return bench
+
+
+def test_exploit_runs_are_reused_and_repeated_as_the_other_sides_are(tmp_path: Path) -> None:
+    """A second check reuses every exploit run graded passed or failed; --repeat 2 runs each twice."""
+    answer_bench(tmp_path)
+    checking = ("--sandbox", "none", "--jobs", "2")
+    status, first = check_json(tmp_path, *checking)
+    assert status == 1
+    verdicts = sides(first, "ledgered")
+    assert verdicts == {
+        "expected": ["passed"],
+        "input": ["failed"],
+        "empty": ["failed"],
+        "answer-key-links": ["error"],
+        # the hooks added to input/ apply to a case in any language
+        "conftest-passes-everything": ["failed"],
+        "startup-hooks-exit": ["failed"],
+        "exploits/cheat": ["passed"],
+    }
+    (flagged,) = found(first, "ledgered")
+    assert named(flagged) == "exploits/cheat"
+    assert "the case's own exploit exploits/cheat/" in flagged["message"]
+    assert flagged["file"] == "bench/ledgered/rubric.py"
+    assert (first["rubrics"]["ran"], first["rubrics"]["reused"]) == (7, 0)
+    status, second = check_json(tmp_path, *checking)
+    assert status == 1
+    # An error is never stored: the link exploit (refused as the run's copy is made) runs again.
+    assert (second["rubrics"]["ran"], second["rubrics"]["reused"]) == (1, 6)
+    reused = {e["exploit"] or e["side"]: e["reused"] for e in second["rubrics"]["cases"]}
+    assert reused == {**dict.fromkeys(verdicts, True), "answer-key-links": False}
+    assert second["diagnostics"] == first["diagnostics"]
+    assert sides(second, "ledgered") == verdicts
+    status, repeated = check_json(tmp_path, "--no-cache", "--repeat", "2", *checking)
+    assert status == 1
+    assert repeated["rubrics"]["ran"] == 14
+    assert {k: len(v) for k, v in sides(repeated, "ledgered").items()} == dict.fromkeys(verdicts, 2)
+    assert repeated["rubrics"]["exploits"]["runs"] == 10
+    assert repeated["rubrics"]["exploits"]["passed"] == 2
+    (flagged,) = found(repeated, "ledgered")
+    assert named(flagged) == "exploits/cheat"
