@@ -531,3 +531,59 @@ def test_exploit_runs_are_reused_and_repeated_as_the_other_sides_are(tmp_path: P
     assert repeated["rubrics"]["exploits"]["passed"] == 2
     (flagged,) = found(repeated, "ledgered")
     assert named(flagged) == "exploits/cheat"
+
+
+def test_every_report_format_carries_each_exploits_verdicts(tmp_path: Path) -> None:
+    """JSON, JUnit, SARIF and HTML: the cheat run, its selection and each exploit's verdicts per case."""
+    answer_bench(tmp_path)
+    checking = ("check", "--rubrics", "--sandbox", "none", "--ignore-exploits", "test-tampering")
+    status, document = check_json(tmp_path, *checking[2:])
+    assert status == 1
+    exploits = [e for e in document["rubrics"]["cases"] if e["side"] == "exploit"]
+    assert {e["exploit"]: e["statuses"] for e in exploits} == {
+        "empty": ["failed"],
+        "answer-key-links": ["error"],
+        "exploits/cheat": ["passed"],
+    }
+    assert document["rubrics"]["exploits"] == {
+        "catalogue": CATALOGUE_VERSION,
+        "select": None,
+        "ignore": ["test-tampering"],
+        "runs": 3,
+        "passed": 1,
+        "skipped": sum(item.family == "test-tampering" for item in CATALOGUE),
+        "reads_expected": [],
+    }
+    junit = cli(tmp_path, "--format", "junit", *checking)
+    assert junit.returncode == 1, junit.stderr
+    (cheat,) = [
+        c
+        for c in ET.fromstring(junit.stdout).iter("testcase")
+        if "cheat-run" in c.get("classname", "")
+    ]
+    assert cheat.get("name") == "ledgered/example"
+    (failure,) = cheat.findall("failure")
+    assert failure.get("type") == "rubric-exploitable"
+    assert "exploits/cheat" in failure.get("message", "")
+    body = failure.text or ""
+    assert "empty: failed" in body
+    assert "exploits/cheat: passed" in body
+    sarif = cli(tmp_path, "--format", "sarif", *checking)
+    assert sarif.returncode == 1, sarif.stderr
+    properties = json.loads(sarif.stdout)["runs"][0]["properties"]["exploits"]
+    assert properties["ignore"] == ["test-tampering"]
+    assert {(v["case"], v["exploit"]): v["statuses"] for v in properties["verdicts"]} == {
+        ("example", "empty"): ["failed"],
+        ("example", "answer-key-links"): ["error"],
+        ("example", "exploits/cheat"): ["passed"],
+    }
+    html = cli(tmp_path, "--format", "html", *checking)
+    assert html.returncode == 1, html.stderr
+    assert "cheat run" in html.stdout
+    assert "test-tampering" in html.stdout
+    for name in ("empty", "answer-key-links", "exploits/cheat"):
+        assert f"<td>{name}</td>" in html.stdout
+    text = cli(tmp_path, *checking)
+    assert text.returncode == 1
+    assert "ignored: test-tampering" in text.stderr
+    assert "3 exploit runs, 1 graded passed" in text.stderr
