@@ -587,3 +587,150 @@ def test_every_report_format_carries_each_exploits_verdicts(tmp_path: Path) -> N
     assert text.returncode == 1
     assert "ignored: test-tampering" in text.stderr
     assert "3 exploit runs, 1 graded passed" in text.stderr
+
+
+# -- 5. selection, on the command line and in [tool.codegenie-bench] ------------------------
+
+NOOP = {"noop": {"{module}.py": "def combine(a, b):\n    return 0\n"}}
+
+
+def ran(document: Any) -> dict[str, set[str]]:
+    """Return the exploits each task class's cheat run ran."""
+    found: dict[str, set[str]] = {}
+    for envelope in document["rubrics"]["cases"]:
+        found.setdefault(envelope["slug"], set())
+        if envelope["side"] == "exploit":
+            found[envelope["slug"]].add(envelope["exploit"])
+    return found
+
+
+def family(name: str) -> set[str]:
+    return {item.name for item in CATALOGUE if item.family == name}
+
+
+def test_selectors_choose_which_exploit_runs_happen(tmp_path: Path) -> None:
+    """--exploits and --ignore-exploits by name, family, SLUG:NAME, SLUG:*, * and own."""
+    bench = make_bench(tmp_path)
+    for slug in ("sel", "other"):
+        add_python_class(bench, slug, "hardened", timeout=LONG, own=NOOP)
+    checking = ("--sandbox", "none", "--jobs", "2")
+    forgeries = family("verdict-forgery")
+    cases: list[tuple[list[str], dict[str, set[str]], dict[str, Any]]] = [
+        (
+            ["--exploits", "forge-fd1-os-exit"],
+            dict.fromkeys(("sel", "other"), {"forge-fd1-os-exit"}),
+            {"select": ["forge-fd1-os-exit"], "ignore": []},
+        ),
+        (
+            ["--exploits", "verdict-forgery", "--ignore-exploits", "forge-dev-stdout-killpg"],
+            dict.fromkeys(("sel", "other"), forgeries - {"forge-dev-stdout-killpg"}),
+            {"select": ["verdict-forgery"], "ignore": ["forge-dev-stdout-killpg"]},
+        ),
+        (
+            ["--exploits", "sel:empty,own", "--ignore-exploits", "sel:own"],
+            {"sel": {"empty"}, "other": {"exploits/noop"}},
+            {"select": ["sel:empty", "own"], "ignore": ["sel:own"]},
+        ),
+        (
+            [
+                "--exploits",
+                "sel:*",
+                "--ignore-exploits",
+                "resources,test-tampering,early-exit,verdict-forgery,answer-key",
+            ],
+            {"sel": {"empty", "universal-value", "exploits/noop"}, "other": set()},
+            {
+                "select": ["sel:*"],
+                "ignore": [
+                    "resources",
+                    "test-tampering",
+                    "early-exit",
+                    "verdict-forgery",
+                    "answer-key",
+                ],
+            },
+        ),
+        (
+            ["--ignore-exploits", "*"],
+            {"sel": set(), "other": set()},
+            {"select": None, "ignore": ["*"], "skipped": 2 * len(CATALOGUE), "runs": 0},
+        ),
+    ]
+    for options, wanted, summary in cases:
+        status, document = check_json(tmp_path, *checking, *options)
+        assert status == 0, (options, document["diagnostics"])
+        assert ran(document) == wanted, options
+        cheat = document["rubrics"]["exploits"]
+        assert {key: cheat[key] for key in summary} == summary, options
+        assert cheat["runs"] == sum(map(len, wanted.values())), options
+    text = cli(
+        tmp_path,
+        "check",
+        "--rubrics",
+        *checking,
+        "--exploits",
+        "own",
+        "--ignore-exploits",
+        "sel:*,resources",
+    )
+    assert text.returncode == 0, text.stderr
+    assert "only own selected; ignored: sel:*, resources" in text.stderr
+    # The same from [tool.codegenie-bench], shown with its lines; the command line wins.
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.codegenie-bench]\nexploits = ["empty", "own"]\nignore-exploits = ["other:*"]\n',
+        encoding="utf-8",
+    )
+    status, document = check_json(tmp_path, *checking)
+    assert status == 0, document["diagnostics"]
+    assert ran(document) == {"sel": {"empty", "exploits/noop"}, "other": set()}
+    cheat = document["rubrics"]["exploits"]
+    assert (cheat["select"], cheat["ignore"]) == (["empty", "own"], ["other:*"])
+    status, document = check_json(tmp_path, *checking, "--exploits", "universal-value")
+    assert ran(document) == {"sel": {"universal-value"}, "other": set()}
+    shown = cli(tmp_path, "--format", "json", "check", "--show-settings")
+    assert shown.returncode == 0, shown.stderr
+    settings_in_force = json.loads(shown.stdout)["settings"]
+    assert settings_in_force["exploits"] == {
+        "value": ["empty", "own"],
+        "source": "pyproject.toml",
+        "line": 2,
+    }
+    assert settings_in_force["ignore-exploits"] == {
+        "value": ["other:*"],
+        "source": "pyproject.toml",
+        "line": 3,
+    }
+    shown = cli(tmp_path, "check", "--show-settings")
+    assert 'ignore-exploits = ["other:*"]  # pyproject.toml:3' in shown.stdout
+    text = cli(tmp_path, "check", "--rubrics", *checking)
+    assert text.returncode == 0, text.stderr
+    assert "only empty, own selected; ignored: other:*" in text.stderr
+
+
+def test_an_unknown_selector_is_refused_where_it_is_written(tmp_path: Path) -> None:
+    """On the command line: usage error naming the closest; in the file: settings-invalid at the key."""
+    make_bench(tmp_path, "ledgered", parts=True)
+    typo = cli(tmp_path, "check", "--rubrics", "--exploits", "forge-fd1-os-exti")
+    assert typo.returncode == 2
+    assert "unknown exploit 'forge-fd1-os-exti'; did you mean 'forge-fd1-os-exit'?" in typo.stderr
+    slug = cli(tmp_path, "check", "--rubrics", "--ignore-exploits", "Bad Slug:empty")
+    assert slug.returncode == 2
+    assert "is not a task class's slug" in slug.stderr
+    alone = cli(tmp_path, "check", "--exploits", "empty")
+    assert alone.returncode == 2
+    assert "--exploits is for check --rubrics" in alone.stderr
+    alone = cli(tmp_path, "check", "--ignore-exploits", "empty")
+    assert alone.returncode == 2
+    assert "--ignore-exploits is for check --rubrics" in alone.stderr
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.codegenie-bench]\nstrict = true\nignore-exploits = ["empty", "univeral-value"]\n',
+        encoding="utf-8",
+    )
+    for args in (("check", "--rubrics"), ("check",)):
+        done = cli(tmp_path, "--format", "json", *args)
+        assert done.returncode == 2, done.stdout
+        error = json.loads(done.stdout)["error"]
+        assert (error["type"], error["code"]) == ("SettingsInvalid", "settings-invalid")
+        (problem,) = error["attributes"]["problems"]
+        assert (problem["line"], problem["key"]) == (3, "tool.codegenie-bench.ignore-exploits")
+        assert "did you mean 'universal-value'?" in problem["message"]
