@@ -22,7 +22,6 @@ import sys
 import tempfile
 import uuid
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -144,7 +143,8 @@ def found(document: Any, slug: str, code: str = "rubric-exploitable") -> list[di
 
 def named(diagnostic: dict[str, Any]) -> str:
     """Return the exploit a ``rubric-exploitable`` or ``answer-key-readable`` message names."""
-    return diagnostic["message"].split("exploit '", 1)[1].split("'", 1)[0]
+    message: str = diagnostic["message"]
+    return message.split("exploit '", 1)[1].split("'", 1)[0]
 
 
 def sides(document: Any, slug: str) -> dict[str, list[str]]:
@@ -390,7 +390,7 @@ def test_case_dir_holds_no_answer_key_unless_the_task_class_reads_it(tmp_path: P
     for slug in ("lists", "lists-reads"):
         assert set(sides(document, slug)) == {"expected", "input", "empty", "exploits/own-x"}
     seen = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-    by_candidate = {}
+    by_candidate: dict[tuple[str, ...], list[list[str]]] = {}
     for entry in seen:
         by_candidate.setdefault(tuple(entry["candidate"]), []).append(entry["listing"])
     # expected/, input/, the empty exploit and the case's own exploit, of each task class.
@@ -618,12 +618,15 @@ def test_selectors_choose_which_exploit_runs_happen(tmp_path: Path) -> None:
     cases: list[tuple[list[str], dict[str, set[str]], dict[str, Any]]] = [
         (
             ["--exploits", "forge-fd1-os-exit"],
-            dict.fromkeys(("sel", "other"), {"forge-fd1-os-exit"}),
+            {"sel": {"forge-fd1-os-exit"}, "other": {"forge-fd1-os-exit"}},
             {"select": ["forge-fd1-os-exit"], "ignore": []},
         ),
         (
             ["--exploits", "verdict-forgery", "--ignore-exploits", "forge-dev-stdout-killpg"],
-            dict.fromkeys(("sel", "other"), forgeries - {"forge-dev-stdout-killpg"}),
+            {
+                "sel": forgeries - {"forge-dev-stdout-killpg"},
+                "other": forgeries - {"forge-dev-stdout-killpg"},
+            },
             {"select": ["verdict-forgery"], "ignore": ["forge-dev-stdout-killpg"]},
         ),
         (
@@ -734,3 +737,162 @@ def test_an_unknown_selector_is_refused_where_it_is_written(tmp_path: Path) -> N
         (problem,) = error["attributes"]["problems"]
         assert (problem["line"], problem["key"]) == (3, "tool.codegenie-bench.ignore-exploits")
         assert "did you mean 'universal-value'?" in problem["message"]
+
+
+# -- 6. codegenie-bench exploits ------------------------------------------------------------
+
+
+def test_the_exploits_command_lists_the_catalogue(tmp_path: Path) -> None:
+    """Every exploit, one, or a family's, in text and JSON; an unknown name: exit 2, the closest."""
+    listed = cli(tmp_path, "exploits")
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert (
+        lines[0]
+        == f"# the cheat run's catalogue, version {CATALOGUE_VERSION}: {len(CATALOGUE)} exploits"
+    )
+    assert [line.split()[:2] for line in lines[1:]] == [[e.name, e.family] for e in CATALOGUE]
+    document = json.loads(cli(tmp_path, "--format", "json", "exploits").stdout)
+    assert document == {
+        "catalogue": CATALOGUE_VERSION,
+        "exploits": [
+            {
+                "name": e.name,
+                "family": e.family,
+                "reach": e.reach,
+                "does": e.does,
+                "harden": e.harden,
+            }
+            for e in CATALOGUE
+        ],
+    }
+    one = json.loads(cli(tmp_path, "--format", "json", "exploits", "sleep-forever").stdout)
+    assert [e["name"] for e in one["exploits"]] == ["sleep-forever"]
+    forgeries = json.loads(cli(tmp_path, "--format", "json", "exploits", "verdict-forgery").stdout)
+    assert {e["name"] for e in forgeries["exploits"]} == family("verdict-forgery")
+    described = cli(tmp_path, "exploits", "answer-key-links")
+    assert described.returncode == 0
+    assert "answer-key-links (answer-key, runs on some cases)" in described.stdout
+    assert "harden: Never hand candidate code the case directory" in described.stdout
+    for typo, closest in (
+        ("forge-fd1", "forge-fd1-os-exit"),
+        ("verdict-forgeries", "verdict-forgery"),
+    ):
+        wrong = cli(tmp_path, "exploits", typo)
+        assert wrong.returncode == 2
+        assert f"unknown exploit {typo!r}; did you mean {closest!r}?" in wrong.stderr
+    unknown = cli(tmp_path, "exploits", "zzz")
+    assert unknown.returncode == 2
+    assert "`codegenie-bench exploits` lists every one" in unknown.stderr
+
+
+# -- 8. the plan of the cheat run -----------------------------------------------------------
+
+_WORDS = (*NAMES, *FAMILIES, OWN, "*")
+_SELECTORS = st.builds(
+    lambda slug, what: f"{slug}:{what}" if slug else what,
+    st.sampled_from(["", "alpha", "beta"]),
+    st.sampled_from(_WORDS),
+)
+_KINDS = st.sampled_from(["python", "text", "python-own", "text-own"])
+
+
+def _case(top: Path, slug: str, index: int, kind: str) -> CaseRun:
+    directory = top / slug / f"case-{index:02d}"
+    if kind.startswith("python"):
+        inputs = {
+            "mod.py": "def f(x):\n    raise NotImplementedError\n",
+            "test_mod.py": "def test(): pass\n",
+        }
+        expected = {
+            "mod.py": "def f(x):\n    return x\n",
+            "util/helpers.py": "class A:\n    def m(self): pass\n",
+        }
+    else:
+        inputs, expected = {"README.txt": "todo\n"}, {"answer.txt": "solved\n"}
+    write_case(top / slug, directory.name, "", input_files=inputs, expected_files=expected)
+    if kind.endswith("own"):
+        (directory / "exploits" / "mine").mkdir(parents=True)
+        (directory / "exploits" / "mine" / "answer.txt").write_text("no\n", encoding="utf-8")
+    case = Case(task_class=slug, id=directory.name, directory=directory, timeout=5, limits=Limits())
+    return CaseRun(slug, top / slug / "rubric.py", case, "expected")
+
+
+def _applies(run: CaseRun, name: str) -> bool:
+    return (
+        exploit_tree(exploit(name), run.directory / "expected", run.directory / "input") is not None
+    )
+
+
+@settings(max_examples=25)
+@given(
+    kinds=st.lists(st.tuples(st.sampled_from(["alpha", "beta"]), _KINDS), min_size=1, max_size=30),
+    select=st.none() | st.lists(_SELECTORS, max_size=4),
+    ignore=st.lists(_SELECTORS, max_size=3),
+)
+def test_the_plan_runs_what_is_selected_where_it_applies(
+    kinds: list[tuple[str, str]], select: list[str] | None, ignore: list[str]
+) -> None:
+    """Any cases and selection: each chosen exploit where the plan promises, nothing unchosen, trees removed.
+
+    A chosen exploit of reach "rubric" that applies to some case of a task
+    class runs on at least one of them; universal-value on every case it
+    applies to; a resource exploit on exactly one; a case's own exploits on
+    that case; no exploit the selection leaves out. Catalogue trees are
+    written under the plan's scratch directory, named by case id, and gone
+    once it exits.
+    """
+    selection = ExploitSelection(
+        select=None if select is None else tuple(select), ignore=tuple(ignore)
+    )
+    with tempfile.TemporaryDirectory() as top:
+        runs = [_case(Path(top), slug, index, kind) for index, (slug, kind) in enumerate(kinds)]
+        inputs = [*runs, *(CaseRun(r.slug, r.rubric, r.case, "input") for r in runs)]
+        with plan(inputs, selection) as cheat:
+            made = list(cheat.runs)
+            catalogue = [r for r in made if r.family != OWN]
+            for run in catalogue:
+                assert run.candidate is not None
+                assert run.candidate.is_dir()
+                assert run.candidate.name == run.case_id
+        assert not any(r.candidate is not None and r.candidate.exists() for r in catalogue)
+        # The cases of one kind hold the same trees: what applies is read once per kind.
+        first = {kind: run for run, (_, kind) in reversed(list(zip(runs, kinds, strict=True)))}
+        applies = {kind: {n for n in NAMES if _applies(run, n)} for kind, run in first.items()}
+        where = {run.case_id: applies[kind] for run, (_, kind) in zip(runs, kinds, strict=True)}
+        _holds_its_promises(runs, made, selection, where)
+
+
+def _holds_its_promises(
+    runs: list[CaseRun],
+    made: list[CaseRun],
+    selection: ExploitSelection,
+    applying: dict[str, set[str]],
+) -> None:
+    """Assert what the plan promises of the runs it made for ``runs`` (``applying``: by case id)."""
+    for run in made:
+        assert run.side == "exploit"
+        assert run.exploit is not None
+        assert run.family is not None
+        name = "" if run.family == OWN else run.exploit
+        assert selection.chosen(run.slug, name, run.family), run.exploit
+    for slug in {run.slug for run in runs}:
+        cases = [r for r in runs if r.slug == slug]
+        for item in CATALOGUE:
+            on = [r.case_id for r in made if r.slug == slug and r.exploit == item.name]
+            assert len(on) == len(set(on))
+            where = [r.case_id for r in cases if item.name in applying[r.case_id]]
+            if not selection.chosen(slug, item.name, item.family) or not where:
+                assert on == [], (slug, item.name)
+            elif item.family == "resources":
+                assert len(on) == 1, (slug, item.name, on)
+                assert on[0] in where, (slug, item.name, on)
+            elif item.reach == "case":
+                assert sorted(on) == sorted(where), (slug, item.name)
+            else:
+                assert on, (slug, item.name)
+                assert set(on) <= set(where), (slug, item.name)
+        own = sorted(r.case_id for r in made if r.slug == slug and r.family == OWN)
+        wanted = sorted(r.case_id for r in cases if (r.directory / "exploits").is_dir())
+        assert own == (wanted if selection.chosen(slug, "", OWN) else [])
+        assert all(r.exploit == "exploits/mine" for r in made if r.slug == slug and r.family == OWN)
