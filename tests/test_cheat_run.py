@@ -202,7 +202,8 @@ def run_family_bench(base: Path) -> tuple[int, Any]:
     one family is often fooled by another: the empty rubric trusts an exit
     status too). ``hardened`` runs the whole catalogue but the resources
     (its timeout is long), ``hardened-short`` the resources (timeout
-    ``SHORT``). Three declare ``reads_expected`` or leak the reference, and
+    ``SHORT``); ``kit`` and ``kit-short`` the same with the rubric written
+    with ``codegenie_rubric``. Three declare ``reads_expected`` or leak the reference, and
     run the answer-key family: ``reads-cwd`` runs candidate code in
     ``CASE_DIR``; ``reads-hardened`` is the hardened rubric; ``reads-removed``
     removes its copy of ``expected/`` before candidate code runs;
@@ -217,6 +218,10 @@ def run_family_bench(base: Path) -> tuple[int, Any]:
     ignore.append("hardened:resources")
     add_python_class(bench, "hardened-short", "hardened", timeout=SHORT)
     ignore += only("hardened-short", "resources")
+    add_python_class(bench, "kit", "kit", timeout=LONG)
+    ignore.append("kit:resources")
+    add_python_class(bench, "kit-short", "kit", timeout=SHORT)
+    ignore += only("kit-short", "resources")
     for slug, rubric, reads in (
         ("reads-cwd", "reads_expected_case_cwd", True),
         ("reads-hardened", "hardened", True),
@@ -275,6 +280,8 @@ def test_each_family_flags_the_rubric_it_fools_and_none_a_hardened_one(tmp_path:
     wanted = {
         "hardened": {n for n in NAMES if exploit(n).family != "resources"},
         "hardened-short": {n for n in NAMES if exploit(n).family == "resources"},
+        "kit": {n for n in NAMES if exploit(n).family != "resources"},
+        "kit-short": {n for n in NAMES if exploit(n).family == "resources"},
         "reads-removed": {n for n in NAMES if exploit(n).family == "answer-key"},
     }
     for slug, names in wanted.items():
@@ -285,6 +292,7 @@ def test_each_family_flags_the_rubric_it_fools_and_none_a_hardened_one(tmp_path:
         assert [d for d in document["diagnostics"] if d["slug"] == slug] == []
     # The resource exploits end at a limit, never a pass, on a case of a few seconds.
     assert sides(document, "hardened-short")["sleep-forever"] == ["timeout"]
+    assert sides(document, "kit-short")["sleep-forever"] == ["failed"]  # the kit's own timeout
     # A declared reference that candidate code reads: a warning at the rubric, not an error.
     for slug in ("reads-cwd", "reads-hardened"):
         assert found(document, slug) == []
