@@ -25,6 +25,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -40,6 +41,9 @@ from codegenie.eval.exploits import CATALOGUE, CATALOGUE_VERSION, exploit, explo
 from .exploit_rubrics.bench import CALLS, REFERENCE, RESULTS, RUBRICS, STUB, TEST
 from .factory import Bench, make_bench, write_case
 
+OUTPUT_SCHEMA = json.loads(
+    (Path(__file__).resolve().parent.parent / "docs" / "cli-output.schema.json").read_text()
+)
 FAMILIES = tuple(dict.fromkeys(item.family for item in CATALOGUE))
 NAMES = tuple(item.name for item in CATALOGUE)
 CASE_ID = "c1"
@@ -70,7 +74,10 @@ def check_json(base: Path, *args: str, env: dict[str, str] | None = None) -> tup
     """Run ``check --rubrics ARGS --format json``; return its exit status and its document."""
     done = cli(base, "--format", "json", "check", "--rubrics", *args, env=env)
     assert done.returncode in {0, 1}, done.stdout + done.stderr
-    return done.returncode, json.loads(done.stdout)
+    document = json.loads(done.stdout)
+    schema = {**OUTPUT_SCHEMA, "$ref": "#/$defs/check"}
+    jsonschema.Draft202012Validator(schema).validate(document)
+    return done.returncode, document
 
 
 def bwrap_or_skip() -> None:
