@@ -914,12 +914,6 @@ def _holds_its_promises(
         assert all(r.exploit == "exploits/mine" for r in made if r.slug == slug and r.family == OWN)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the cheat run's summary names the task classes that read expected/ only among those "
-    "it ran exploits for (check/__init__.py: reading_expected(cheat.runs)); with the cheat run "
-    "ignored, check --rubrics no longer says a task class's runs hold expected/",
-)
 def test_check_says_reads_expected_with_the_cheat_run_ignored(tmp_path: Path) -> None:
     """--ignore-exploits '*': rubrics.exploits.reads_expected still names the task class."""
     listing_bench(tmp_path)

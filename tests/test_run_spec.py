@@ -85,6 +85,7 @@ CHANGES: dict[str, Callable[[RunSpec], RunSpec]] = {
     "timeout": lambda s: dataclasses.replace(s, timeout=s.timeout + 1),
     "sandbox": lambda s: dataclasses.replace(s, sandbox="none/2"),
     "warm": lambda s: dataclasses.replace(s, warm=False),
+    "reads_expected": lambda s: dataclasses.replace(s, reads_expected=True),
 }
 
 

@@ -915,12 +915,15 @@ bench/humaneval/rubric.py: error[rubric-exploitable]: the rubric graded the expl
             """,
             output="""
 bench/report/rubric.py: warning[answer-key-readable]: the rubric declares that it reads the reference (reads_expected), and candidate code read it too: the exploit 'answer-key-search' (looks for a directory named expected holding a file of its own name (from sys.argv, the working directory and their parents, /proc/self/cwd, environment variables, and a bounded walk of readable directories) and executes what it finds as its own module) passed on case 'example' of 'report'
-  hint: keep candidate code away from CASE_DIR: run it in a child process given only a copy of the candidate, or stop reading expected/ at grading time
+  hint: read what the rubric needs of CASE_DIR/expected, then delete that copy before any candidate code runs; or grade without the reference
             """,
             fix="""
-            run candidate code in a child process given a copy of the candidate
-            only, in a directory of its own, never `CASE_DIR` or its path; or grade
-            without the reference (tests in the case, beside `case.toml`) and drop
+            read what the rubric needs of `CASE_DIR/expected/` into memory, then
+            delete that directory (the run's copy; the bench's is untouched) before
+            any candidate code starts: the run's copies of the case and the candidate
+            lie side by side in one run directory, so a child process given only the
+            candidate's path can still walk up to the case. Or grade without the
+            reference (tests in the case, beside `case.toml`) and drop
             `reads_expected`.
             """,
         ),

@@ -341,8 +341,8 @@ ANSWER_KEY_READABLE: Final = Code(
     "answer-key-readable",
     "warning",
     "the rubric reads the case's reference (reads_expected) and lets candidate code read it too",
-    "keep candidate code away from CASE_DIR: run it in a child process given only a copy of "
-    "the candidate, or stop reading expected/ at grading time",
+    "read what the rubric needs of CASE_DIR/expected, then delete that copy before any "
+    "candidate code runs; or grade without the reference",
     rubrics_only=True,
 )
 

@@ -272,16 +272,16 @@ def _case_runs(target: ImportTarget, outcome: Outcome) -> list[CaseRun]:
 
 
 def _cheat_summary(
-    report: GoldenReport, cheat: CheatRun, selection: ExploitSelection
+    report: GoldenReport, cheat: CheatRun, selection: ExploitSelection, runs: Sequence[CaseRun]
 ) -> CheatSummary:
-    """Return what the cheat run of ``report`` did."""
+    """Return what the cheat run of ``report`` did (``runs``: every side that ran)."""
     exploits = [e for e in report.envelopes if e.side == "exploit"]
     return CheatSummary(
         selection=selection,
         runs=sum(len(e.statuses) for e in exploits),
         passed=sum(e.statuses.count("passed") for e in exploits),
         skipped=cheat.skipped,
-        reads_expected=reading_expected(cheat.runs),
+        reads_expected=reading_expected(runs),
     )
 
 
@@ -514,7 +514,8 @@ def run_check(
                     environments=environments,
                     executor=rubrics.executor,
                 )
-            ledger = replace(ledger, exploits=_cheat_summary(ledger, cheat, rubrics.exploits))
+            summary = _cheat_summary(ledger, cheat, rubrics.exploits, usable)
+            ledger = replace(ledger, exploits=summary)
             diagnostics += ledger.diagnostics
         diagnostics = [
             d
