@@ -27,7 +27,7 @@ from codegenie.eval._reports.documents import (
     Side,
 )
 from codegenie.eval.check.golden import Envelope, GoldenReport, Spread
-from codegenie.eval.check.golden import Side as GoldenSide
+from codegenie.eval.check._sides import Side as GoldenSide
 from codegenie.eval.diagnostics import Diagnostic, Severity
 from codegenie.eval.grading import (
     GradeReport,

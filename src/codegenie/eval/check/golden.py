@@ -242,15 +242,19 @@ def _spec(run: CaseRun, sandbox: Sandbox, environment: Environment | None) -> Ru
 def _envelope(run: CaseRun, results: Sequence[RubricResult], reused: bool) -> Envelope:
     # An exploit's error says nothing of the bench (a forgery that kills its process group
     # ends its rubric), and its reason names the exploit's scratch tree: statuses only.
-    errors = () if run.side == "exploit" else tuple(
-        {
-            "status": r.status,
-            "reason": r.reason,
-            "stderr_tail": r.stderr_tail,
-            "traceback": rubric_traceback(r.stderr_tail),
-        }
-        for r in results
-        if r.status in {"error", "timeout"}
+    errors = (
+        ()
+        if run.side == "exploit"
+        else tuple(
+            {
+                "status": r.status,
+                "reason": r.reason,
+                "stderr_tail": r.stderr_tail,
+                "traceback": rubric_traceback(r.stderr_tail),
+            }
+            for r in results
+            if r.status in {"error", "timeout"}
+        )
     )
     return Envelope(
         slug=run.slug,
