@@ -41,7 +41,14 @@ from codegenie.eval import codes
 from codegenie.eval.check.exploit_choice import EVERY_EXPLOIT, OWN, ExploitSelection
 from codegenie.eval.check.static import display_path
 from codegenie.eval.codes import diagnostic
-from codegenie.eval.exploits import CATALOGUE, CATALOGUE_VERSION, Exploit, exploit_tree, write_tree
+from codegenie.eval.exploits import (
+    CATALOGUE,
+    CATALOGUE_VERSION,
+    Exploit,
+    ExploitTree,
+    exploit_tree,
+    write_tree,
+)
 from codegenie.eval.rubrics import remove_tree
 
 if TYPE_CHECKING:
@@ -194,7 +201,7 @@ def _assigned(
             yield run, exploit, _write(run, exploit, tree, cheat)
 
 
-def _tree_of(run: CaseRun, exploit: Exploit) -> Any:
+def _tree_of(run: CaseRun, exploit: Exploit) -> ExploitTree | None:
     return exploit_tree(exploit, run.directory / "expected", run.directory / "input")
 
 
@@ -203,7 +210,7 @@ def _written(run: CaseRun, exploit: Exploit, cheat: CheatRun) -> Path | None:
     return None if tree is None else _write(run, exploit, tree, cheat)
 
 
-def _write(run: CaseRun, exploit: Exploit, tree: Any, cheat: CheatRun) -> Path:
+def _write(run: CaseRun, exploit: Exploit, tree: ExploitTree, cheat: CheatRun) -> Path:
     """Write ``tree`` where the run finds it: ``<scratch>/<slug>/<exploit>/<case-id>``.
 
     The candidate's copy keeps the case id as its name, as a graded
