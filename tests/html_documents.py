@@ -26,8 +26,8 @@ from codegenie.eval._reports.documents import (
     Outcome,
     Side,
 )
-from codegenie.eval.check.golden import Envelope, GoldenReport, Spread
 from codegenie.eval.check._sides import Side as GoldenSide
+from codegenie.eval.check.golden import Envelope, GoldenReport, Spread
 from codegenie.eval.diagnostics import Diagnostic, Severity
 from codegenie.eval.grading import (
     GradeReport,

@@ -151,8 +151,11 @@ def test_shipped_registrations_never_import_their_rubric(path: Path) -> None:
 FORBIDDEN_CALLS = {"print", "exit", "basicConfig", "configure", "_exit"}
 # A forked child ends with os._exit: it must never run the parent's clean-up.
 # The warm worker's program is a process of its own whose every fork ends so, and so is
-# the head that confines a plain run (it execs the rubric, or ends there).
+# the head that confines a plain run (it execs the rubric, or ends there). The rubric kit is
+# not the library's: it runs inside a rubric, whose process verdict() ends (os._exit, so that
+# no atexit hook of candidate code runs), and as the driver of a child it starts.
 FORKED_CHILD_EXITS = {
+    "_kit/codegenie_rubric.py": {"_exit", "exit"},
     "check/_worker.py": {"_exit"},
     "_process/supervisor.py": {"_exit"},
     "_sandbox/warm/zygote.py": {"_exit"},

@@ -116,6 +116,7 @@ def test_plan_serializes_to_the_documented_shape(tmp_path: Path) -> None:
         "description": "A task class built by the test factory.",
         "rubric": str(package / "rubric.py"),
         "cases": str(package / "cases"),
+        "reads_expected": False,
         "case_ids": ["example"],
         "environment": None,
     }

@@ -30,9 +30,13 @@ SOURCE = REPO / "src" / "codegenie" / "eval"
 def test_the_options_and_the_file_model_are_the_settings_table() -> None:
     """Options' fields and defaults, and the file's keys, are the table's, in its order."""
     assert [(f.name, f.default) for f in dataclasses.fields(Options)] == [
-        (spec.name, spec.default) for spec in SETTINGS
+        (spec.attribute, spec.default) for spec in SETTINGS
     ]
-    assert list(SettingsFile.model_fields) == [spec.name for spec in SETTINGS]
+    assert list(SettingsFile.model_fields) == [spec.attribute for spec in SETTINGS]
+    # The file writes the table's names (``ignore-exploits``), Python its attributes.
+    assert [f.alias or name for name, f in SettingsFile.model_fields.items()] == [
+        spec.name for spec in SETTINGS
+    ]
 
 
 def test_the_reference_settings_table_is_the_settings_table() -> None:

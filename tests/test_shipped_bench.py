@@ -68,8 +68,10 @@ def test_rubric_passes_the_expected_solution_and_fails_the_input(slug: str, case
     case = cases[case_dir.name]
     assert task_class.rubric is not None
     before = _tree(case_dir.parent.parent)
-    golden = run_rubric(task_class.rubric, case, case.expected)
-    null = run_rubric(task_class.rubric, case, case.input)
+    # As grade and check run it: CASE_DIR holds expected/ only for a rubric that reads it.
+    reads = task_class.reads_expected
+    golden = run_rubric(task_class.rubric, case, case.expected, reads_expected=reads)
+    null = run_rubric(task_class.rubric, case, case.input, reads_expected=reads)
     assert _tree(case_dir.parent.parent) == before
     assert (golden.status, null.status) == ("passed", "failed"), (golden, null)
     assert golden.verdict is not None
